@@ -1,0 +1,39 @@
+// swift-tools-version: 6.0
+// vmhost: every view-model of an app in one Swift process, served over JSON-RPC 2.0 on stdio.
+//
+// Dependencies are kept to two small, pure-Swift packages that build in seconds:
+// swift-argument-parser (the command line) and swift-log (logging to stderr).
+import PackageDescription
+
+let settings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "vmhost",
+    platforms: [.macOS(.v15)],
+    products: [
+
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // Layer 0: C JSON library (Debian: libjansson-dev).
+        .systemLibrary(
+            name: "CJansson",
+            pkgConfig: "jansson",
+            providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]
+        ),
+        // Layer 1: JSON values (parsed and written by jansson), framing, the output queue.
+        .target(name: "Wire", dependencies: ["CJansson"], swiftSettings: settings),
+        // Layer 2: the single host thread and its global actor.
+        .target(name: "EventLoop", swiftSettings: settings),
+        .target(name: "Runtime", dependencies: ["Wire", "EventLoop"], swiftSettings: settings),
+        .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: settings),
+
+
+
+    ]
+)

@@ -1,0 +1,227 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// The host thread: a serial executor that runs Swift jobs, posted closures, due system timers and
+/// the handler of one watched input file descriptor, all on one thread.
+///
+/// The loop sleeps in `poll(2)` on the input descriptor and a wake-up pipe, with a timeout set by the
+/// earliest system timer: there is no polling interval and no sleep on the read path.
+///
+/// Order of work: after every input chunk and every posted closure, jobs are run until none is
+/// ready (``drain()``). An input handler that handles several messages from one chunk calls
+/// ``drain()`` between them, so the work a message started has run before the next message is
+/// looked at, whatever the read chunk sizes were. This is what makes the wire deterministic.
+///
+/// - Important: ``drain()`` may only be called from the loop thread outside any job (from an input
+///   handler or a posted closure). Inside a job it returns at once, so that jobs never nest.
+public final class EventLoop: SerialExecutor, @unchecked Sendable {
+    /// The process-wide loop; its thread starts on first use.
+    public static let shared = EventLoop()
+
+    enum Work {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
+    }
+
+    private struct Shared {
+        var work: [Work] = []
+        var sleeping = false
+    }
+
+    private let state = Mutex(Shared())
+    /// Written to wake the loop from `poll`; read end is drained by the loop.
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private var thread = pthread_t()
+
+    // Loop-thread-only state.
+    private var runningJob = false
+    private var input: (fd: Int32, handler: @HostActor (InputEvent) -> Void)?
+    private var timers = TimerHeap()
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    /// What the input handler is told.
+    public enum InputEvent {
+        /// Bytes read; valid only during the call.
+        case data(UnsafeRawBufferPointer)
+        /// End of input, or a read error.
+        case end
+    }
+
+    private init() {
+        var fds: [Int32] = [0, 0]
+        precondition(pipe(&fds) == 0, "pipe() failed")
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        _ = fcntl(wakeRead, F_SETFL, fcntl(wakeRead, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(wakeWrite, F_SETFL, fcntl(wakeWrite, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(wakeRead, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(wakeWrite, F_SETFD, FD_CLOEXEC)
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setstacksize(&attributes, 8 << 20)
+        let status = pthread_create(&thread, &attributes, { raw in
+            let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, box)
+        precondition(status == 0, "could not start the host thread")
+        pthread_attr_destroy(&attributes)
+    }
+
+    /// True on the host thread.
+    public var inLoop: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
+    // MARK: SerialExecutor
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        post(.job(UnownedJob(job)))
+    }
+
+    public func checkIsolated() {
+        precondition(inLoop, "expected to run on the vmhost host thread")
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    // MARK: Posting work
+
+    /// Runs `body` on the host thread, in order with jobs, outside any job (so it may ``drain()``).
+    public func execute(_ body: @escaping @Sendable () -> Void) {
+        post(.closure(body))
+    }
+
+    private func post(_ work: Work) {
+        let wake = state.withLock { shared -> Bool in
+            shared.work.append(work)
+            let wasSleeping = shared.sleeping
+            shared.sleeping = false
+            return wasSleeping
+        }
+        if wake {
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
+        }
+    }
+
+    /// Watches `fd` for input; `handler` is called on the host thread with each chunk read and once
+    /// with `.end`. Reads are at most 64 KiB. Call from the host thread.
+    @HostActor
+    public func watchInput(fd: Int32, handler: @escaping @HostActor (InputEvent) -> Void) {
+        input = (fd, handler)
+    }
+
+    /// Stops watching the input descriptor.
+    @HostActor
+    public func stopWatchingInput() { input = nil }
+
+    // MARK: Timers (monotonic nanoseconds)
+
+    /// The monotonic clock, in nanoseconds.
+    public static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
+    /// Runs `action` on the host thread once the monotonic clock reaches `deadline`.
+    @HostActor
+    public func schedule(at deadline: UInt64, _ action: @escaping @HostActor () -> Void) -> TimerID {
+        timers.insert(deadline: deadline, action: action)
+    }
+
+    /// Cancels a timer; a no-op for one that already fired.
+    @HostActor
+    public func cancel(_ timer: TimerID) { timers.remove(timer) }
+
+    // MARK: Running
+
+    /// Runs ready jobs until none is left. See the type's discussion for when it may be called.
+    public func drain() {
+        guard inLoop, !runningJob else { return }
+        while true {
+            let batch: [Work] = state.withLock { shared in
+                let work = shared.work
+                shared.work.removeAll(keepingCapacity: true)
+                return work
+            }
+            if batch.isEmpty { return }
+            for work in batch { run(work) }
+        }
+    }
+
+    private func run(_ work: Work) {
+        switch work {
+        case .job(let job):
+            runningJob = true
+            job.runSynchronously(on: asUnownedSerialExecutor())
+            runningJob = false
+        case .closure(let body):
+            body()
+        }
+    }
+
+    private func run() {
+        var pollFDs = [pollfd](repeating: pollfd(), count: 2)
+        while true {
+            drain()
+            runDueTimers()
+            // Go to sleep only if nothing was posted meanwhile.
+            let mustSleep = state.withLock { shared -> Bool in
+                if shared.work.isEmpty { shared.sleeping = true; return true }
+                return false
+            }
+            if !mustSleep { continue }
+            var timeout: Int32 = -1
+            if let next = timers.nextDeadline {
+                let now = Self.monotonicNanoseconds()
+                timeout = next <= now ? 0 : Int32(clamping: (next - now + 999_999) / 1_000_000)
+            }
+            pollFDs[0] = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+            var count = 1
+            if let input {
+                pollFDs[1] = pollfd(fd: input.fd, events: Int16(POLLIN), revents: 0)
+                count = 2
+            }
+            let ready = poll(&pollFDs, nfds_t(count), timeout)
+            state.withLock { $0.sleeping = false }
+            if ready <= 0 { continue }
+            if pollFDs[0].revents != 0 {
+                var sink = [UInt8](repeating: 0, count: 256)
+                while read(wakeRead, &sink, sink.count) > 0 {}
+            }
+            if count == 2, pollFDs[1].revents != 0, let input {
+                readInput(fd: input.fd, handler: input.handler)
+            }
+        }
+    }
+
+    private func readInput(fd: Int32, handler: @escaping @HostActor (InputEvent) -> Void) {
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 && (errno == EINTR || errno == EAGAIN) { return }
+        HostActor.assumeIsolated {
+            if n > 0 {
+                buffer.withUnsafeBytes { handler(.data(UnsafeRawBufferPointer(rebasing: $0[..<n]))) }
+            } else {
+                input = nil
+                handler(.end)
+            }
+        }
+    }
+
+    private func runDueTimers() {
+        guard timers.nextDeadline != nil else { return }
+        let now = Self.monotonicNanoseconds()
+        while let action = timers.popDue(now: now) {
+            HostActor.assumeIsolated { action() }
+            drain()
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import CJansson
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a JSON text could not be parsed.
+public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// jansson's description, e.g. "'[' or '{' expected near 'x'".
+    public var message: String
+    /// 1-based line and column, and 0-based byte offset, where parsing stopped.
+    public var line: Int
+    public var column: Int
+    public var position: Int
+
+    public var description: String { "\(message) at line \(line), column \(column)" }
+}
+
+/// Why a value could not be written as JSON (a non-finite real, or a string that is not UTF-8).
+public struct JSONSerializationError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}
+
+extension JSON {
+    /// Parses one JSON text with jansson.
+    ///
+    /// Any value is accepted at the top level; invalid UTF-8 is rejected; `\u0000` inside strings is
+    /// kept; integers beyond 64 bits and nesting deeper than jansson's limit (2048) are errors.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
+        var error = json_error_t()
+        guard let base = bytes.baseAddress,
+            let root = json_loadb(
+                base.assumingMemoryBound(to: CChar.self), bytes.count,
+                Int(JSON_DECODE_ANY | JSON_ALLOW_NUL), &error)
+        else {
+            if bytes.isEmpty { throw JSONParseError(message: "empty input", line: 1, column: 0, position: 0) }
+            throw JSONParseError(
+                message: withUnsafeBytes(of: &error.text) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) },
+                line: Int(error.line), column: Int(error.column), position: Int(error.position))
+        }
+        defer { vmhost_json_decref(root) }
+        return JSON(borrowing: root)
+    }
+
+    /// Parses one JSON text; throws ``JSONParseError``.
+    public static func parse(_ bytes: [UInt8]) throws -> JSON {
+        try bytes.withUnsafeBytes { buffer in try parse(buffer) }
+    }
+
+    /// Parses one JSON text; throws ``JSONParseError``.
+    public static func parse(_ text: String) throws -> JSON {
+        var text = text
+        return try text.withUTF8 { buffer in try parse(UnsafeRawBufferPointer(buffer)) }
+    }
+
+    /// Builds a Swift value from a jansson value without taking ownership of it.
+    init(borrowing node: UnsafeMutablePointer<json_t>) {
+        switch vmhost_json_typeof(node) {
+        case JSON_OBJECT:
+            var object = JSONObject()
+            object.reserveCapacity(json_object_size(node))
+            var iter = json_object_iter(node)
+            while let current = iter {
+                let key = json_object_iter_key(current)!
+                let keyLength = json_object_iter_key_len(current)
+                let keyString = String(
+                    decoding: UnsafeRawBufferPointer(start: key, count: keyLength), as: UTF8.self)
+                object.append(keyString, JSON(borrowing: json_object_iter_value(current)!))
+                iter = json_object_iter_next(node, current)
+            }
+            self = .object(object)
+        case JSON_ARRAY:
+            let count = json_array_size(node)
+            var array: [JSON] = []
+            array.reserveCapacity(count)
+            for index in 0..<count { array.append(JSON(borrowing: json_array_get(node, index)!)) }
+            self = .array(array)
+        case JSON_STRING:
+            self = .string(
+                String(
+                    decoding: UnsafeRawBufferPointer(start: json_string_value(node), count: json_string_length(node)),
+                    as: UTF8.self))
+        case JSON_INTEGER: self = .int(Int64(json_integer_value(node)))
+        case JSON_REAL: self = .double(json_real_value(node))
+        case JSON_TRUE: self = .bool(true)
+        case JSON_FALSE: self = .bool(false)
+        default: self = .null
+        }
+    }
+
+    /// A new jansson value (reference count 1) equal to this one; nil when it cannot be represented.
+    func makeJansson() -> UnsafeMutablePointer<json_t>? {
+        switch self {
+        case .null: return json_null()
+        case .bool(let b): return b ? json_true() : json_false()
+        case .int(let i): return json_integer(json_int_t(i))
+        case .double(let d): return json_real(d)  // nil for NaN and infinities
+        case .string(var s):
+            return s.withUTF8 { utf8 in
+                json_stringn_nocheck(cString(utf8.baseAddress), utf8.count)
+            }
+        case .array(let elements):
+            guard let array = json_array() else { return nil }
+            for element in elements {
+                guard let child = element.makeJansson(), json_array_append_new(array, child) == 0 else {
+                    vmhost_json_decref(array)
+                    return nil
+                }
+            }
+            return array
+        case .object(let object):
+            guard let result = json_object() else { return nil }
+            for member in object.members {
+                guard let child = member.value.makeJansson() else {
+                    vmhost_json_decref(result)
+                    return nil
+                }
+                var key = member.key
+                let status = key.withUTF8 { utf8 in
+                    json_object_setn_new_nocheck(
+                        result, cString(utf8.baseAddress), utf8.count, child)
+                }
+                if status != 0 {
+                    vmhost_json_decref(result)
+                    return nil
+                }
+            }
+            return result
+        }
+    }
+
+    /// The compact JSON text of this value, written by jansson, with object members in order.
+    ///
+    /// A non-finite real cannot be written as JSON and is written as `null`; use
+    /// ``serializedOrThrow()`` to be told instead.
+    public func serialized() -> [UInt8] {
+        (try? serializedOrThrow()) ?? Array("null".utf8)
+    }
+
+    /// The compact JSON text of this value, or an error if it holds a non-finite real.
+    public func serializedOrThrow() throws(JSONSerializationError) -> [UInt8] {
+        var out: [UInt8] = []
+        try append(to: &out)
+        return out
+    }
+
+    /// Appends the compact JSON text of this value to `out`.
+    public func append(to out: inout [UInt8]) throws(JSONSerializationError) {
+        guard let node = makeJansson() else {
+            throw JSONSerializationError(description: "value holds a number that JSON cannot represent (NaN or infinity)")
+        }
+        defer { vmhost_json_decref(node) }
+        let status = withUnsafeMutablePointer(to: &out) { pointer in
+            json_dump_callback(node, appendToByteArray, pointer, dumpFlags)
+        }
+        if status != 0 { throw JSONSerializationError(description: "jansson could not write the value") }
+    }
+}
+
+private let dumpFlags = Int(JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER)
+
+/// jansson's dump callback: appends each piece to the `[UInt8]` that `data` points at.
+private let appendToByteArray: json_dump_callback_t = { buffer, size, data in
+    guard let buffer, let data else { return -1 }
+    data.assumingMemoryBound(to: [UInt8].self).pointee.append(
+        contentsOf: UnsafeRawBufferPointer(start: buffer, count: size))
+    return 0
+}
+
+private nonisolated(unsafe) let emptyCString: UnsafePointer<CChar> = UnsafePointer(strdup("")!)
+
+private func cString(_ base: UnsafePointer<UInt8>?) -> UnsafePointer<CChar> {
+    guard let base else { return emptyCString }
+    return UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self)
+}
