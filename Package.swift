@@ -31,6 +31,11 @@ let package = Package(
         // Layer 2: the single host thread and its global actor.
         .target(name: "EventLoop", swiftSettings: settings),
         .target(name: "Runtime", dependencies: ["Wire", "EventLoop"], swiftSettings: settings),
+        // Layer 5: the backend: the API contract, the HTTP client and the embedded demo backend.
+        .target(name: "Backend", dependencies: ["Wire", "EventLoop", "Runtime"], swiftSettings: settings),
+        // A loopback HTTP server and API stubs for tests.
+        .target(name: "BackendTesting", dependencies: ["Wire", "EventLoop", "Runtime", "Backend"], swiftSettings: settings),
+        .testTarget(name: "BackendTests", dependencies: ["Backend", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: settings),
 
 

@@ -141,6 +141,16 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     @HostActor
     public func cancel(_ timer: TimerID) { timers.remove(timer) }
 
+    /// True when jobs or closures are waiting to run.
+    public var hasPendingWork: Bool { state.withLock { !$0.work.isEmpty } }
+
+    /// Suspends the calling host-actor task until every job that was ready has run, including the
+    /// jobs those jobs made ready. For code that runs inside a job (tests) and so cannot ``drain()``.
+    @HostActor
+    public func settle() async {
+        while hasPendingWork { await Task.yield() }
+    }
+
     // MARK: Running
 
     /// Runs ready jobs until none is left. See the type's discussion for when it may be called.

@@ -47,6 +47,20 @@ public final class ManualClock: HostClock {
         now = target
     }
 
+    /// The same as ``advance(by:)`` for code that runs inside a job (a test, a task): after each timer
+    /// it waits until the work that timer started has settled (``EventLoop/settle()``).
+    public func advance(by delta: Duration) async {
+        let target = now + max(delta, .zero)
+        await EventLoop.shared.settle()
+        while let index = nextDue(before: target) {
+            let entry = entries.remove(at: index)
+            now = entry.deadline
+            entry.action()
+            await EventLoop.shared.settle()
+        }
+        now = target
+    }
+
     private func nextDue(before target: Duration) -> Int? {
         var best: Int?
         for (index, entry) in entries.enumerated() where entry.deadline <= target {

@@ -1,0 +1,1 @@
+// The backend layer: see protocol/backend.md.
