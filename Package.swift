@@ -26,10 +26,11 @@ let package = Package(
             pkgConfig: "jansson",
             providers: [.apt(["libjansson-dev"]), .brew(["jansson"])]
         ),
-        // Layer 1: JSON values (parsed and written by jansson), framing, the output queue.
-        .target(name: "Wire", dependencies: ["CJansson"], swiftSettings: settings),
-        // Layer 2: the single host thread and its global actor.
+        // Layer 1: the single host thread and its global actor.
         .target(name: "EventLoop", swiftSettings: settings),
+        // Layer 2: JSON values (parsed and written by jansson), framing, the output queue and writer.
+        .target(name: "Wire", dependencies: ["CJansson", "EventLoop"], swiftSettings: settings),
+        .target(name: "JSONRPC", dependencies: ["Wire", "EventLoop"], swiftSettings: settings),
         .target(name: "Runtime", dependencies: ["Wire", "EventLoop"], swiftSettings: settings),
         // Layer 5: the backend: the API contract, the HTTP client and the embedded demo backend.
         .target(name: "Backend", dependencies: ["Wire", "EventLoop", "Runtime"], swiftSettings: settings),

@@ -61,17 +61,16 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         _ = fcntl(wakeWrite, F_SETFL, fcntl(wakeWrite, F_GETFL) | O_NONBLOCK)
         _ = fcntl(wakeRead, F_SETFD, FD_CLOEXEC)
         _ = fcntl(wakeWrite, F_SETFD, FD_CLOEXEC)
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setstacksize(&attributes, 8 << 20)
-        let status = pthread_create(&thread, &attributes, { raw in
-            let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, box)
-        precondition(status == 0, "could not start the host thread")
-        pthread_attr_destroy(&attributes)
+        let threadID = Mutex<pthread_t?>(nil)
+        startThread(stackSize: 8 << 20) { [unowned(unsafe) self] in
+            threadID.withLock { $0 = pthread_self() }
+            self.run()
+        }
+        // Wait for the thread to publish its identity: `inLoop` must be exact from the first job on.
+        while true {
+            if let id = threadID.withLock({ $0 }) { thread = id; break }
+            sched_yield()
+        }
     }
 
     /// True on the host thread.

@@ -1,1 +1,0 @@
-// The backend layer: see protocol/backend.md.

@@ -1,0 +1,14 @@
+/// How the loopback server misbehaves for a path, instead of serving the demo contract.
+public enum LoopbackFault: Sendable, Hashable {
+    /// Answers this HTTP status with a failure envelope (`500`, `404`, …).
+    case status(Int)
+    /// Answers `200` with `success: false` and this code and message.
+    case business(code: String, message: String)
+    /// Answers `200` with a body that is not JSON.
+    case malformed
+    /// Reads the request and never answers; the connection stays open until the client closes it,
+    /// which the server reports (``LoopbackServer/connectionClosedByClient(path:occurrence:)``).
+    case neverAnswer
+    /// Closes the connection without answering.
+    case dropConnection
+}

@@ -1,0 +1,32 @@
+import EventLoop
+import Wire
+
+/// An output of occurrences with no current value (a PublishSubject): `error`, `navigate`, `saved`.
+/// Every emission reaches subscribers in order; events are never coalesced or dropped.
+@HostActor
+public final class Event<Value: JSONEncodable>: AnyEvent {
+    public let name: String
+    public let schema: JSON
+    weak var owner: ViewModelContext?
+
+    public init(_ name: String, schema: JSON? = nil) {
+        self.name = name
+        self.schema = schema ?? Value.jsonSchema
+    }
+
+    public func emit(_ value: Value) {
+        owner?.eventDidEmit(name: name, value: value.json)
+    }
+}
+
+extension Event where Value == JSON {
+    /// Emits an event that carries no value (`dismiss`).
+    public func emit() { emit(.null) }
+}
+
+/// An event seen without its value type.
+@HostActor
+public protocol AnyEvent: AnyObject {
+    var name: String { get }
+    var schema: JSON { get }
+}

@@ -1,0 +1,23 @@
+/// How messages are delimited on a byte stream.
+public enum Framing: String, Sendable, CaseIterable {
+    /// Decide from the first non-whitespace byte: `{` or `[` → ``ndjson``, anything else → ``lsp``.
+    case auto
+    /// One JSON text per line; `\r\n` is tolerated; blank lines are ignored.
+    case ndjson
+    /// `Content-Length: N\r\n\r\n` then N bytes; other headers are ignored; names are case-insensitive.
+    case lsp
+}
+
+extension Framing {
+    /// Appends `body` to `out` framed this way. ``auto`` writes as ``ndjson``.
+    public func frame(_ body: [UInt8], into out: inout [UInt8]) {
+        switch self {
+        case .lsp:
+            out.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)
+            out.append(contentsOf: body)
+        case .ndjson, .auto:
+            out.append(contentsOf: body)
+            out.append(UInt8(ascii: "\n"))
+        }
+    }
+}

@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import EventLoop
+
+/// The one writer of a connection's output: a thread that takes everything waiting in an
+/// ``OutputQueue`` and writes it, framed, with as few `write(2)` calls as it can.
+///
+/// Each frame is written whole and frames never interleave, because this thread is the only one
+/// that writes to the descriptor. While the descriptor blocks (a reader that stopped reading), the
+/// queue keeps merging property changes, so the host thread never blocks on output.
+/// `EPIPE` (the reader closed its end) ends writing: the queue is abandoned and `onClosed` runs.
+public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable {
+    public let queue: OutputQueue<Message>
+    private let fd: Int32
+    private let framingBox: FramingBox
+    private let onClosed: @Sendable () -> Void
+
+    final class FramingBox: @unchecked Sendable {
+        private let condition = Condition()
+        private var value: Framing
+        init(_ value: Framing) { self.value = value }
+        var framing: Framing {
+            get { condition.withLock { value } }
+            set { condition.withLock { value = newValue } }
+        }
+    }
+
+    /// - Parameters:
+    ///   - framing: the output framing; for ``Framing/auto`` set ``framing`` once it is detected
+    ///     (before the first reply), otherwise ndjson is written.
+    public init(fd: Int32, framing: Framing, queue: OutputQueue<Message>, onClosed: @escaping @Sendable () -> Void) {
+        self.fd = fd
+        self.queue = queue
+        self.framingBox = FramingBox(framing)
+        self.onClosed = onClosed
+        startThread { [self] in self.run() }
+    }
+
+    public var framing: Framing {
+        get { framingBox.framing }
+        set { framingBox.framing = newValue }
+    }
+
+    private func run() {
+        var out: [UInt8] = []
+        out.reserveCapacity(64 * 1024)
+        while let bodies = queue.waitAndTakeAll() {
+            let framing = framingBox.framing
+            out.removeAll(keepingCapacity: true)
+            for body in bodies { framing.frame(body, into: &out) }
+            if !writeAll(out) {
+                queue.abandon()
+                onClosed()
+                return
+            }
+            if out.capacity > 4 << 20 { out = []; out.reserveCapacity(64 * 1024) }
+        }
+    }
+
+    private func writeAll(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR || errno == EAGAIN { continue }
+                    return false
+                }
+                offset += n
+            }
+            return true
+        }
+    }
+}
