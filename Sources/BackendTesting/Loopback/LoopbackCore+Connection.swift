@@ -35,6 +35,8 @@ extension LoopbackCore {
             if !isStopped { update { $0.closedByClient.append(head.path) } }
         case .dropConnection?:
             return
+        case .raw(let status, let body)?:
+            respond(fd, status: status, body: body)
         }
     }
 

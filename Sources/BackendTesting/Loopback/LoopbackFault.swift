@@ -11,4 +11,6 @@ public enum LoopbackFault: Sendable, Hashable {
     case neverAnswer
     /// Closes the connection without answering.
     case dropConnection
+    /// Answers exactly this status and body (for bodies of the wrong shape).
+    case raw(status: Int, body: [UInt8])
 }

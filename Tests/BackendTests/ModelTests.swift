@@ -1,0 +1,64 @@
+import Backend
+import Runtime
+import Testing
+import Wire
+
+@Suite struct ModelTests {
+    static let product = Product(
+        id: "p001", name: "稳健增利1号", bank: "招商银行", annualRate: 4.35, saleStatus: .onSale, termDays: 90,
+        minAmount: 50000)
+
+    @Test func modelsRoundTripThroughJSON() throws {
+        #expect(try Product(json: Self.product.json) == Self.product)
+        let group = MenuGroup(id: "g1", name: "招牌热菜", dishCount: 12)
+        #expect(try MenuGroup(json: group.json) == group)
+        #expect(try Session(json: Session(token: "t").json) == Session(token: "t"))
+        let info = PageInfo(index: 3, size: 20, total: 57)
+        #expect(try PageInfo(json: info.json) == info)
+        // Through the serialized text too, as the HTTP path goes.
+        #expect(try Product(json: JSON.parse(Self.product.json.serialized())) == Self.product)
+    }
+
+    @Test func pageInfoKnowsWhetherMoreFollows() {
+        #expect(PageInfo(index: 2, size: 20, total: 57).hasMore)
+        #expect(!PageInfo(index: 3, size: 20, total: 57).hasMore)
+        #expect(!PageInfo(index: 1, size: 20, total: 20).hasMore)
+        #expect(!PageInfo(index: 1, size: 20, total: 0).hasMore)
+    }
+
+    @Test func aWrongMemberIsADecodeErrorNamingIt() {
+        var json = Self.product.json
+        if case .object(var object) = json {
+            object["annualRate"] = "4.35"
+            json = .object(object)
+        }
+        #expect(throws: DomainError.decode("product.annualRate: expected a number, got a string")) {
+            try Product(json: json)
+        }
+        #expect(throws: DomainError.decode("group.dishCount is missing")) {
+            try MenuGroup(json: ["id": "g1", "name": "x"])
+        }
+        #expect(throws: DomainError.decode("session: expected an object, got an array")) { try Session(json: []) }
+    }
+
+    @Test func anUnknownSaleStatusIsADecodeError() {
+        var json = Self.product.json
+        if case .object(var object) = json {
+            object["saleStatus"] = "gone"
+            json = .object(object)
+        }
+        let error = #expect(throws: DomainError.self) { try Product(json: json) }
+        #expect(error?.kind == .decode)
+        #expect(error?.message.contains("saleStatus") == true)
+    }
+
+    @Test func theSessionHidesItsTokenWhenPrinted() {
+        #expect(!String(describing: Session(token: "secret-token")).contains("secret-token"))
+    }
+
+    @Test func envelopeRoundTrips() throws {
+        let envelope = Envelope.ok(["a": 1], page: PageInfo(index: 1, size: 20, total: 57))
+        #expect(try Envelope(json: envelope.json) == envelope)
+        #expect(envelope.json["code"] == "0")
+    }
+}
