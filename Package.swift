@@ -13,14 +13,14 @@ let package = Package(
     name: "vmhost",
     platforms: [.macOS(.v15)],
     products: [
-
+        .executable(name: "vmhost", targets: ["vmhost"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
-        // Layer 0: C JSON library (Debian: libjansson-dev).
+        // Layer 0: the C JSON library (Debian: libjansson-dev).
         .systemLibrary(
             name: "CJansson",
             pkgConfig: "jansson",
@@ -30,16 +30,36 @@ let package = Package(
         .target(name: "EventLoop", swiftSettings: settings),
         // Layer 2: JSON values (parsed and written by jansson), framing, the output queue and writer.
         .target(name: "Wire", dependencies: ["CJansson", "EventLoop"], swiftSettings: settings),
+        // Layer 3: the JSON-RPC 2.0 engine.
         .target(name: "JSONRPC", dependencies: ["Wire", "EventLoop"], swiftSettings: settings),
+        // Layer 4: properties, events, inputs, commands, activity, clocks, domain errors, view-model declarations.
         .target(name: "Runtime", dependencies: ["Wire", "EventLoop"], swiftSettings: settings),
         // Layer 5: the backend: the API contract, the HTTP client and the embedded demo backend.
         .target(name: "Backend", dependencies: ["Wire", "EventLoop", "Runtime"], swiftSettings: settings),
-        // A loopback HTTP server and API stubs for tests.
+        // Layer 6: the host: registry, subscriptions, delivery, method table.
+        .target(name: "ViewModelHost", dependencies: ["Wire", "EventLoop", "JSONRPC", "Runtime"], swiftSettings: settings),
+        // Layer 7: the thin executable.
+        .executableTarget(
+            name: "vmhost",
+            dependencies: [
+                "Wire", "EventLoop", "JSONRPC", "Runtime", "Backend", "ViewModelHost",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: settings
+        ),
+
+        // Test support: a loopback HTTP server and API stubs; an in-process connection, test kinds.
         .target(name: "BackendTesting", dependencies: ["Wire", "EventLoop", "Runtime", "Backend"], swiftSettings: settings),
-        .testTarget(name: "BackendTests", dependencies: ["Backend", "BackendTesting"], swiftSettings: settings),
+        .target(
+            name: "TestSupport",
+            dependencies: ["Wire", "EventLoop", "JSONRPC", "Runtime", "ViewModelHost"],
+            swiftSettings: settings
+        ),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: settings),
-
-
-
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "TestSupport"], swiftSettings: settings),
+        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "TestSupport"], swiftSettings: settings),
+        .testTarget(name: "ViewModelHostTests", dependencies: ["ViewModelHost", "TestSupport"], swiftSettings: settings),
+        .testTarget(name: "BackendTests", dependencies: ["Backend", "BackendTesting"], swiftSettings: settings),
     ]
 )

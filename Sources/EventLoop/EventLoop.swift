@@ -43,6 +43,8 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private var input: (fd: Int32, handler: @HostActor (InputEvent) -> Void)?
     private var timers = TimerHeap()
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    private var drainHooks: [(id: Int, hook: @HostActor () -> Void)] = []
+    private var nextHookID = 0
 
     /// What the input handler is told.
     public enum InputEvent {
@@ -140,6 +142,20 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     @HostActor
     public func cancel(_ timer: TimerID) { timers.remove(timer) }
 
+    /// Adds `hook`, run on the host thread after each ``drain()`` that ran work: the host flushes the
+    /// output changes that jobs (command completions, timers) made. Returns an id for removal.
+    @HostActor
+    public func addDrainHook(_ hook: @escaping @HostActor () -> Void) -> Int {
+        nextHookID += 1
+        drainHooks.append((nextHookID, hook))
+        return nextHookID
+    }
+
+    @HostActor
+    public func removeDrainHook(_ id: Int) {
+        drainHooks.removeAll { $0.id == id }
+    }
+
     /// True when jobs or closures are waiting to run.
     public var hasPendingWork: Bool { state.withLock { !$0.work.isEmpty } }
 
@@ -155,14 +171,21 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Runs ready jobs until none is left. See the type's discussion for when it may be called.
     public func drain() {
         guard inLoop, !runningJob else { return }
+        var ranAny = false
         while true {
             let batch: [Work] = state.withLock { shared in
                 let work = shared.work
                 shared.work.removeAll(keepingCapacity: true)
                 return work
             }
-            if batch.isEmpty { return }
+            if batch.isEmpty { break }
+            ranAny = true
             for work in batch { run(work) }
+        }
+        if ranAny && !drainHooks.isEmpty {
+            HostActor.assumeIsolated {
+                for entry in drainHooks { entry.hook() }
+            }
         }
     }
 

@@ -114,8 +114,8 @@ public final class RPCEngine {
     }
 
     /// Cancels every request in flight (EOF, shutdown of the connection).
-    public func cancelAll() {
-        for call in Array(inFlight.values) { call.cancel() }
+    public func cancelAll(except keep: Call? = nil) {
+        for call in Array(inFlight.values) where call !== keep { call.cancel() }
     }
 
     // MARK: Dispatch

@@ -14,6 +14,8 @@ public enum FrameEvent {
     /// A header block that cannot be used (no `Content-Length`, a bad value, a block too long);
     /// the block is skipped and reading goes on after it.
     case badHeader(String)
+    /// ``Framing/auto`` decided which framing the stream uses; reported once, before any frame.
+    case framingDetected(Framing)
 }
 
 /// An incremental, byte-exact splitter of messages from a stream, in either framing.
@@ -80,7 +82,10 @@ public struct FrameReader {
 
     /// Makes one step of progress; false when more bytes are needed.
     private mutating func step(_ handle: (FrameEvent) -> Void) -> Bool {
-        if framing == .auto && !detect() { return false }
+        if framing == .auto {
+            guard detect() else { return false }
+            handle(.framingDetected(framing))
+        }
         switch state {
         case .scanning:
             return framing == .ndjson ? scanLine(handle) : scanHeader(handle)

@@ -162,3 +162,9 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         return out
     }
 }
+
+/// A message type with no values, for queues that carry only plain messages (logs, traces).
+public enum PlainOnly: MergeableMessage {
+    public mutating func merge(_ newer: PlainOnly) {}
+    public func encode() -> [UInt8] { [] }
+}

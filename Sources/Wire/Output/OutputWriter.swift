@@ -17,6 +17,7 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
     private let fd: Int32
     private let framingBox: FramingBox
     private let onClosed: @Sendable () -> Void
+    private let observe: (@Sendable ([UInt8]) -> Void)?
 
     final class FramingBox: @unchecked Sendable {
         private let condition = Condition()
@@ -31,8 +32,13 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
     /// - Parameters:
     ///   - framing: the output framing; for ``Framing/auto`` set ``framing`` once it is detected
     ///     (before the first reply), otherwise ndjson is written.
-    public init(fd: Int32, framing: Framing, queue: OutputQueue<Message>, onClosed: @escaping @Sendable () -> Void) {
+    ///   - observe: sees every body as it is written (for `--trace`), on the writer thread.
+    public init(
+        fd: Int32, framing: Framing, queue: OutputQueue<Message>,
+        observe: (@Sendable ([UInt8]) -> Void)? = nil, onClosed: @escaping @Sendable () -> Void
+    ) {
         self.fd = fd
+        self.observe = observe
         self.queue = queue
         self.framingBox = FramingBox(framing)
         self.onClosed = onClosed
@@ -50,7 +56,10 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
         while let bodies = queue.waitAndTakeAll() {
             let framing = framingBox.framing
             out.removeAll(keepingCapacity: true)
-            for body in bodies { framing.frame(body, into: &out) }
+            for body in bodies {
+                framing.frame(body, into: &out)
+                observe?(body)
+            }
             if !writeAll(out) {
                 queue.abandon()
                 onClosed()

@@ -1,0 +1,79 @@
+import EventLoop
+import Runtime
+import Wire
+
+/// Records everything a view-model outputs, in order, for tests that assert whole histories.
+///
+/// ```swift
+/// let recorder = ViewModelRecorder()
+/// let vm = ProductListViewModel(args: .init(), context: recorder.context, api: stub)
+/// try recorder.send("refresh")
+/// #expect(recorder.take() == [.changed("isRefreshing", true)])
+/// ```
+@HostActor
+public final class ViewModelRecorder: ViewModelContextObserver {
+    public enum Record: Equatable, CustomStringConvertible, Sendable {
+        case changed(String, JSON)
+        case event(String, JSON)
+
+        public var description: String {
+            switch self {
+            case .changed(let name, let value): "changed \(name) = \(value)"
+            case .event(let name, let value): "event \(name) \(value)"
+            }
+        }
+    }
+
+    public let clock: ManualClock
+    public let context: ViewModelContext
+    public private(set) var records: [Record] = []
+
+    public init(kind: String = "Test", locale: AppLocale = .zhHans, clock: ManualClock = ManualClock(), handle: String = "vm1") {
+        self.clock = clock
+        context = ViewModelContext(handle: handle, kind: kind, clock: clock, locale: locale)
+        context.observer = self
+    }
+
+    public func propertyDidChange(_ context: ViewModelContext, _ property: any AnyProperty) {
+        records.append(.changed(property.name, property.json))
+    }
+
+    public func eventDidEmit(_ context: ViewModelContext, name: String, value: JSON) {
+        records.append(.event(name, value))
+    }
+
+    /// Records since the last take.
+    public func take() -> [Record] {
+        defer { records.removeAll() }
+        return records
+    }
+
+    /// The current value of a property, by name.
+    public func value(_ name: String) -> JSON? { context.property(named: name)?.json }
+
+    /// Sends a value or trigger input.
+    public func send(_ input: String, _ value: JSON = .null) throws(InputError) {
+        guard let target = context.input(named: input) as? any SynchronousInput else {
+            fatalError("no value or trigger input \(input)")
+        }
+        try target.send(value)
+    }
+
+    /// Starts a command; its outcome is collected in ``outcomes`` under the returned index.
+    @discardableResult
+    public func execute(_ input: String, _ value: JSON = .null) throws(InputError) -> CommandExecution {
+        guard let command = context.input(named: input) as? any AnyCommand else { fatalError("no command \(input)") }
+        let index = outcomes.count
+        outcomes.append(nil)
+        return try command.execute(value) { [unowned self] in self.outcomes[index] = $0 }
+    }
+
+    /// Outcomes of ``execute(_:_:)`` calls in order; nil while running.
+    public private(set) var outcomes: [CommandOutcome?] = []
+
+    /// Lets started work run (tasks, zero-latency calls) without moving the clock.
+    public func settle() async { await EventLoop.shared.settle() }
+
+    /// Moves the clock and lets the work it releases run.
+    public func advance(ms: Int) async { await clock.advance(by: .milliseconds(ms)) }
+}

@@ -1,0 +1,39 @@
+import ArgumentParser
+import Logging
+import Wire
+
+enum LogLevelChoice: String, ExpressibleByArgument, CaseIterable {
+    case trace, debug, info, notice, warning, error, critical
+
+    var level: Logger.Level { Logger.Level(rawValue: rawValue)! }
+}
+
+/// Writes log lines to stderr through a queue and a writer thread, so logging never blocks the host.
+/// When stderr stalls and more than ``limit`` lines wait, further lines are counted and dropped.
+struct StderrLogHandler: LogHandler {
+    static let queue = OutputQueue<PlainOnly>()
+    static let limit = 10_000
+    static let writer = OutputWriter(fd: 2, framing: .ndjson, queue: queue, onClosed: {})
+
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
+    let label: String
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        _ = Self.writer
+        guard Self.queue.pendingCount < Self.limit else { return }
+        var line = "vmhost \(event.level): \(event.message)"
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+        if !merged.isEmpty {
+            line += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        }
+        Self.queue.push(Array(line.utf8))
+    }
+
+    static func flush() { _ = queue.waitUntilFlushed(nanoseconds: 200_000_000) }
+}
