@@ -36,13 +36,18 @@ let package = Package(
         .target(name: "Runtime", dependencies: ["Wire", "EventLoop"], swiftSettings: settings),
         // Layer 5: the backend: the API contract, the HTTP client and the embedded demo backend.
         .target(name: "Backend", dependencies: ["Wire", "EventLoop", "Runtime"], swiftSettings: settings),
-        // Layer 6: the host: registry, subscriptions, delivery, method table.
+        // Layer 6: the view-models, one module per screen; pure logic over the backend's API.
+        .target(name: "ProductList", dependencies: ["Wire", "EventLoop", "Runtime", "Backend"], swiftSettings: settings),
+        .target(name: "Login", dependencies: ["Wire", "EventLoop", "Runtime", "Backend"], swiftSettings: settings),
+        .target(name: "MenuGroups", dependencies: ["Wire", "EventLoop", "Runtime", "Backend"], swiftSettings: settings),
+        // Layer 7: the host: registry, subscriptions, delivery, method table.
         .target(name: "ViewModelHost", dependencies: ["Wire", "EventLoop", "JSONRPC", "Runtime"], swiftSettings: settings),
-        // Layer 7: the thin executable.
+        // Layer 8: the thin executable.
         .executableTarget(
             name: "vmhost",
             dependencies: [
                 "Wire", "EventLoop", "JSONRPC", "Runtime", "Backend", "ViewModelHost",
+                "ProductList", "Login", "MenuGroups",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -60,6 +65,9 @@ let package = Package(
         .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "TestSupport"], swiftSettings: settings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "TestSupport"], swiftSettings: settings),
         .testTarget(name: "ViewModelHostTests", dependencies: ["ViewModelHost", "TestSupport"], swiftSettings: settings),
+        .testTarget(name: "ProductListTests", dependencies: ["ProductList", "TestSupport", "BackendTesting"], swiftSettings: settings),
+        .testTarget(name: "LoginTests", dependencies: ["Login", "TestSupport", "BackendTesting"], swiftSettings: settings),
+        .testTarget(name: "MenuGroupsTests", dependencies: ["MenuGroups", "TestSupport", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "BackendTests", dependencies: ["Backend", "BackendTesting"], swiftSettings: settings),
     ]
 )

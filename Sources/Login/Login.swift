@@ -1,0 +1,2 @@
+// The Login view-model module.
+import Runtime

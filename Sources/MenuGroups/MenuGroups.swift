@@ -1,0 +1,2 @@
+// The MenuGroups view-model module.
+import Runtime

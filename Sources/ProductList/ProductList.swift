@@ -1,0 +1,2 @@
+// The ProductList view-model module.
+import Runtime
