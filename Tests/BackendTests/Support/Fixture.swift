@@ -32,6 +32,10 @@ final class Fixture {
         }
     }
 
+    /// Stops the loopback server. Called at the end of a test, which also keeps the fixture (and so
+    /// the server) alive until then: the client alone does not hold it.
+    func finish() { server?.stop() }
+
     deinit { server?.stop() }
 }
 

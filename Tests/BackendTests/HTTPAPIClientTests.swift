@@ -1,0 +1,179 @@
+import Backend
+import BackendTesting
+import EventLoop
+import Foundation
+import Runtime
+import Testing
+import Wire
+
+/// The HTTP client against a real HTTP/1.1 server on loopback: what goes over the wire (paths,
+/// bodies, headers), every kind of failure, the deadline, and cancellation closing the connection.
+@Suite(.timeLimit(.minutes(1)))
+@HostActor
+struct HTTPAPIClientTests {
+    let server: LoopbackServer
+    let clock = ManualClock()
+    let client: HTTPAPIClient
+
+    init() throws {
+        server = try LoopbackServer()
+        client = HTTPAPIClient(baseURL: server.baseURL, clock: clock)
+    }
+
+    // MARK: What is sent
+
+    @Test func everyEndpointSendsItsMethodPathQueryAndBody() async throws {
+        _ = try await client.products(page: 2, pageSize: 15)
+        _ = try await client.login(username: "13800138000", password: "123456")
+        try await client.sendSMSCode(phone: "13912345678")
+        _ = try await client.loginWithCode(phone: "13912345678", code: "123456")
+        _ = try await client.groups(menuUid: "m1")
+        _ = try await client.createGroup(menuUid: "m1", name: "新品")
+        _ = try await client.renameGroup(menuUid: "m1", groupId: "g5", name: "新品2")
+        try await client.deleteGroup(menuUid: "m1", groupId: "g5")
+
+        let sent = server.requests.map { "\($0.method) \($0.path)" }
+        #expect(sent == [
+            "GET /products", "POST /auth/login", "POST /auth/sms-code", "POST /auth/login-code",
+            "GET /menus/m1/groups", "POST /menus/m1/groups", "PUT /menus/m1/groups/g5", "DELETE /menus/m1/groups/g5",
+        ])
+        let requests = server.requests
+        #expect(requests[0].query == ["page": "2", "pageSize": "15"])
+        #expect(requests[1].json == ["username": "13800138000", "password": "123456"])
+        #expect(requests[2].json == ["phone": "13912345678"])
+        #expect(requests[3].json == ["phone": "13912345678", "code": "123456"])
+        #expect(requests[5].json == ["name": "新品"])
+        #expect(requests[6].json == ["name": "新品2"])
+        for request in requests where request.method == "GET" || request.method == "DELETE" {
+            #expect(request.body.isEmpty)
+        }
+        for request in requests where request.method == "POST" || request.method == "PUT" {
+            #expect(request.header("Content-Type") == "application/json")
+        }
+    }
+
+    @Test func headersCarryTheDeviceIdAndAcceptAndTheTokenAfterLogin() async throws {
+        _ = try await client.products(page: 1, pageSize: 20)
+        let other = HTTPAPIClient(baseURL: server.baseURL, clock: clock)
+        _ = try await other.groups(menuUid: "m1")
+        _ = try await client.login(username: "13800138000", password: "123456")
+        _ = try await client.groups(menuUid: "m1")
+
+        let requests = server.requests
+        #expect(requests.count == 4)
+        // One device id for the whole process, whichever client sends.
+        #expect(Set(requests.compactMap { $0.header("X-Device-Id") }) == [HTTPAPIClient.deviceID])
+        #expect(UUID(uuidString: HTTPAPIClient.deviceID) != nil)
+        #expect(requests.allSatisfy { $0.header("Accept") == "application/json" })
+        #expect(requests[0].header("Authorization") == nil)
+        #expect(requests[1].header("Authorization") == nil)
+        #expect(requests[2].header("Authorization") == nil)
+        #expect(requests[3].header("Authorization") == "Bearer demo-token-1")
+        #expect(client.token == "demo-token-1")
+        #expect(other.token == nil)
+    }
+
+    @Test func loginWithCodeKeepsItsTokenToo() async throws {
+        _ = try await client.loginWithCode(phone: "13912345678", code: "123456")
+        _ = try await client.products(page: 1, pageSize: 20)
+        #expect(server.requests.last?.header("Authorization") == "Bearer demo-token-1")
+        client.signOut()
+        _ = try await client.products(page: 1, pageSize: 20)
+        #expect(server.requests.last?.header("Authorization") == nil)
+    }
+
+    @Test func aFailedLoginKeepsThePreviousToken() async throws {
+        _ = try await client.login(username: "13800138000", password: "123456")
+        _ = await domainError { _ = try await client.login(username: "13800138000", password: "bad") }
+        #expect(client.token == "demo-token-1")
+    }
+
+    @Test func aBaseURLPathPrefixIsKept() async throws {
+        let prefixed = HTTPAPIClient(baseURL: server.baseURL.appendingPathComponent("api/"), clock: clock)
+        _ = await domainError { _ = try await prefixed.products(page: 1, pageSize: 20) }
+        #expect(server.requests.last?.path == "/api/products")
+    }
+
+    @Test func pathSegmentsArePercentEncoded() async throws {
+        _ = await domainError { try await client.deleteGroup(menuUid: "m1", groupId: "a/b c?") }
+        #expect(server.requests.last?.path == "/menus/m1/groups/a%2Fb%20c%3F")
+    }
+
+    // MARK: Failures
+
+    @Test(arguments: [
+        (LoopbackFault.status(500), DomainError.server(status: 500)),
+        (.status(404), .server(status: 404)),
+        (.status(503), .server(status: 503)),
+        (.business(code: "3001", message: "产品已下架"), .business(code: "3001", message: "产品已下架")),
+    ])
+    func statusAndEnvelopeFailures(fault: LoopbackFault, expected: DomainError) async throws {
+        server.setFault(fault, forPath: "/products")
+        #expect(await domainError { _ = try await client.products(page: 1, pageSize: 20) } == expected)
+    }
+
+    @Test func aMalformedBodyIsDecode() async throws {
+        server.setFault(.malformed, forPath: "/menus/m1/groups")
+        #expect(await domainError { _ = try await client.groups(menuUid: "m1") }?.kind == .decode)
+    }
+
+    @Test func aBodyOfTheWrongShapeIsDecodeNamingTheMember() async throws {
+        let body = #"{"success":true,"code":"0","message":"ok","data":[{"id":1}],"page":{"index":1,"size":20,"total":1}}"#
+        server.setFault(.raw(status: 200, body: Array(body.utf8)), forPath: "/products")
+        let error = await domainError { _ = try await client.products(page: 1, pageSize: 20) }
+        #expect(error?.kind == .decode)
+        #expect(error?.message.hasPrefix("data[0]: product.id") == true)
+
+        server.setFault(.raw(status: 200, body: Array(#"{"success":true,"data":[]}"#.utf8)), forPath: "/products")
+        #expect(await domainError { _ = try await client.products(page: 1, pageSize: 20) } == .decode("envelope.page is missing"))
+    }
+
+    @Test func aClosedPortIsNetwork() async throws {
+        let refused = HTTPAPIClient(baseURL: try LoopbackServer.unusedURL(), clock: clock)
+        #expect(await domainError { _ = try await refused.products(page: 1, pageSize: 20) }?.kind == .network)
+    }
+
+    @Test func aDroppedConnectionIsNetwork() async throws {
+        server.setFault(.dropConnection, forPath: "/auth/sms-code")
+        #expect(await domainError { try await client.sendSMSCode(phone: "13912345678") }?.kind == .network)
+    }
+
+    @Test func aServerThatNeverAnswersTimesOutOnTheHostClockAndTheConnectionIsClosed() async throws {
+        server.setFault(.neverAnswer, forPath: "/products")
+        var error: DomainError?
+        let task = Task { error = await domainError { _ = try await client.products(page: 1, pageSize: 20) } }
+        _ = try await server.request(path: "/products")
+        await clock.advance(by: .milliseconds(14999))
+        #expect(error == nil)
+        await clock.advance(by: .milliseconds(1))
+        await task.value
+        #expect(error?.kind == .timeout)
+        try await server.connectionClosedByClient(path: "/products")
+        #expect(clock.pendingCount == 0)
+    }
+
+    // MARK: Cancellation
+
+    @Test func cancellingACallClosesItsConnectionAndAppliesNothing() async throws {
+        server.setFault(.neverAnswer, forPath: "/auth/login")
+        let task = Task { try await client.login(username: "13800138000", password: "123456") }
+        _ = try await server.request(path: "/auth/login")
+        task.cancel()
+        #expect(isCancellation(await task.result))
+        try await server.connectionClosedByClient(path: "/auth/login")
+        #expect(client.token == nil)
+        // The deadline went with the call.
+        #expect(clock.pendingCount == 0)
+    }
+
+    @Test func aCallFromAnAlreadyCancelledTaskSendsNothing() async throws {
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.products(page: 1, pageSize: 20)
+        }
+        #expect(isCancellation(await task.result))
+        // A later call is the first the server sees.
+        _ = try await client.groups(menuUid: "m1")
+        #expect(server.requests.map(\.path) == ["/menus/m1/groups"])
+    }
+}
