@@ -1,6 +1,8 @@
 import Backend
 import EventLoop
 import JSONRPC
+import MenuGroups
+import ProductList
 import Runtime
 import ViewModelHost
 import Wire
@@ -29,6 +31,9 @@ struct Composition {
     /// Every view-model kind the host serves, in `host.describe` order. One line per kind.
     static func kinds(api: any APIClient) -> [ViewModelFactory] {
         [
+            ProductListViewModel.factory(api: api),
+            MenuSubGroupViewModel.factory(api: api),
+            MenuEditGroupViewModel.factory(api: api),
         ]
     }
 

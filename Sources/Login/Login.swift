@@ -1,2 +1,0 @@
-// The Login view-model module.
-import Runtime

@@ -1,2 +1,0 @@
-// The MenuGroups view-model module.
-import Runtime

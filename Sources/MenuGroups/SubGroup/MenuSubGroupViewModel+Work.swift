@@ -1,0 +1,36 @@
+import Backend
+import EventLoop
+import Runtime
+import Wire
+
+extension MenuSubGroupViewModel {
+    /// `load`: replaces the rows with the server's list. On failure nothing is applied: the error
+    /// propagates to the runtime, which emits it once on `error`.
+    func load() async throws {
+        let fetched = try await context.perform { [api, menuUid] in try await api.groups(menuUid: menuUid) }
+        hasLoaded = true
+        show(fetched.map(GroupRow.init))
+    }
+
+    /// `delete`: deletes on the server, then drops the row locally instead of reloading: the server
+    /// answered that exactly this group is gone, and a reload would cost a request and could fail.
+    func delete(_ groupId: String) async throws {
+        try await context.perform { [api, menuUid] in try await api.deleteGroup(menuUid: menuUid, groupId: groupId) }
+        show(groups.value.filter { $0.id != groupId })
+    }
+
+    /// The row with `groupId`, or an invalid-value error naming `params.value.groupId`.
+    func row(_ groupId: String) throws(InputError) -> GroupRow {
+        guard let row = groups.value.first(where: { $0.id == groupId }) else {
+            let known = groups.value.map(\.id).joined(separator: ", ")
+            throw .invalidValue(JSONDecodingError(
+                path: "params.value.groupId", problem: "no group \"\(groupId)\" in the list (groups: \(known.isEmpty ? "none" : known))"))
+        }
+        return row
+    }
+
+    private func show(_ rows: [GroupRow]) {
+        groups.value = rows
+        isEmpty.value = hasLoaded && rows.isEmpty
+    }
+}

@@ -1,2 +1,0 @@
-// The ProductList view-model module.
-import Runtime
