@@ -1,6 +1,7 @@
 import Backend
 import EventLoop
 import JSONRPC
+import Login
 import MenuGroups
 import ProductList
 import Runtime
@@ -32,6 +33,7 @@ struct Composition {
     static func kinds(api: any APIClient) -> [ViewModelFactory] {
         [
             ProductListViewModel.factory(api: api),
+            LoginViewModel.factory(api: api),
             MenuSubGroupViewModel.factory(api: api),
             MenuEditGroupViewModel.factory(api: api),
         ]
