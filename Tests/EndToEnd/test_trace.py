@@ -1,0 +1,129 @@
+"""`--trace FILE` through the real binary (BRIEF §3, Trace): every message in and out as NDJSON
+`{t, dir, msg}`, and secrets written as "***": string values of keys `password`, `code` and
+`token` at any depth, and the value of a `vm.send` whose input is one of those. Each test plants
+distinct secrets and then searches the whole file (and stderr at the most verbose log level) for them.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import encode, frame, run_once
+
+SECRETS = ["hunter2-pw", "tok-8f3a", "sms-424242", "vm-send-pw", "vm-send-code", "vm-send-tok",
+           "batch-pw", "notify-code", "deep-token"]
+
+
+def traced(tmp_path: Path, data: bytes, *args: str, framing: str = "ndjson"):
+    path = tmp_path / "trace.ndjson"
+    done = run_once(data, "--trace", str(path), "--log-level", "trace", *args, framing=framing)
+    assert done.returncode == 0
+    raw = path.read_bytes()
+    lines = [json.loads(line) for line in raw.decode().splitlines()]
+    return done, raw, lines
+
+
+def script(framing: str, *messages) -> bytes:
+    return b"".join(frame(m if isinstance(m, bytes) else encode(m), framing) for m in messages)
+
+
+SECRET_MESSAGES = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"clientInfo": {"name": "e2e", "token": "tok-8f3a"}, "password": "hunter2-pw"}},
+    {"jsonrpc": "2.0", "id": 2, "method": "ping",
+     "params": {"a": [{"b": {"code": "sms-424242"}}, {"c": [[{"token": "deep-token"}]]}]}},
+    {"jsonrpc": "2.0", "id": 3, "method": "vm.send", "params": {"vm": "nope", "input": "password", "value": "vm-send-pw"}},
+    {"jsonrpc": "2.0", "id": 4, "method": "vm.send", "params": {"vm": "nope", "input": "code", "value": "vm-send-code"}},
+    {"jsonrpc": "2.0", "method": "vm.send", "params": {"vm": "nope", "input": "token", "value": "vm-send-tok"}},
+    [{"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"password": "batch-pw"}},
+     {"jsonrpc": "2.0", "method": "no.such", "params": {"code": "notify-code"}}],
+    {"jsonrpc": "2.0", "id": 6, "method": "ping"},
+]
+
+
+@pytest.mark.parametrize("framing", ["ndjson", "lsp"])
+def test_every_message_in_and_out_is_traced_as_ndjson(tmp_path, framing):
+    done, raw, lines = traced(tmp_path, script(framing, *SECRET_MESSAGES), framing=framing)
+    assert raw.endswith(b"\n")
+    for line in lines:
+        assert set(line) == {"t", "dir", "msg"}, line
+        assert isinstance(line["t"], (int, float)) and not isinstance(line["t"], bool)
+        assert line["dir"] in ("in", "out")
+    ins = [line["msg"] for line in lines if line["dir"] == "in"]
+    outs = [line["msg"] for line in lines if line["dir"] == "out"]
+    assert len(ins) == len(SECRET_MESSAGES)
+    assert outs == done.messages  # out lines are exactly what went to stdout (nothing secret in them)
+    # the in lines are the messages received, with only the secrets replaced
+    assert [json.dumps(m).count('"***"') for m in ins] == [2, 2, 1, 1, 1, 2, 0]
+
+
+@pytest.mark.parametrize("framing", ["ndjson", "lsp"])
+def test_no_secret_reaches_the_trace_or_the_logs(tmp_path, framing):
+    done, raw, lines = traced(tmp_path, script(framing, *SECRET_MESSAGES), framing=framing)
+    for secret in SECRETS:
+        assert secret.encode() not in raw, secret
+        assert secret.encode() not in done.stderr, secret
+
+
+def test_redaction_keeps_everything_else(tmp_path):
+    message = {"jsonrpc": "2.0", "id": 1, "method": "ping",
+               "params": {"username": "13800138000", "password": "hunter2-pw",
+                          "nested": [{"token": "tok-8f3a", "other": "keep-me"}], "passwordHint": "kept"}}
+    _, _, lines = traced(tmp_path, script("ndjson", message))
+    assert lines[0]["msg"] == {"jsonrpc": "2.0", "id": 1, "method": "ping",
+                               "params": {"username": "13800138000", "password": "***",
+                                          "nested": [{"token": "***", "other": "keep-me"}],
+                                          "passwordHint": "kept"}}
+
+
+@pytest.mark.parametrize("value", ["vm-send-pw", 123456, {"digits": "vm-send-code"}, ["vm-send-tok"]],
+                         ids=["string", "number", "object", "array"])
+@pytest.mark.parametrize("input", ["password", "code", "token"])
+def test_the_value_of_a_secret_vm_send_is_hidden_whatever_its_type(tmp_path, input, value):
+    message = {"jsonrpc": "2.0", "id": 1, "method": "vm.send", "params": {"vm": "nope", "input": input, "value": value}}
+    done, raw, lines = traced(tmp_path, script("ndjson", message))
+    assert done.messages[0]["error"]["code"] == -32001  # unknown view-model, yet traced
+    assert lines[0]["msg"]["params"] == {"vm": "nope", "input": input, "value": "***"}
+    assert json.dumps(value).encode() not in raw
+
+
+def test_a_plain_vm_send_value_is_kept(tmp_path):
+    message = {"jsonrpc": "2.0", "id": 1, "method": "vm.send",
+               "params": {"vm": "nope", "input": "username", "value": "13800138000"}}
+    _, _, lines = traced(tmp_path, script("ndjson", message))
+    assert lines[0]["msg"]["params"]["value"] == "13800138000"
+
+
+def test_the_trace_file_is_appended_to(tmp_path):
+    path = tmp_path / "trace.ndjson"
+    for id in (1, 2):
+        run_once(script("ndjson", {"jsonrpc": "2.0", "id": id, "method": "ping"}), "--trace", str(path))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(line["dir"], line["msg"]["id"]) for line in lines] == [("in", 1), ("out", 1), ("in", 2), ("out", 2)]
+
+
+def test_every_reply_follows_its_request_in_the_trace(tmp_path):
+    messages = [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(50)]
+    _, _, lines = traced(tmp_path, script("ndjson", *messages))
+    seen_in = set()
+    for line in lines:
+        if line["dir"] == "in":
+            seen_in.add(line["msg"]["id"])
+        else:
+            assert line["msg"]["id"] in seen_in
+
+
+@pytest.mark.xfail(strict=True, reason="host defect: a frame that does not parse is traced verbatim "
+                   "as an 'in' string, and the -32700 reply quotes the text near the error, so a "
+                   "password in a truncated or malformed frame reaches the trace file in clear")
+@pytest.mark.parametrize("text", [
+    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"password":"hunter2-pw"',
+    b'{"jsonrpc":"2.0","id":1,"method":"vm.send","params":{"vm":"x","input":"code","value":"sms-424242",}}',
+], ids=["truncated", "trailing-comma"])
+def test_a_secret_in_an_unparseable_frame_does_not_reach_the_trace(tmp_path, text):
+    done, raw, _ = traced(tmp_path, script("ndjson", text), "--framing", "ndjson")
+    assert done.messages[0]["error"]["code"] == -32700
+    for secret in SECRETS:
+        assert secret.encode() not in raw, secret
