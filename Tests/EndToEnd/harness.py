@@ -80,9 +80,11 @@ class HostProcess:
     next_id: int = 0
     backlog: list[dict] = field(default_factory=list)
 
-    def __init__(self, *args: str, framing: str = "ndjson", stderr: Any = subprocess.DEVNULL) -> None:
+    def __init__(self, *args: str, framing: str = "ndjson", stderr: Any = subprocess.DEVNULL,
+                 strict: bool = False) -> None:
         self.args = args
         self.framing = framing
+        self.strict = strict  # parse replies as RFC 8259 demands (UTF-8, no NaN / Infinity)
         self.buffer = b""
         self.next_id = 0
         self.backlog = []
@@ -155,13 +157,13 @@ class HostProcess:
                 return None
             body = self.buffer[end + 4:end + 4 + length]
             self.buffer = self.buffer[end + 4 + length:]
-            return json.loads(body)
+            return loads_strict(body) if self.strict else json.loads(body)
         newline = self.buffer.find(b"\n")
         if newline < 0:
             return None
         line = self.buffer[:newline]
         self.buffer = self.buffer[newline + 1:]
-        return json.loads(line)
+        return loads_strict(line) if self.strict else json.loads(line)
 
     def until_response(self, id: Any) -> Exchange:
         messages = []
