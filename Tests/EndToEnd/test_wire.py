@@ -441,3 +441,16 @@ def test_stdout_is_frames_only_even_with_debug_logging(framing):
     well_formed(messages)
     assert len(messages) == len(bodies)
     assert b"vmhost" in done.stderr  # the logs went somewhere: stderr
+
+
+def test_a_nul_in_an_object_key_is_refused_and_the_host_keeps_serving():
+    """JSON allows "\\u0000" in a key; jansson cannot hold one. The host answers an error naming
+    it rather than dropping or mangling the key, and carries on. (A limit for protocol/SPEC.md.)"""
+    error, after = answers(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a\\u0000b":1}}', ping(2))
+    assert "error" in error and error["id"] in (1, None)
+    assert after["result"] == {}
+
+
+def test_a_nul_inside_a_string_value_round_trips():
+    reply = only(answers(request("ping", id="a\u0000b")))
+    assert reply["id"] == "a\u0000b"

@@ -119,7 +119,12 @@ class Generator:
             "initialize": {"locale": rng.choice(["en", "zh", self.string()]), "clientInfo": self.value(),
                            "protocolVersion": self.value()},
             "host.describe": {"kind": rng.choice(KINDS + [self.value()])},
-            "vm.create": {"kind": rng.choice(KINDS), "args": self.value(), "id": rng.choice([None, self.string()])},
+            "vm.create": rng.choice([
+                {"kind": rng.choice(KINDS), "args": self.value(), "id": rng.choice([None, self.string()])},
+                {"kind": "ProductList", "args": {"pageSize": rng.choice([1, 20, 100, 0, 101])}},
+                {"kind": "Login", "args": {"mode": rng.choice(["password", "code", "sms"])}},
+                {"kind": "MenuSubGroup", "args": {"menuUid": rng.choice(["m1", "", self.string()])}},
+                {"kind": "MenuEditGroup", "args": {"menuUid": "m1", "name": self.string()}}]),
             "vm.get": {"vm": vm, "outputs": rng.choice([None, [self.string()], self.value()])},
             "vm.send": {"vm": vm, "input": rng.choice(INPUTS), "value": self.value()},
             "vm.dispose": {"vm": vm},
