@@ -1,0 +1,129 @@
+import Backend
+import BackendTesting
+import EventLoop
+import MenuGroups
+import Runtime
+import TestSupport
+import Testing
+import Wire
+
+/// `load`, `loading` and `isEmpty` of `MenuSubGroup`, with whole output histories.
+@Suite(.timeLimit(.minutes(1)))
+@HostActor
+struct MenuSubGroupLoadTests {
+    let recorder = ViewModelRecorder(kind: "MenuSubGroup")
+    let api = StubAPI()
+    let keeper = Keeper()
+
+    @Test func loadShowsTheGroupsInServerOrder() async throws {
+        let viewModel = keeper.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: api))
+        #expect(recorder.value("groups") == [])
+        #expect(recorder.value("loading") == false)
+        #expect(recorder.value("isEmpty") == false)
+
+        try recorder.execute("load")
+        let call = await api.call(.groupsList)
+        #expect(call.arguments == ["menuUid": "m1"])
+        #expect(recorder.take() == [.changed("loading", true)])
+
+        call.succeed(.demoGroups)
+        await recorder.finished(0)
+        #expect(recorder.take() == [.changed("loading", false), .changed("groups", Fixtures.rows(Fixtures.demo))])
+        #expect(recorder.outcomes == [.succeeded(nil)])
+        #expect(viewModel.groups.value.map(\.id) == ["g1", "g2", "g3", "g4"])
+    }
+
+    @Test func anEmptyMenuIsEmptyOnlyAfterALoad() async throws {
+        keeper.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: api))
+        api.answerNext(.groupsList, with: .success(.groups([])))
+        try recorder.execute("load")
+        await recorder.finished(0)
+        #expect(recorder.take() == [.changed("loading", true), .changed("loading", false), .changed("isEmpty", true)])
+
+        api.answerNext(.groupsList, with: .success(.demoGroups))
+        try recorder.execute("load")
+        await recorder.finished(1)
+        #expect(recorder.take() == [
+            .changed("loading", true), .changed("loading", false),
+            .changed("groups", Fixtures.rows(Fixtures.demo)), .changed("isEmpty", false),
+        ])
+    }
+
+    @Test func deletingTheLastGroupMakesTheListEmpty() async throws {
+        keeper.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: api))
+        let only = MenuGroup(id: "g1", name: "招牌热菜", dishCount: 12)
+        api.answerNext(.groupsList, with: .success(.groups([only])))
+        try recorder.execute("load")
+        await recorder.finished(0)
+        _ = recorder.take()
+
+        api.answerNext(.groupsDelete, with: .success(.done))
+        try recorder.execute("delete", ["groupId": "g1"])
+        await recorder.finished(1)
+        #expect(recorder.take() == [
+            .changed("loading", true), .changed("loading", false), .changed("groups", []), .changed("isEmpty", true),
+        ])
+    }
+
+    /// ActivityIndicator: two requests in flight keep `loading` true until the second one ends.
+    @Test func overlappingRequestsKeepLoadingUntilBothEnd() async throws {
+        try await recorder.loadedSubGroup(api: api, keeper: keeper)
+
+        try recorder.execute("load")
+        try recorder.execute("delete", ["groupId": "g1"])
+        let load = await api.call(.groupsList, occurrence: 2)
+        let delete = await api.call(.groupsDelete)
+        #expect(recorder.take() == [.changed("loading", true)])
+
+        delete.succeed(.done)
+        await recorder.finished(2)
+        let withoutFirst = Array(Fixtures.demo.dropFirst())
+        #expect(recorder.take() == [.changed("groups", Fixtures.rows(withoutFirst))])
+        #expect(recorder.value("loading") == true)
+
+        load.succeed(.groups(withoutFirst))
+        await recorder.finished(1)
+        #expect(recorder.take() == [.changed("loading", false)])
+        #expect(recorder.outcomes.suffix(2) == [.succeeded(nil), .succeeded(nil)])
+    }
+
+    /// A load replaced by a newer one (`latest`) is cancelled for real, still counts until it has
+    /// unwound, and reports nothing.
+    @Test func aCancelledLoadCountsUntilItEndsAndReportsNothing() async throws {
+        try await recorder.loadedSubGroup(api: api, keeper: keeper)
+
+        try recorder.execute("load")
+        let first = await api.call(.groupsList, occurrence: 2)
+        try recorder.execute("load")
+        let second = await api.call(.groupsList, occurrence: 3)
+        // The replaced load has unwound: only the new one is still counted.
+        await recorder.until { recorder.context.activity.count == 1 }
+        #expect(first.wasCancelled)
+        #expect(recorder.outcomes[1] == .cancelled)
+        #expect(recorder.take() == [.changed("loading", true)])
+
+        second.succeed(.groups([]))
+        await recorder.finished(2)
+        #expect(recorder.take() == [.changed("loading", false), .changed("groups", []), .changed("isEmpty", true)])
+    }
+
+    @Test func aLoadCancelledAloneEndsLoadingWithoutAnError() async throws {
+        try await recorder.loadedSubGroup(api: api, keeper: keeper)
+
+        let execution = try recorder.execute("load")
+        let call = await api.call(.groupsList, occurrence: 2)
+        #expect(recorder.take() == [.changed("loading", true)])
+        execution.cancel()
+        await recorder.until { recorder.context.activity.count == 0 }
+        #expect(call.wasCancelled)
+        #expect(recorder.outcomes[1] == .cancelled)
+        #expect(recorder.take() == [.changed("loading", false)])
+        #expect(recorder.value("groups") == Fixtures.rows(Fixtures.demo))
+    }
+
+    @Test func englishChangesNoDataOutput() async throws {
+        let recorder = ViewModelRecorder(kind: "MenuSubGroup", locale: .en)
+        try await recorder.loadedSubGroup(api: api, keeper: keeper)
+        #expect(recorder.value("groups") == Fixtures.rows(Fixtures.demo))
+    }
+}

@@ -1,0 +1,68 @@
+import Backend
+import BackendTesting
+import EventLoop
+import MenuGroups
+import Runtime
+import TestSupport
+import Wire
+
+/// The demo groups of menu `m1` and helpers shared by the menu-group tests.
+enum Fixtures {
+    static let demo = DemoCatalog.groups
+
+    /// `groups` as the wire shows it.
+    static func rows(_ groups: [MenuGroup]) -> JSON { .array(groups.map(\.json)) }
+
+    /// A domain error as the `error` event and -32004 carry it: with the failed input set.
+    static func error(_ error: DomainError, input: String) -> JSON {
+        var error = error
+        error.input = input
+        return error.json
+    }
+}
+
+/// Keeps view-models alive for the length of a test: the host's registry does that in production,
+/// and a view-model's inputs hold it `unowned`.
+@HostActor
+final class Keeper {
+    private var objects: [AnyObject] = []
+
+    @discardableResult
+    func keep<T: AnyObject>(_ object: T) -> T {
+        objects.append(object)
+        return object
+    }
+}
+
+@HostActor
+extension ViewModelRecorder {
+    /// A `MenuSubGroup` on menu `m1` whose groups are loaded (demo data) and whose records are taken.
+    @discardableResult
+    func loadedSubGroup(api: StubAPI, keeper: Keeper) async throws -> MenuSubGroupViewModel {
+        let viewModel = keeper.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: context, api: api))
+        api.answerNext(.groupsList, with: .success(.demoGroups))
+        try execute("load")
+        await finished(outcomes.count - 1)
+        _ = take()
+        return viewModel
+    }
+}
+
+@HostActor
+extension ViewModelRecorder {
+    /// Waits until `condition` holds, then lets the work it released run.
+    ///
+    /// A stub's answer resumes the calling task through the global executor before it comes back to
+    /// the host thread, so ``settle()`` alone can return too early: wait for the effect itself.
+    func until(_ condition: () -> Bool) async {
+        while !condition() { await Task.yield() }
+        await settle()
+    }
+
+    /// Waits until the command started as `index` (its place in ``outcomes``) has ended.
+    @discardableResult
+    func finished(_ index: Int) async -> CommandOutcome? {
+        await until { outcomes[index] != nil }
+        return outcomes[index]
+    }
+}
