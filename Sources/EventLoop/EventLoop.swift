@@ -33,6 +33,8 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
 
     private let state = Mutex(Shared())
+    /// Tasks released to run on the host thread that may not have reached its queue yet.
+    private let inTransit = Atomic<Int>(0)
     /// Written to wake the loop from `poll`; read end is drained by the loop.
     private let wakeRead: Int32
     private let wakeWrite: Int32
@@ -156,14 +158,34 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         drainHooks.removeAll { $0.id == id }
     }
 
-    /// True when jobs or closures are waiting to run.
-    public var hasPendingWork: Bool { state.withLock { !$0.work.isEmpty } }
+    /// True when jobs or closures are waiting to run, or released work is on its way here.
+    public var hasPendingWork: Bool {
+        inTransit.load(ordering: .acquiring) > 0 || state.withLock { !$0.work.isEmpty }
+    }
+
+    /// Records that a task was released (a continuation resumed) and will run on the host thread.
+    ///
+    /// A resumed task may pass through the runtime's global executor before it is enqueued here;
+    /// counting it keeps ``settle()`` and ``drainSettled()`` from returning before it has run.
+    /// Pair every call with ``endTransit()`` once the task runs on the host thread again.
+    public func beginTransit() { inTransit.add(1, ordering: .releasing) }
+    public func endTransit() { inTransit.subtract(1, ordering: .releasing) }
 
     /// Suspends the calling host-actor task until every job that was ready has run, including the
     /// jobs those jobs made ready. For code that runs inside a job (tests) and so cannot ``drain()``.
     @HostActor
     public func settle() async {
         while hasPendingWork { await Task.yield() }
+    }
+
+    /// ``drain()``, repeated until no released task is still on its way here. Same rules as ``drain()``.
+    public func drainSettled() {
+        guard inLoop, !runningJob else { return }
+        drain()
+        while inTransit.load(ordering: .acquiring) > 0 {
+            sched_yield()
+            drain()
+        }
     }
 
     // MARK: Running

@@ -72,8 +72,10 @@ public final class RPCEngine {
         do {
             message = try JSON.parse(bytes)
         } catch {
-            tracer?(.incoming, .string(String(decoding: bytes.prefix(256), as: UTF8.self)))
-            send(errorResponse(id: nil, .parseError(error.description)))
+            // Neither the unparsable text nor jansson's quote of it ("near '…'") is repeated:
+            // it cannot be redacted, and it may hold a password.
+            tracer?(.incoming, ["unparsable": .int(Int64(bytes.count))])
+            send(errorResponse(id: nil, .parseError("\(error.message.withoutQuotedInput) at line \(error.line), column \(error.column)")))
             return
         }
         receive(message)
@@ -222,5 +224,13 @@ public final class RPCEngine {
     private func send(_ response: JSON) {
         tracer?(.outgoing, response)
         output(response.serialized())
+    }
+}
+
+extension String {
+    /// A jansson message without the input it quotes: "premature end of input near '\"x'" → "premature end of input".
+    var withoutQuotedInput: String {
+        guard let range = firstRange(of: " near '") else { return self }
+        return String(self[..<range.lowerBound])
     }
 }

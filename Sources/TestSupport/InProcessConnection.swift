@@ -99,8 +99,15 @@ public final class InProcessConnection: Sendable {
     }
 
     /// Stops taking output: the host's queue fills and merges as with a client that stopped reading.
-    public func pauseReading() { received.paused = true }
-    public func resumeReading() { received.paused = false }
+    public func pauseReading() {
+        received.paused = true
+        host.outputQueue.setStalled(true)
+    }
+
+    public func resumeReading() {
+        received.paused = false
+        host.outputQueue.setStalled(false)
+    }
 
     /// Entries waiting in the output queue (bounded while paused).
     public var pendingOutputCount: Int { host.outputQueue.pendingCount }

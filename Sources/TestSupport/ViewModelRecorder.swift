@@ -65,7 +65,7 @@ public final class ViewModelRecorder: ViewModelContextObserver {
         guard let command = context.input(named: input) as? any AnyCommand else { fatalError("no command \(input)") }
         let index = outcomes.count
         outcomes.append(nil)
-        return try command.execute(value) { [unowned self] in self.outcomes[index] = $0 }
+        return try command.execute(value) { [weak self] in self?.outcomes[index] = $0 }
     }
 
     /// Outcomes of ``execute(_:_:)`` calls in order; nil while running.

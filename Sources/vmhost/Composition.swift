@@ -16,8 +16,8 @@ struct Composition {
 
     init(options: ServerOptions) {
         let clock: any HostClock = options.manualClock ? ManualClock() : SystemClock()
-        // The options were validated by the command line, so the backend value parses.
-        let backend = (try? BackendOption(parsing: options.backend)) ?? .embedded
+        // The command line validated the value already (`VMHostCommand.validate`).
+        let backend = try! BackendOption(parsing: options.backend)
         let api = backend.makeClient(clock: clock, timeout: .milliseconds(options.timeoutMs))
         var controls: [(name: String, handler: RPCEngine.Handler)] = []
         if let embedded = api as? EmbeddedBackend {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Backend
 import ViewModelHost
 import Wire
 
@@ -55,10 +56,10 @@ struct VMHostCommand: ParsableCommand {
     func validate() throws {
         guard timeoutMs > 0 else { throw ValidationError("--timeout-ms must be a positive number of milliseconds, got \(timeoutMs)") }
         guard maxMessageBytes >= 64 else { throw ValidationError("--max-message-bytes must be at least 64, got \(maxMessageBytes)") }
-        if backend != "embedded" {
-            guard backend.hasPrefix("http://") || backend.hasPrefix("https://") else {
-                throw ValidationError("--backend must be 'embedded' or an http(s):// URL, got '\(backend)'")
-            }
+        do throws(BackendOptionError) {
+            _ = try BackendOption(parsing: backend)
+        } catch {
+            throw ValidationError(error.message)
         }
     }
 

@@ -115,9 +115,6 @@ def test_every_reply_follows_its_request_in_the_trace(tmp_path):
             assert line["msg"]["id"] in seen_in
 
 
-@pytest.mark.xfail(strict=True, reason="host defect: a frame that does not parse is traced verbatim "
-                   "as an 'in' string, and the -32700 reply quotes the text near the error, so a "
-                   "password in a truncated or malformed frame reaches the trace file in clear")
 @pytest.mark.parametrize("text", [
     b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"password":"hunter2-pw"',
     b'{"jsonrpc":"2.0","id":1,"method":"vm.send","params":{"vm":"x","input":"code","value":"sms-424242",}}',

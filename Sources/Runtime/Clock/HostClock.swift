@@ -23,13 +23,20 @@ public struct ClockTimer: Hashable, Sendable {
     public init(raw: UInt64) { self.raw = raw }
 }
 
+@HostActor
 extension HostClock {
     /// Suspends the calling task for `delay` on this clock.
     ///
     /// Throws `CancellationError` as soon as the task is cancelled (the timer is then removed).
+    ///
+    /// - Important: Isolated to ``HostActor`` so that the woken task is enqueued straight onto the
+    ///   host thread when its timer fires: ``ManualClock/advance(by:)`` and ``EventLoop/settle()``
+    ///   then see it as pending work, which is what makes a manual clock deterministic.
     public func sleep(for delay: Duration) async throws {
         try Task.checkCancellation()
         let waiter = SleepWaiter()
+        // A woken sleeper is "in transit" until it runs here again (see EventLoop.beginTransit).
+        defer { if waiter.wasReleased { EventLoop.shared.endTransit() } }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let timer = schedule(after: delay) { waiter.resume(with: .success(())) }
@@ -61,13 +68,19 @@ private final class SleepWaiter: Sendable {
         if let early { continuation.resume(with: early) }
     }
 
+    /// True once the sleeper was woken (by its timer or by cancellation).
+    var wasReleased: Bool { state.withLock { $0.pending != nil } }
+
     func resume(with result: Result<Void, any Error>) {
-        let (continuation, cancelTimer) = state.withLock { state in
-            guard state.pending == nil else { return (CheckedContinuation<Void, any Error>?.none, (@HostActor () -> Void)?.none) }
+        let (continuation, cancelTimer, first) = state.withLock { state in
+            guard state.pending == nil else {
+                return (CheckedContinuation<Void, any Error>?.none, (@HostActor () -> Void)?.none, false)
+            }
             state.pending = result
             defer { state.continuation = nil; state.cancelTimer = nil }
-            return (state.continuation, state.cancelTimer)
+            return (state.continuation, state.cancelTimer, true)
         }
+        if first { EventLoop.shared.beginTransit() }
         continuation?.resume(with: result)
         if case .failure = result, let cancelTimer {
             if EventLoop.shared.inLoop {

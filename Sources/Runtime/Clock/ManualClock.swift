@@ -37,12 +37,12 @@ public final class ManualClock: HostClock {
     /// Moves time forward by `delta`, firing due timers in order. See the type's discussion.
     public func advance(by delta: Duration) {
         let target = now + max(delta, .zero)
-        EventLoop.shared.drain()
+        EventLoop.shared.drainSettled()
         while let index = nextDue(before: target) {
             let entry = entries.remove(at: index)
             now = entry.deadline
             entry.action()
-            EventLoop.shared.drain()
+            EventLoop.shared.drainSettled()
         }
         now = target
     }

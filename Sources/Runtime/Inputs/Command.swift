@@ -55,11 +55,11 @@ public final class Command<Value: JSONDecodable & Sendable>: AnyInput {
     /// Why the command cannot run now, or nil when it can. Checked on every send.
     public var disabledReason: () -> String? = { nil }
 
-    private let body: (Value) async throws -> JSON?
+    private let body: @HostActor (Value) async throws -> JSON?
     private var running: [CommandExecution] = []
     weak var owner: ViewModelContext?
 
-    init(name: String, schema: JSON, policy: CommandPolicy, body: @escaping (Value) async throws -> JSON?) {
+    init(name: String, schema: JSON, policy: CommandPolicy, body: @escaping @HostActor (Value) async throws -> JSON?) {
         self.name = name
         self.valueSchema = schema
         self.policy = policy
@@ -94,7 +94,10 @@ public final class Command<Value: JSONDecodable & Sendable>: AnyInput {
         running.append(execution)
         isExecuting.value = true
         let body = self.body
+        let context = owner
+        context?.taskStarted()
         execution.task = Task { @HostActor [weak execution] in
+            defer { context?.taskEnded() }
             let outcome: CommandOutcome
             do {
                 outcome = .succeeded(try await body(decoded))

@@ -13,7 +13,7 @@ public final class ActivityCounter {
     init() {}
 
     /// Counts `operation` as in flight until it ends, however it ends (cancellation included).
-    public func track<T>(_ operation: () async throws -> T) async throws -> T {
+    public func track<T>(_ operation: @HostActor () async throws -> T) async throws -> T {
         count += 1
         defer { count -= 1 }
         return try await operation()

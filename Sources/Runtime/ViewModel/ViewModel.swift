@@ -42,7 +42,11 @@ public struct ViewModelFactory {
     public init<VM: ViewModel>(_ type: VM.Type, _ make: @escaping (VM.Args, ViewModelContext) -> VM) {
         kind = VM.kind
         argsSchema = VM.Args.schema
-        self.make = { (reader, context) throws(JSONDecodingError) in make(try VM.Args(reader: reader), context) }
+        self.make = { (reader, context) throws(JSONDecodingError) in
+            let instance = make(try VM.Args(reader: reader), context)
+            context.retain(instance)
+            return instance
+        }
         makePlaceholder = { context in make(VM.Args.placeholder, context) }
     }
 

@@ -46,6 +46,12 @@ public final class ViewModelContext {
     public var lookup: (String) -> AnyObject? = { _ in nil }
     public private(set) var isDisposed = false
 
+    /// The view-model this context belongs to, held while it may still run code: until disposed,
+    /// and after that until the last command task has unwound. View-model closures capture
+    /// `unowned self`; this is what makes that safe when a cancelled task finishes late.
+    private var instance: AnyObject?
+    private var liveTasks = 0
+
     public init(handle: String, kind: String, clock: any HostClock, locale: AppLocale) {
         self.handle = handle
         self.kind = kind
@@ -105,7 +111,7 @@ public final class ViewModelContext {
     /// Declares a command without a value.
     @discardableResult
     public func command(
-        _ name: String, policy: CommandPolicy, _ body: @escaping () async throws -> JSON?
+        _ name: String, policy: CommandPolicy, _ body: @escaping @HostActor () async throws -> JSON?
     ) -> Command<NoValue> {
         command(name, of: NoValue.self, policy: policy) { _ in try await body() }
     }
@@ -114,13 +120,27 @@ public final class ViewModelContext {
     @discardableResult
     public func command<Value: JSONDecodable & Sendable>(
         _ name: String, of type: Value.Type, schema: JSON? = nil, policy: CommandPolicy,
-        _ body: @escaping (Value) async throws -> JSON?
+        _ body: @escaping @HostActor (Value) async throws -> JSON?
     ) -> Command<Value> {
         let command = Command<Value>(name: name, schema: schema ?? NoValue.jsonSchema, policy: policy, body: body)
         command.owner = self
         inputs.append(command)
         commands.append(command)
         return command
+    }
+
+    // MARK: Lifetime
+
+    /// Keeps `instance` alive for as long as this context may run its code (see ``dispose()``).
+    public func retain(_ instance: AnyObject) {
+        self.instance = instance
+    }
+
+    func taskStarted() { liveTasks += 1 }
+
+    func taskEnded() {
+        liveTasks -= 1
+        if isDisposed && liveTasks == 0 { instance = nil }
     }
 
     // MARK: Lookup
@@ -133,7 +153,7 @@ public final class ViewModelContext {
 
     /// Runs one backend call as part of a command: counted by ``activity`` while in flight, and
     /// followed by a cancellation check, so that a cancelled command applies nothing it awaited.
-    public func perform<T>(_ operation: () async throws -> T) async throws -> T {
+    public func perform<T>(_ operation: @HostActor () async throws -> T) async throws -> T {
         let result = try await activity.track(operation)
         try Task.checkCancellation()
         return result
@@ -175,6 +195,7 @@ public final class ViewModelContext {
         for handler in disposeHandlers { handler() }
         disposeHandlers.removeAll()
         observer = nil
+        if liveTasks == 0 { instance = nil }
     }
 
     // MARK: From outputs

@@ -149,14 +149,41 @@ extension JSON {
             throw JSONSerializationError(description: "value holds a number that JSON cannot represent (NaN or infinity)")
         }
         defer { vmhost_json_decref(node) }
+        // Reals are written with the fewest digits that read back exactly: 15 when every real of
+        // the value round-trips at 15 (4.35 stays "4.35"), else 17 (always exact).
+        let flags = dumpFlags | Int(realPrecisionFlag(shortest: allRealsRoundTripAt15))
         let status = withUnsafeMutablePointer(to: &out) { pointer in
-            json_dump_callback(node, appendToByteArray, pointer, dumpFlags)
+            json_dump_callback(node, appendToByteArray, pointer, flags)
         }
         if status != 0 { throw JSONSerializationError(description: "jansson could not write the value") }
     }
 }
 
 private let dumpFlags = Int(JSON_COMPACT | JSON_ENCODE_ANY | JSON_PRESERVE_ORDER)
+
+/// `JSON_REAL_PRECISION(15)` or `(17)` (the macro is not visible to Swift).
+private func realPrecisionFlag(shortest: Bool) -> Int32 {
+    (shortest ? 15 : 17) << 11
+}
+
+extension JSON {
+    /// True when every real in this value reads back exactly from 15 significant digits.
+    var allRealsRoundTripAt15: Bool {
+        switch self {
+        case .double(let d): return roundTripsAt15(d)
+        case .array(let elements): return elements.allSatisfy(\.allRealsRoundTripAt15)
+        case .object(let object): return object.members.allSatisfy(\.value.allRealsRoundTripAt15)
+        default: return true
+        }
+    }
+}
+
+private func roundTripsAt15(_ value: Double) -> Bool {
+    guard value.isFinite else { return true }
+    var buffer = [CChar](repeating: 0, count: 40)
+    _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.15g", $0) }
+    return strtod(buffer, nil) == value
+}
 
 /// jansson's dump callback: appends each piece to the `[UInt8]` that `data` points at.
 private let appendToByteArray: json_dump_callback_t = { buffer, size, data in

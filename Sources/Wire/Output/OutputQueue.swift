@@ -10,10 +10,12 @@ public protocol MergeableMessage: Sendable {
 ///
 /// Two kinds of entries:
 /// - plain messages (responses, events): kept whole and written in order, never dropped;
-/// - mergeable messages (property changes), keyed: while one for a key is still waiting, a newer
-///   one for the same key merges into it instead of queueing behind it. A plain message pushed with
-///   that key seals the waiting one, so the order of a key's changes and events is kept: changes
-///   made after an event are never written before it.
+/// - mergeable messages (property changes), keyed: while the writer is stuck (a write in progress,
+///   or a reader marked stalled), a newer one for a key merges into the one still waiting for that
+///   key instead of queueing behind it. A plain message pushed with that key seals the waiting one,
+///   so the order of a key's changes and events is kept: changes made after an event are never
+///   written before it. While the writer keeps up, nothing merges, so the notifications a client
+///   sees do not depend on thread timing.
 ///
 /// Memory therefore grows with the number of events and responses, never with the number of
 /// property changes.
@@ -35,6 +37,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         var plainBytes = 0
         var closed = false
         var takerBusy = false
+        var stalled = false
     }
 
     private let condition = Condition()
@@ -57,7 +60,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     public func push(merging message: Message, key: Int) {
         condition.withLock {
             guard !state.closed else { return }
-            if let id = state.open[key], state.mergeables[id] != nil {
+            if state.takerBusy || state.stalled, let id = state.open[key], state.mergeables[id] != nil {
                 state.mergeables[id]!.merge(message)
                 return
             }
@@ -68,6 +71,11 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             state.entries.append(.mergeable(id))
             condition.broadcast()
         }
+    }
+
+    /// Marks the reader as stalled (or not): for tests that play a client that stopped reading.
+    public func setStalled(_ stalled: Bool) {
+        condition.withLock { state.stalled = stalled }
     }
 
     /// Forgets the waiting mergeable message of `key` (its subscription ended).

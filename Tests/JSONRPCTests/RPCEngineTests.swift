@@ -1,0 +1,152 @@
+import EventLoop
+import Testing
+import Wire
+@testable import JSONRPC
+
+/// An engine with a few methods whose output is collected as parsed JSON.
+@HostActor
+private final class Harness {
+    var written: [JSON] = []
+    lazy var engine: RPCEngine = RPCEngine { [unowned self] body in self.written.append(try! JSON.parse(body)) }
+    var pending: [Call] = []
+    var cancelled: [String] = []
+
+    init() {
+        engine.registerSync("echo") { call in call.params ?? .null }
+        engine.registerSync("fail") { _ throws(RPCError) in throw RPCError.invalidParams("params.x: expected a string, got a number") }
+        engine.register("later") { [unowned self] call in
+            self.pending.append(call)
+            call.onCancel { self.cancelled.append(call.id?.description ?? "?") }
+        }
+    }
+
+    func send(_ text: String) -> [JSON] {
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { engine.receive(frame: UnsafeRawBufferPointer($0)) }
+        defer { written.removeAll() }
+        return written
+    }
+}
+
+private func error(_ code: Int, id: JSON = .null) -> (JSON) -> Bool {
+    { $0["id"] == id && $0["error"]?["code"] == .int(Int64(code)) && $0["jsonrpc"] == "2.0" }
+}
+
+@Suite("JSON-RPC engine")
+@HostActor
+struct RPCEngineTests {
+    @Test func requestsAreAnsweredWithTheirIdOfAnyType() {
+        let h = Harness()
+        #expect(h.send(#"{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}"#) == [["jsonrpc": "2.0", "id": 1, "result": [1]]])
+        #expect(h.send(#"{"jsonrpc":"2.0","id":"a","method":"echo"}"#) == [["jsonrpc": "2.0", "id": "a", "result": nil]])
+        #expect(h.send(#"{"jsonrpc":"2.0","id":null,"method":"echo","params":{}}"#) == [["jsonrpc": "2.0", "id": nil, "result": [:]]])
+        #expect(h.send(#"{"jsonrpc":"2.0","id":2.5,"method":"echo","params":{}}"#).first?["id"] == .double(2.5))
+    }
+
+    @Test func notificationsAreNeverAnswered() {
+        let h = Harness()
+        #expect(h.send(#"{"jsonrpc":"2.0","method":"echo"}"#).isEmpty)
+        #expect(h.send(#"{"jsonrpc":"2.0","method":"fail"}"#).isEmpty)
+        #expect(h.send(#"{"jsonrpc":"2.0","method":"missing"}"#).isEmpty)
+    }
+
+    @Test func parseErrorsHaveANullId() {
+        let h = Harness()
+        let replies = h.send(#"{"jsonrpc":"2.0","id":1,"method":"echo""#)
+        #expect(replies.count == 1 && error(-32700)(replies[0]))
+    }
+
+    @Test(arguments: [
+        (#"1"#, "expected an object or an array"),
+        (#"{"id":1,"method":"echo"}"#, "jsonrpc"),
+        (#"{"jsonrpc":"1.0","id":1,"method":"echo"}"#, "jsonrpc"),
+        (#"{"jsonrpc":"2.0","id":1}"#, "method"),
+        (#"{"jsonrpc":"2.0","id":1,"method":5}"#, "method"),
+        (#"{"jsonrpc":"2.0","id":{},"method":"echo"}"#, "id"),
+        (#"{"jsonrpc":"2.0","id":true,"method":"echo"}"#, "id"),
+        (#"{"jsonrpc":"2.0","id":1,"method":"echo","params":"x"}"#, "params"),
+    ])
+    func invalidRequestsAreNamed(_ text: String, _ mention: String) {
+        let replies = Harness().send(text)
+        #expect(replies.count == 1)
+        #expect(replies.first?["error"]?["code"] == -32600)
+        #expect(replies.first?["error"]?["message"]?.stringValue?.contains(mention) == true)
+    }
+
+    @Test func unknownMethodsAndInvalidParams() {
+        let h = Harness()
+        #expect(error(-32601, id: 7)(h.send(#"{"jsonrpc":"2.0","id":7,"method":"nope"}"#)[0]))
+        let failed = h.send(#"{"jsonrpc":"2.0","id":8,"method":"fail"}"#)[0]
+        #expect(error(-32602, id: 8)(failed))
+        #expect(failed["error"]?["message"] == "Invalid params: params.x: expected a string, got a number")
+    }
+
+    @Test func batchesFollowEverySpecEdgeCase() {
+        let h = Harness()
+        let empty = h.send("[]")
+        #expect(empty.count == 1 && error(-32600)(empty[0]))
+        let one = h.send("[1]")
+        #expect(one.count == 1 && one[0].arrayValue?.count == 1 && error(-32600)(one[0].arrayValue![0]))
+        let three = h.send("[1,2,3]")
+        #expect(three.first?.arrayValue?.count == 3)
+        #expect(h.send(#"[{"jsonrpc":"2.0","method":"echo"},{"jsonrpc":"2.0","method":"echo"}]"#).isEmpty)
+        let mixed = h.send(#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]},{"jsonrpc":"2.0","method":"echo"},{"jsonrpc":"2.0","id":2,"method":"nope"},{"foo":"boo"}]"#)
+        #expect(mixed.count == 1)
+        let array = mixed[0].arrayValue ?? []
+        #expect(array.count == 3)
+        #expect(array[0] == ["jsonrpc": "2.0", "id": 1, "result": [1]])
+        #expect(error(-32601, id: 2)(array[1]))
+        #expect(error(-32600)(array[2]))
+        let invalid = h.send(#"[{"jsonrpc":"2.0","method":"echo","params":[1,2,4]},{"jsonrpc":"2.0","method""#)
+        #expect(invalid.count == 1 && error(-32700)(invalid[0]))
+    }
+
+    @Test func aBatchIsAnsweredOnceEveryMemberIs() {
+        let h = Harness()
+        #expect(h.send(#"[{"jsonrpc":"2.0","id":1,"method":"later"},{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]}]"#).isEmpty)
+        h.pending[0].succeed("done")
+        #expect(h.written == [[["jsonrpc": "2.0", "id": 1, "result": "done"], ["jsonrpc": "2.0", "id": 2, "result": [2]]]])
+    }
+
+    @Test func cancellingAPendingRequestAnswersItOnceWithMinus32800() {
+        let h = Harness()
+        #expect(h.send(#"{"jsonrpc":"2.0","id":5,"method":"later"}"#).isEmpty)
+        #expect(h.engine.pendingCount == 1)
+        let replies = h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":5}}"#)
+        #expect(replies.count == 1 && error(-32800, id: 5)(replies[0]))
+        #expect(h.cancelled == ["5"])
+        h.pending[0].succeed("too late")
+        #expect(h.written.isEmpty)
+        #expect(h.engine.pendingCount == 0)
+    }
+
+    @Test func cancellingUnknownOrFinishedIdsIsANoOp() {
+        let h = Harness()
+        #expect(h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":99}}"#).isEmpty)
+        _ = h.send(#"{"jsonrpc":"2.0","id":6,"method":"later"}"#)
+        h.pending[0].succeed(1)
+        h.written.removeAll()
+        #expect(h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":6}}"#).isEmpty)
+        #expect(h.cancelled.isEmpty)
+    }
+
+    @Test func afterShutdownRequestsAreRefusedWithMinus32005() {
+        let h = Harness()
+        h.engine.isShutDown = true
+        #expect(error(-32005, id: 1)(h.send(#"{"jsonrpc":"2.0","id":1,"method":"echo"}"#)[0]))
+        #expect(h.send(#"{"jsonrpc":"2.0","method":"echo"}"#).isEmpty)
+    }
+
+    @Test func oversizedAndBadHeaderFramesAreAnsweredWithNullIds() {
+        let h = Harness()
+        h.engine.receiveOversized(byteCount: 10, limit: 5)
+        h.engine.receiveBadHeader("missing Content-Length header")
+        #expect(error(-32600)(h.written[0]))
+        #expect(h.written[0]["error"]?["message"]?.stringValue?.contains("limit of 5 bytes") == true)
+        #expect(error(-32700)(h.written[1]))
+    }
+
+    @Test func responsesFromTheClientAreIgnored() {
+        #expect(Harness().send(#"{"jsonrpc":"2.0","id":1,"result":{}}"#).isEmpty)
+    }
+}

@@ -1,0 +1,71 @@
+import Testing
+@testable import Wire
+
+/// A mergeable message for tests: name → latest value.
+private struct Values: MergeableMessage, Equatable {
+    var values: [String: Int]
+    mutating func merge(_ newer: Values) { values.merge(newer.values) { $1 } }
+    func encode() -> [UInt8] { Array(values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",").utf8) }
+}
+
+private func texts(_ bodies: [[UInt8]]) -> [String] { bodies.map { String(decoding: $0, as: UTF8.self) } }
+
+@Suite("Output queue")
+struct OutputQueueTests {
+    @Test func whileTheWriterKeepsUpNothingMerges() {
+        let queue = OutputQueue<Values>()
+        queue.push(merging: Values(values: ["a": 1]), key: 1)
+        queue.push(merging: Values(values: ["a": 2]), key: 1)
+        #expect(texts(queue.takeAll()) == ["a=1", "a=2"])
+    }
+
+    @Test func pendingChangesOfAKeyMergeLatestWins() {
+        let queue = OutputQueue<Values>()
+        queue.setStalled(true)
+        for i in 0..<100_000 { queue.push(merging: Values(values: ["count": i]), key: 1) }
+        queue.push(merging: Values(values: ["other": 1]), key: 2)
+        #expect(queue.pendingCount == 2)
+        #expect(texts(queue.takeAll()) == ["count=99999", "other=1"])
+    }
+
+    @Test func anEventSealsPendingChangesSoOrderIsKept() {
+        let queue = OutputQueue<Values>()
+        queue.setStalled(true)
+        queue.push(merging: Values(values: ["a": 1]), key: 1)
+        queue.push(Array("event".utf8), key: 1)
+        queue.push(merging: Values(values: ["a": 2]), key: 1)
+        queue.push(merging: Values(values: ["a": 3, "b": 1]), key: 1)
+        #expect(texts(queue.takeAll()) == ["a=1", "event", "a=3,b=1"])
+    }
+
+    @Test func repliesDoNotSealChangesButKeepTheirPlace() {
+        let queue = OutputQueue<Values>()
+        queue.setStalled(true)
+        queue.push(merging: Values(values: ["a": 1]), key: 1)
+        queue.push(Array("reply".utf8))
+        queue.push(merging: Values(values: ["a": 2]), key: 1)
+        // The newer value joins the waiting change, written before the reply: never older state after it.
+        #expect(texts(queue.takeAll()) == ["a=2", "reply"])
+    }
+
+    @Test func eventsAreNeverDropped() {
+        let queue = OutputQueue<Values>()
+        queue.setStalled(true)
+        for i in 0..<1000 {
+            queue.push(merging: Values(values: ["a": i]), key: 1)
+            queue.push(Array("e\(i)".utf8), key: 1)
+        }
+        let taken = texts(queue.takeAll())
+        #expect(taken.count == 2000)
+        #expect(taken.filter { $0.hasPrefix("e") } == (0..<1000).map { "e\($0)" })
+    }
+
+    @Test func closedQueuesStillHandOverWhatTheyHold() {
+        let queue = OutputQueue<Values>()
+        queue.push(Array("x".utf8))
+        queue.close()
+        queue.push(Array("late".utf8))
+        #expect(queue.waitAndTakeAll().map(texts) == ["x"])
+        #expect(queue.waitAndTakeAll() == nil)
+    }
+}
