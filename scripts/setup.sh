@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what building and testing vmhost needs, when it is missing:
+# jansson (Debian libjansson-dev) and, for the end-to-end suites, pytest and hypothesis.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if ! pkg-config --exists jansson 2>/dev/null; then
+    echo "setup: installing libjansson-dev" >&2
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libjansson-dev pkg-config >/dev/null
+fi
+
+if [ "${1:-}" = "--tests" ]; then
+    if ! python3 -c 'import pytest, hypothesis' 2>/dev/null; then
+        echo "setup: installing Python test requirements" >&2
+        python3 -m pip install --quiet --disable-pip-version-check -r Tests/requirements.txt
+    fi
+fi

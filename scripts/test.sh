@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every test suite of vmhost and exits non-zero if any fails:
+#   1. Swift unit and in-process tests (swift test)
+#   2. end-to-end tests of the real binary through a pipe (pytest, Tests/EndToEnd)
+#   3. the hardening suite: a generative fuzzer of malformed frames (pytest, Tests/Hardening)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh --tests || exit 1
+
+failed=()
+run() {
+    local name=$1; shift
+    echo "=== $name: $*"
+    if "$@"; then echo "=== $name: passed"; else echo "=== $name: FAILED"; failed+=("$name"); fi
+}
+
+run swift-build swift build
+run swift-test swift test
+export VMHOST_BIN="$PWD/.build/debug/vmhost"
+run end-to-end python3 -m pytest -q -p no:cacheprovider Tests/EndToEnd
+run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED suites: ${failed[*]}"
+    exit 1
+fi
+echo "All suites passed."
