@@ -3,107 +3,108 @@ import Runtime
 import Testing
 import Wire
 @testable import Login
-
-/// The mode and everything derived from it alone: tab colours, hidden lines and containers.
-@Suite("Login: modes")
-@HostActor
-struct LoginModeTests {
-    @Test func passwordModeIsTheDefaultAndCreatingChangesNothing() {
-        let harness = LoginHarness()
-        #expect(harness.recorder.take() == [])
-        let values = harness.recorder.context.properties.map { ($0.name, $0.json) }
-        #expect(values.map(\.0) == [
-            "mode", "codeTabColor", "passwordTabColor", "hideCodeLine", "hideCodeContainer", "hidePasswordLine",
-            "hidePasswordContainer", "usernameValid", "passwordValid", "phoneValid", "codeValid", "canSubmit",
-            "canSendCode", "countdown", "sendCodeTitle", "isSubmitting", "failureMessage",
-        ])
-        #expect(values.map(\.1) == [
-            "password", "#212121", "#1E88E5", true, true, false, false, false, false, false, false, false, false, 0,
-            "获取验证码", false, nil,
-        ])
-    }
-
-    @Test func codeModeFromArgsStartsWithTheCodeTabSelected() {
-        let harness = LoginHarness(mode: .code)
-        #expect(harness.recorder.take() == [])
-        #expect(harness.recorder.value("mode") == "code")
-        #expect(harness.recorder.value("codeTabColor") == "#1E88E5")
-        #expect(harness.recorder.value("passwordTabColor") == "#212121")
-        #expect(harness.recorder.value("hideCodeLine") == false)
-        #expect(harness.recorder.value("hideCodeContainer") == false)
-        #expect(harness.recorder.value("hidePasswordLine") == true)
-        #expect(harness.recorder.value("hidePasswordContainer") == true)
-    }
-
-    @Test func switchingModesIsOneInputThatFlipsEveryDerivedOutput() throws {
-        let harness = LoginHarness()
-        #expect(try harness.send("mode", "code") == [
-            changed("mode", "code"),
-            changed("codeTabColor", "#1E88E5"),
-            changed("passwordTabColor", "#212121"),
-            changed("hideCodeLine", false),
-            changed("hideCodeContainer", false),
-            changed("hidePasswordLine", true),
-            changed("hidePasswordContainer", true),
-        ])
-        // The same mode again: distinctUntilChanged, nothing is sent.
-        #expect(try harness.send("mode", "code") == [])
-        #expect(try harness.send("mode", "password") == [
-            changed("mode", "password"),
-            changed("codeTabColor", "#212121"),
-            changed("passwordTabColor", "#1E88E5"),
-            changed("hideCodeLine", true),
-            changed("hideCodeContainer", true),
-            changed("hidePasswordLine", false),
-            changed("hidePasswordContainer", false),
-        ])
-    }
-
-    @Test func canSubmitFollowsTheFieldsOfTheModeShown() throws {
-        let harness = LoginHarness()
-        try harness.fill([("username", Demo.account), ("password", Demo.password)])
-        #expect(harness.recorder.value("canSubmit") == true)
-        // The code form is empty: switching to it makes submitting impossible, and back again possible.
-        #expect(try harness.send("mode", "code") == [
-            changed("mode", "code"),
-            changed("codeTabColor", "#1E88E5"),
-            changed("passwordTabColor", "#212121"),
-            changed("hideCodeLine", false),
-            changed("hideCodeContainer", false),
-            changed("hidePasswordLine", true),
-            changed("hidePasswordContainer", true),
-            changed("canSubmit", false),
-        ])
-        #expect(try harness.send("mode", "password").last == changed("canSubmit", true))
-    }
-
-    @Test(arguments: [
-        (JSON.string("sms"), "params.value: must be \"password\" or \"code\""),
-        (JSON.string("PASSWORD"), "params.value: must be \"password\" or \"code\""),
-        (JSON.int(1), "params.value: expected \"password\" or \"code\", got a number"),
-        (JSON.null, "params.value: expected \"password\" or \"code\", got null"),
-    ])
-    func theModeInputAcceptsOnlyPasswordOrCode(value: JSON, message: String) {
-        let harness = LoginHarness()
-        do throws(InputError) {
-            try harness.recorder.send("mode", value)
-            Issue.record("the mode input accepted \(value)")
-        } catch {
-            guard case .invalidValue(let decoding) = error else { Issue.record("expected an invalid value, got \(error)"); return }
-            #expect(decoding.description == message)
+extension LoginSuites {
+    /// The mode and everything derived from it alone: tab colours, hidden lines and containers.
+    @Suite("Login: modes")
+    @HostActor
+    struct LoginModeTests {
+        @Test func passwordModeIsTheDefaultAndCreatingChangesNothing() {
+            let harness = LoginHarness()
+            #expect(harness.recorder.take() == [])
+            let values = harness.recorder.context.properties.map { ($0.name, $0.json) }
+            #expect(values.map(\.0) == [
+                "mode", "codeTabColor", "passwordTabColor", "hideCodeLine", "hideCodeContainer", "hidePasswordLine",
+                "hidePasswordContainer", "usernameValid", "passwordValid", "phoneValid", "codeValid", "canSubmit",
+                "canSendCode", "countdown", "sendCodeTitle", "isSubmitting", "failureMessage",
+            ])
+            #expect(values.map(\.1) == [
+                "password", "#212121", "#1E88E5", true, true, false, false, false, false, false, false, false, false, 0,
+                "获取验证码", false, nil,
+            ])
         }
-        #expect(harness.recorder.take() == [])
-    }
 
-    @Test func argsAcceptAnAbsentModeAndNameABadOne() throws {
-        #expect(try LoginArgs(reader: JSONReader(nil, path: "params.args")).mode == .password)
-        #expect(try LoginArgs(reader: JSONReader(["mode": "code"], path: "params.args")).mode == .code)
-        #expect(throws: JSONDecodingError(path: "params.args.mode", problem: "must be \"password\" or \"code\"")) {
-            try LoginArgs(reader: JSONReader(["mode": "sms"], path: "params.args"))
+        @Test func codeModeFromArgsStartsWithTheCodeTabSelected() {
+            let harness = LoginHarness(mode: .code)
+            #expect(harness.recorder.take() == [])
+            #expect(harness.recorder.value("mode") == "code")
+            #expect(harness.recorder.value("codeTabColor") == "#1E88E5")
+            #expect(harness.recorder.value("passwordTabColor") == "#212121")
+            #expect(harness.recorder.value("hideCodeLine") == false)
+            #expect(harness.recorder.value("hideCodeContainer") == false)
+            #expect(harness.recorder.value("hidePasswordLine") == true)
+            #expect(harness.recorder.value("hidePasswordContainer") == true)
         }
-        #expect(throws: JSONDecodingError(path: "params.args.mode", problem: "expected \"password\" or \"code\", got a boolean")) {
-            try LoginArgs(reader: JSONReader(["mode": true], path: "params.args"))
+
+        @Test func switchingModesIsOneInputThatFlipsEveryDerivedOutput() throws {
+            let harness = LoginHarness()
+            #expect(try harness.send("mode", "code") == [
+                changed("mode", "code"),
+                changed("codeTabColor", "#1E88E5"),
+                changed("passwordTabColor", "#212121"),
+                changed("hideCodeLine", false),
+                changed("hideCodeContainer", false),
+                changed("hidePasswordLine", true),
+                changed("hidePasswordContainer", true),
+            ])
+            // The same mode again: distinctUntilChanged, nothing is sent.
+            #expect(try harness.send("mode", "code") == [])
+            #expect(try harness.send("mode", "password") == [
+                changed("mode", "password"),
+                changed("codeTabColor", "#212121"),
+                changed("passwordTabColor", "#1E88E5"),
+                changed("hideCodeLine", true),
+                changed("hideCodeContainer", true),
+                changed("hidePasswordLine", false),
+                changed("hidePasswordContainer", false),
+            ])
         }
-        #expect(throws: JSONDecodingError.self) { try LoginArgs(reader: JSONReader(["mod": "code"], path: "params.args")) }
+
+        @Test func canSubmitFollowsTheFieldsOfTheModeShown() throws {
+            let harness = LoginHarness()
+            try harness.fill([("username", Demo.account), ("password", Demo.password)])
+            #expect(harness.recorder.value("canSubmit") == true)
+            // The code form is empty: switching to it makes submitting impossible, and back again possible.
+            #expect(try harness.send("mode", "code") == [
+                changed("mode", "code"),
+                changed("codeTabColor", "#1E88E5"),
+                changed("passwordTabColor", "#212121"),
+                changed("hideCodeLine", false),
+                changed("hideCodeContainer", false),
+                changed("hidePasswordLine", true),
+                changed("hidePasswordContainer", true),
+                changed("canSubmit", false),
+            ])
+            #expect(try harness.send("mode", "password").last == changed("canSubmit", true))
+        }
+
+        @Test(arguments: [
+            (JSON.string("sms"), "params.value: must be \"password\" or \"code\""),
+            (JSON.string("PASSWORD"), "params.value: must be \"password\" or \"code\""),
+            (JSON.int(1), "params.value: expected \"password\" or \"code\", got a number"),
+            (JSON.null, "params.value: expected \"password\" or \"code\", got null"),
+        ])
+        func theModeInputAcceptsOnlyPasswordOrCode(value: JSON, message: String) {
+            let harness = LoginHarness()
+            do throws(InputError) {
+                try harness.recorder.send("mode", value)
+                Issue.record("the mode input accepted \(value)")
+            } catch {
+                guard case .invalidValue(let decoding) = error else { Issue.record("expected an invalid value, got \(error)"); return }
+                #expect(decoding.description == message)
+            }
+            #expect(harness.recorder.take() == [])
+        }
+
+        @Test func argsAcceptAnAbsentModeAndNameABadOne() throws {
+            #expect(try LoginArgs(reader: JSONReader(nil, path: "params.args")).mode == .password)
+            #expect(try LoginArgs(reader: JSONReader(["mode": "code"], path: "params.args")).mode == .code)
+            #expect(throws: JSONDecodingError(path: "params.args.mode", problem: "must be \"password\" or \"code\"")) {
+                try LoginArgs(reader: JSONReader(["mode": "sms"], path: "params.args"))
+            }
+            #expect(throws: JSONDecodingError(path: "params.args.mode", problem: "expected \"password\" or \"code\", got a boolean")) {
+                try LoginArgs(reader: JSONReader(["mode": true], path: "params.args"))
+            }
+            #expect(throws: JSONDecodingError.self) { try LoginArgs(reader: JSONReader(["mod": "code"], path: "params.args")) }
+        }
     }
 }
