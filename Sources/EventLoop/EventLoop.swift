@@ -182,9 +182,12 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     public func drainSettled() {
         guard inLoop, !runningJob else { return }
         drain()
-        while inTransit.load(ordering: .acquiring) > 0 {
+        // Bounded: a released task that cannot get a runtime thread soon must not stall the host.
+        var spins = 0
+        while inTransit.load(ordering: .acquiring) > 0 && spins < 20_000 {
             sched_yield()
             drain()
+            spins += 1
         }
     }
 
