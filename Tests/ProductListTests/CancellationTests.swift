@@ -1,0 +1,89 @@
+import Backend
+import BackendTesting
+import EventLoop
+import ProductList
+import Runtime
+import TestSupport
+import Testing
+import Wire
+
+extension ProductListSuites {
+    /// The `cancel` input and a refresh during load-more, against a stub API: the fetch is cancelled
+    /// for real, the command ends as cancelled, the flags drop, nothing of the fetch is applied, and no
+    /// error is emitted. (`$/cancelRequest` and `vm.dispose` are in `WireCancellationTests`.)
+    @Suite(.timeLimit(.minutes(1)))
+    @HostActor
+    struct CancellationTests {
+        let harness = ProductListHarness()
+        var recorder: ViewModelRecorder { harness.recorder }
+
+        @Test func cancelStopsARefresh() async throws {
+            let refresh = try harness.start("refresh")
+            let call = await harness.api.call(.products)
+            try recorder.send("cancel")
+            #expect(recorder.outcomes[refresh] == .cancelled)
+            // The fetch's task was cancelled: the stub sees it (once its task gets there).
+            await harness.until { !call.isPending }
+            #expect(call.wasCancelled)
+            // The server answering late changes nothing.
+            #expect(!call.succeed(.demoProducts(page: 1)))
+            await recorder.settle()
+            #expect(recorder.take() == [.changed("isRefreshing", true), .changed("isRefreshing", false)])
+            #expect(recorder.value("page") == 0)
+        }
+
+        @Test func cancelStopsALoadMoreAndKeepsTheList() async throws {
+            await harness.loadFirstPage()
+            let more = try harness.start("loadMore")
+            let call = await harness.api.call(.products, occurrence: 2)
+            try recorder.send("cancel")
+            #expect(recorder.outcomes[more] == .cancelled)
+            await harness.until { !call.isPending }
+            #expect(call.wasCancelled)
+            #expect(!call.succeed(.demoProducts(page: 2)))
+            await recorder.settle()
+            #expect(recorder.take() == [.changed("isLoadingMore", true), .changed("isLoadingMore", false)])
+            #expect(recorder.value("items") == Expect.cells(1...20))
+            #expect(recorder.value("page") == 1)
+
+            // The same page is asked for again next time.
+            let retry = try harness.start("loadMore")
+            #expect(await harness.api.call(.products, occurrence: 3).arguments == ["page": 2, "pageSize": 20])
+            #expect(await harness.answer(retry, occurrence: 3, with: .demoProducts(page: 2)) == .succeeded(nil))
+        }
+
+        @Test func cancelWithNothingInFlightDoesNothing() throws {
+            try recorder.send("cancel")
+            #expect(recorder.take() == [])
+            #expect(harness.api.calls.isEmpty)
+        }
+
+        @Test func refreshDuringLoadMoreCancelsTheLoadMore() async throws {
+            await harness.loadFirstPage()
+            let more = try harness.start("loadMore")
+            let moreCall = await harness.api.call(.products, occurrence: 2)
+            let refresh = try harness.start("refresh")
+            // Cancelled as the refresh starts, before it fetches: the two spinners never show together.
+            #expect(recorder.outcomes[more] == .cancelled)
+            await harness.until { !moreCall.isPending }
+            #expect(moreCall.wasCancelled)
+            #expect(recorder.take() == [
+                .changed("isLoadingMore", true),
+                .changed("isLoadingMore", false),
+                .changed("isRefreshing", true),
+            ])
+
+            // The load-more's page arriving late is not appended to the refreshed list.
+            #expect(!moreCall.succeed(.demoProducts(page: 2)))
+            let refreshCall = await harness.api.call(.products, occurrence: 3)
+            #expect(refreshCall.arguments == ["page": 1, "pageSize": 20])
+            let fresh = Expect.page(Array(3...22), index: 1)
+            #expect(await harness.answer(refresh, occurrence: 3, with: fresh) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("items", Expect.cells(3...22)),
+                .changed("isRefreshing", false),
+            ])
+            #expect(recorder.value("page") == 1)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Backend
+import BackendTesting
+import EventLoop
+import ProductList
+import Runtime
+import TestSupport
+import Testing
+import Wire
+
+extension ProductListSuites {
+    /// Every failure kind, from either command, reaches the one `error` channel once, fails the command,
+    /// keeps the list on screen and drops the flag it raised.
+    @Suite(.timeLimit(.minutes(1)))
+    @HostActor
+    struct FailureTests {
+        nonisolated static let failures: [DomainError] = [
+            .network("could not connect to the server"),
+            .timeout(),
+            .server(status: 404),
+            .server(status: 500),
+            .business(code: "1009", message: "系统繁忙"),
+            .decode("data[0].id is missing"),
+        ]
+
+        @Test(arguments: failures)
+        func aFailedLoadMoreKeepsTheList(error: DomainError) async throws {
+            let harness = ProductListHarness()
+            await harness.loadFirstPage()
+            let more = try harness.start("loadMore")
+            var expected = error
+            expected.input = "loadMore"
+            #expect(await harness.fail(more, occurrence: 2, with: error) == .failed(expected))
+            #expect(harness.recorder.take() == [
+                .changed("isLoadingMore", true),
+                .changed("isLoadingMore", false),
+                .event("error", Expect.error(error, input: "loadMore")),
+            ])
+            #expect(harness.recorder.value("items") == Expect.cells(1...20))
+            #expect(harness.recorder.value("page") == 1)
+            #expect(harness.recorder.value("hasMore") == true)
+        }
+
+        @Test(arguments: failures)
+        func aFailedRefreshKeepsTheList(error: DomainError) async throws {
+            let harness = ProductListHarness()
+            await harness.loadFirstPage()
+            let refresh = try harness.start("refresh")
+            var expected = error
+            expected.input = "refresh"
+            #expect(await harness.fail(refresh, occurrence: 2, with: error) == .failed(expected))
+            #expect(harness.recorder.take() == [
+                .changed("isRefreshing", true),
+                .changed("isRefreshing", false),
+                .event("error", Expect.error(error, input: "refresh")),
+            ])
+            #expect(harness.recorder.value("items") == Expect.cells(1...20))
+            #expect(harness.recorder.value("page") == 1)
+        }
+
+        @Test func aFailedFirstLoadLeavesTheListEmptyButNotMarkedEmpty() async throws {
+            let harness = ProductListHarness()
+            let refresh = try harness.start("refresh")
+            _ = await harness.fail(refresh, occurrence: 1, with: .network("offline"))
+            #expect(harness.recorder.take() == [
+                .changed("isRefreshing", true),
+                .changed("isRefreshing", false),
+                .event("error", Expect.error(.network("offline"), input: "refresh")),
+            ])
+            #expect(harness.recorder.value("isEmpty") == false)
+            #expect(harness.recorder.value("page") == 0)
+        }
+
+        @Test func bothCommandsFailIntoTheOneChannel() async throws {
+            let harness = ProductListHarness()
+            let refresh = try harness.start("refresh")
+            _ = await harness.fail(refresh, occurrence: 1, with: .server(status: 500))
+            let more = try harness.start("loadMore")
+            _ = await harness.fail(more, occurrence: 2, with: .timeout())
+            let events = harness.recorder.take().filter { if case .event = $0 { true } else { false } }
+            #expect(events == [
+                .event("error", Expect.error(.server(status: 500), input: "refresh")),
+                .event("error", Expect.error(.timeout(), input: "loadMore")),
+            ])
+        }
+    }
+}

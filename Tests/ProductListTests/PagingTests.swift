@@ -1,0 +1,237 @@
+import Backend
+import BackendTesting
+import EventLoop
+import ProductList
+import Runtime
+import TestSupport
+import Testing
+import Wire
+
+extension ProductListSuites {
+    /// Refresh, load more and their outputs, asserted as whole histories against a stub API.
+    @Suite(.timeLimit(.minutes(1)))
+    @HostActor
+    struct PagingTests {
+        let harness = ProductListHarness()
+        var recorder: ViewModelRecorder { harness.recorder }
+
+        @Test func startsEmptyWithMorePagesToLoad() {
+            #expect(recorder.value("items") == [])
+            #expect(recorder.value("page") == 0)
+            #expect(recorder.value("hasMore") == true)
+            #expect(recorder.value("isRefreshing") == false)
+            #expect(recorder.value("isLoadingMore") == false)
+            #expect(recorder.value("isEmpty") == false)
+            #expect(recorder.take() == [])
+        }
+
+        @Test func firstLoad() async throws {
+            let refresh = try harness.start("refresh")
+            #expect(recorder.take() == [.changed("isRefreshing", true)])
+            let call = await harness.api.call(.products)
+            #expect(call.arguments == ["page": 1, "pageSize": 20])
+
+            #expect(await harness.answer(refresh, occurrence: 1, with: .demoProducts(page: 1)) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("items", Expect.cells(1...20)),
+                .changed("page", 1),
+                .changed("isRefreshing", false),
+            ])
+            #expect(harness.api.calls.count == 1)
+        }
+
+        @Test func threePagesToTheEnd() async throws {
+            await harness.loadFirstPage()
+
+            let second = try harness.start("loadMore")
+            #expect(recorder.take() == [.changed("isLoadingMore", true)])
+            #expect(await harness.api.call(.products, occurrence: 2).arguments == ["page": 2, "pageSize": 20])
+            #expect(await harness.answer(second, occurrence: 2, with: .demoProducts(page: 2)) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("items", Expect.cells(1...40)),
+                .changed("page", 2),
+                .changed("isLoadingMore", false),
+            ])
+
+            let third = try harness.start("loadMore")
+            #expect(await harness.api.call(.products, occurrence: 3).arguments == ["page": 3, "pageSize": 20])
+            #expect(await harness.answer(third, occurrence: 3, with: .demoProducts(page: 3)) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("isLoadingMore", true),
+                .changed("items", Expect.cells(1...57)),
+                .changed("page", 3),
+                .changed("hasMore", false),
+                .changed("isLoadingMore", false),
+            ])
+
+            #expect(throws: InputError.disabled(reason: "no more pages")) { try harness.start("loadMore") }
+            #expect(recorder.take() == [])
+            #expect(harness.api.calls.count == 3)
+        }
+
+        @Test func loadMoreBeforeAnyRefreshLoadsPageOne() async throws {
+            let index = try harness.start("loadMore")
+            #expect(await harness.api.call(.products).arguments == ["page": 1, "pageSize": 20])
+            #expect(await harness.answer(index, occurrence: 1, with: .demoProducts(page: 1)) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("isLoadingMore", true),
+                .changed("items", Expect.cells(1...20)),
+                .changed("page", 1),
+                .changed("isLoadingMore", false),
+            ])
+        }
+
+        @Test func refreshReplacesTheItemsAndStartsOverAtPageOne() async throws {
+            await harness.loadFirstPage()
+            let more = try harness.start("loadMore")
+            _ = await harness.answer(more, occurrence: 2, with: .demoProducts(page: 2))
+            _ = recorder.take()
+
+            // The server's first page changed meanwhile: two new products at the top.
+            let refresh = try harness.start("refresh")
+            #expect(await harness.api.call(.products, occurrence: 3).arguments == ["page": 1, "pageSize": 20])
+            let shifted = Expect.page([56, 57] + Array(1...18), index: 1)
+            #expect(await harness.answer(refresh, occurrence: 3, with: shifted) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("isRefreshing", true),
+                .changed("items", .array(Expect.cells(56...57).arrayValue! + Expect.cells(1...18).arrayValue!)),
+                .changed("page", 1),
+                .changed("isRefreshing", false),
+            ])
+
+            // After a refresh, ids of the old list no longer count as listed: page 2 appends p019…p038.
+            let next = try harness.start("loadMore")
+            #expect(await harness.answer(next, occurrence: 4, with: Expect.page(Array(19...38), index: 2)) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("isLoadingMore", true),
+                .changed("items", .array(Expect.cells(56...57).arrayValue! + Expect.cells(1...38).arrayValue!)),
+                .changed("page", 2),
+                .changed("isLoadingMore", false),
+            ])
+        }
+
+        @Test func noDuplicateIdsWhenTheServerShiftsItemsOntoTheNextPage() async throws {
+            await harness.loadFirstPage()
+            // A product was inserted on the server: p019 and p020 moved onto page 2.
+            let more = try harness.start("loadMore")
+            #expect(await harness.answer(more, occurrence: 2, with: Expect.page(Array(19...38), index: 2)) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("isLoadingMore", true),
+                .changed("items", Expect.cells(1...38)),
+                .changed("page", 2),
+                .changed("isLoadingMore", false),
+            ])
+        }
+
+        @Test func aPageWithOnlyKnownIdsStillAdvancesThePage() async throws {
+            await harness.loadFirstPage()
+            let more = try harness.start("loadMore")
+            #expect(await harness.answer(more, occurrence: 2, with: Expect.page(Array(1...20), index: 2)) == .succeeded(nil))
+            #expect(recorder.take() == [.changed("isLoadingMore", true), .changed("page", 2), .changed("isLoadingMore", false)])
+        }
+
+        @Test func pageAdvancesOnlyOnSuccess() async throws {
+            await harness.loadFirstPage()
+            let failed = try harness.start("loadMore")
+            _ = await harness.fail(failed, occurrence: 2, with: .network("offline"))
+            #expect(recorder.value("page") == 1)
+            _ = recorder.take()
+
+            let retry = try harness.start("loadMore")
+            #expect(await harness.api.call(.products, occurrence: 3).arguments == ["page": 2, "pageSize": 20])
+            #expect(await harness.answer(retry, occurrence: 3, with: .demoProducts(page: 2)) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("isLoadingMore", true),
+                .changed("items", Expect.cells(1...40)),
+                .changed("page", 2),
+                .changed("isLoadingMore", false),
+            ])
+        }
+
+        @Test func anEmptyListIsEmptyOnlyOnceLoaded() async throws {
+            let refresh = try harness.start("refresh")
+            let empty = StubReply.products(Page(items: [], info: PageInfo(index: 1, size: 20, total: 0)))
+            #expect(await harness.answer(refresh, occurrence: 1, with: empty) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("isRefreshing", true),
+                .changed("page", 1),
+                .changed("hasMore", false),
+                .changed("isEmpty", true),
+                .changed("isRefreshing", false),
+            ])
+
+            // Products appeared: the next refresh fills the list and it is no longer empty.
+            let again = try harness.start("refresh")
+            #expect(await harness.answer(again, occurrence: 2, with: .demoProducts(page: 1)) == .succeeded(nil))
+            #expect(recorder.take() == [
+                .changed("isRefreshing", true),
+                .changed("items", Expect.cells(1...20)),
+                .changed("hasMore", true),
+                .changed("isEmpty", false),
+                .changed("isRefreshing", false),
+            ])
+        }
+
+        @Test func loadMoreIsRefusedWhileAFetchRuns() async throws {
+            let refresh = try harness.start("refresh")
+            #expect(throws: InputError.disabled(reason: "a fetch is in flight")) { try harness.start("loadMore") }
+            _ = await harness.answer(refresh, occurrence: 1, with: .demoProducts(page: 1))
+
+            let more = try harness.start("loadMore")
+            // The runtime's `ignore` policy answers first while the load-more itself runs.
+            #expect(throws: InputError.disabled(reason: "already running")) { try harness.start("loadMore") }
+            _ = await harness.answer(more, occurrence: 2, with: .demoProducts(page: 2))
+            #expect(recorder.take() == [
+                .changed("isRefreshing", true),
+                .changed("items", Expect.cells(1...20)),
+                .changed("page", 1),
+                .changed("isRefreshing", false),
+                .changed("isLoadingMore", true),
+                .changed("items", Expect.cells(1...40)),
+                .changed("page", 2),
+                .changed("isLoadingMore", false),
+            ])
+            #expect(harness.api.calls.count == 2)
+        }
+
+        @Test func aSecondRefreshReplacesTheFirst() async throws {
+            let first = try harness.start("refresh")
+            let second = try harness.start("refresh")
+            #expect(recorder.outcomes[first] == .cancelled)
+            let firstCall = await harness.api.call(.products)
+            await harness.until { !firstCall.isPending }
+            #expect(firstCall.wasCancelled)
+            #expect(await harness.answer(second, occurrence: 2, with: .demoProducts(page: 1)) == .succeeded(nil))
+            // isExecuting drops and rises again inside the second send (one turn on the wire).
+            #expect(recorder.take() == [
+                .changed("isRefreshing", true),
+                .changed("isRefreshing", false),
+                .changed("isRefreshing", true),
+                .changed("items", Expect.cells(1...20)),
+                .changed("page", 1),
+                .changed("isRefreshing", false),
+            ])
+        }
+
+        @Test func theConfiguredPageSizeIsAskedFor() async throws {
+            let harness = ProductListHarness(pageSize: 50)
+            let refresh = try harness.start("refresh")
+            #expect(await harness.api.call(.products).arguments == ["page": 1, "pageSize": 50])
+            #expect(await harness.answer(refresh, occurrence: 1, with: .demoProducts(page: 1, pageSize: 50)) == .succeeded(nil))
+            let more = try harness.start("loadMore")
+            #expect(await harness.api.call(.products, occurrence: 2).arguments == ["page": 2, "pageSize": 50])
+            #expect(await harness.answer(more, occurrence: 2, with: .demoProducts(page: 2, pageSize: 50)) == .succeeded(nil))
+            #expect(harness.recorder.take() == [
+                .changed("isRefreshing", true),
+                .changed("items", Expect.cells(1...50)),
+                .changed("page", 1),
+                .changed("isRefreshing", false),
+                .changed("isLoadingMore", true),
+                .changed("items", Expect.cells(1...57)),
+                .changed("page", 2),
+                .changed("hasMore", false),
+                .changed("isLoadingMore", false),
+            ])
+        }
+    }
+}
