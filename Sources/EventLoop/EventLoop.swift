@@ -178,6 +178,28 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         while hasPendingWork { await Task.yield() }
     }
 
+    /// Starts a task on the host actor, counted as in transit until it first runs there (a new
+    /// task, like a resumed one, may pass through the runtime's global executor first). Every task
+    /// the host starts goes through here so that ``settle()`` and a manual clock are exact.
+    @discardableResult
+    public static func startTask<T: Sendable>(_ body: @escaping @HostActor () async -> T) -> Task<T, Never> {
+        shared.beginTransit()
+        return Task { @HostActor in
+            shared.endTransit()
+            return await body()
+        }
+    }
+
+    /// ``startTask(_:)`` for work that throws.
+    @discardableResult
+    public static func startTask<T: Sendable>(_ body: @escaping @HostActor () async throws -> T) -> Task<T, any Error> {
+        shared.beginTransit()
+        return Task { @HostActor in
+            shared.endTransit()
+            return try await body()
+        }
+    }
+
     /// ``drain()``, repeated until no released task is still on its way here. Same rules as ``drain()``.
     public func drainSettled() {
         guard inLoop, !runningJob else { return }

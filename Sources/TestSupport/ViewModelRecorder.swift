@@ -6,7 +6,7 @@ import Wire
 ///
 /// ```swift
 /// let recorder = ViewModelRecorder()
-/// let vm = ProductListViewModel(args: .init(), context: recorder.context, api: stub)
+/// let vm = recorder.keep(ProductListViewModel(args: .init(), context: recorder.context, api: stub))
 /// try recorder.send("refresh")
 /// #expect(recorder.take() == [.changed("isRefreshing", true)])
 /// ```
@@ -40,6 +40,15 @@ public final class ViewModelRecorder: ViewModelContextObserver {
 
     public func eventDidEmit(_ context: ViewModelContext, name: String, value: JSON) {
         records.append(.event(name, value))
+    }
+
+    /// Keeps `viewModel` alive as long as its context may run its code, as the host does for the
+    /// view-models it creates: view-model closures capture `unowned self`, and a command or timer
+    /// can still finish after a test has dropped its own reference.
+    @discardableResult
+    public func keep<VM: AnyObject>(_ viewModel: VM) -> VM {
+        context.retain(viewModel)
+        return viewModel
     }
 
     /// Records since the last take.

@@ -132,7 +132,7 @@ struct APIScenarioTests {
         fixture.server?.setFault(.neverAnswer, forPath: "/menus/m1/groups")
         var error: DomainError?
         let api = fixture.client
-        let task = Task { error = await domainError { _ = try await api.groups(menuUid: "m1") } }
+        let task = EventLoop.startTask { error = await domainError { _ = try await api.groups(menuUid: "m1") } }
         if let server = fixture.server { _ = try await server.request(path: "/menus/m1/groups") }
         await fixture.clock.advance(by: .milliseconds(1999))
         #expect(error == nil)

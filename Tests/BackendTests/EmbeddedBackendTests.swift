@@ -31,7 +31,7 @@ struct EmbeddedBackendTests {
     @Test func latencyDelaysEveryCallOnTheHostClock() async throws {
         backend.latency = .milliseconds(300)
         var page: Page<Product>?
-        let task = Task { page = try await backend.products(page: 2, pageSize: 20) }
+        let task = EventLoop.startTask { page = try await backend.products(page: 2, pageSize: 20) }
         await clock.advance(by: .milliseconds(299))
         #expect(page == nil)
         await clock.advance(by: .milliseconds(1))
@@ -78,7 +78,7 @@ struct EmbeddedBackendTests {
     @Test func timeoutOutcomeHangsForTheTimeoutThenFails() async throws {
         try backend.script(endpoint: "groups.list", outcomes: ["timeout"])
         var error: DomainError?
-        let task = Task { error = await domainError { _ = try await backend.groups(menuUid: "m1") } }
+        let task = EventLoop.startTask { error = await domainError { _ = try await backend.groups(menuUid: "m1") } }
         await clock.advance(by: .milliseconds(14999))
         #expect(error == nil)
         await clock.advance(by: .milliseconds(1))
@@ -89,7 +89,7 @@ struct EmbeddedBackendTests {
     @Test func delayOutcomeWaitsThenServes() async throws {
         try backend.script(endpoint: "groups.create", outcomes: ["delay:1000"])
         var group: MenuGroup?
-        let task = Task { group = try await backend.createGroup(menuUid: "m1", name: "新品") }
+        let task = EventLoop.startTask { group = try await backend.createGroup(menuUid: "m1", name: "新品") }
         await clock.advance(by: .milliseconds(999))
         #expect(group == nil)
         #expect(backend.server.menus["m1"]?.count == 4)
@@ -102,7 +102,7 @@ struct EmbeddedBackendTests {
         backend.latency = .milliseconds(5000)
         try backend.script(endpoint: "products", outcomes: ["delay:10000"])
         var error: DomainError?
-        let task = Task { error = await domainError { _ = try await backend.products(page: 1, pageSize: 20) } }
+        let task = EventLoop.startTask { error = await domainError { _ = try await backend.products(page: 1, pageSize: 20) } }
         await clock.advance(by: .milliseconds(14999))
         #expect(error == nil)
         await clock.advance(by: .milliseconds(1))
@@ -128,8 +128,8 @@ struct EmbeddedBackendTests {
         try backend.script(endpoint: "groups.list", outcomes: ["delay:100", "http:503"])
         var first: [MenuGroup]?
         var second: DomainError?
-        let a = Task { first = try await backend.groups(menuUid: "m1") }
-        let b = Task { second = await domainError { _ = try await backend.groups(menuUid: "m1") } }
+        let a = EventLoop.startTask { first = try await backend.groups(menuUid: "m1") }
+        let b = EventLoop.startTask { second = await domainError { _ = try await backend.groups(menuUid: "m1") } }
         await EventLoop.shared.settle()
         // The second call got the second outcome and failed at once; the first still waits.
         #expect(first == nil)
@@ -148,7 +148,7 @@ struct EmbeddedBackendTests {
 
     @Test func cancellationDuringADelayThrowsCancellationAndChangesNothing() async throws {
         try backend.script(endpoint: "groups.delete", outcomes: ["delay:1000"])
-        let task = Task { try await backend.deleteGroup(menuUid: "m1", groupId: "g1") }
+        let task = EventLoop.startTask { try await backend.deleteGroup(menuUid: "m1", groupId: "g1") }
         await EventLoop.shared.settle()
         #expect(clock.pendingCount == 1)
         task.cancel()
@@ -160,7 +160,7 @@ struct EmbeddedBackendTests {
 
     @Test func cancellationDuringLatencyOrATimeoutIsCancellationNotAnError() async throws {
         backend.latency = .milliseconds(500)
-        let login = Task { try await backend.login(username: "13800138000", password: "123456") }
+        let login = EventLoop.startTask { try await backend.login(username: "13800138000", password: "123456") }
         await EventLoop.shared.settle()
         login.cancel()
         #expect(isCancellation(await login.result))
@@ -168,14 +168,14 @@ struct EmbeddedBackendTests {
 
         backend.latency = .zero
         try backend.script(endpoint: "products", outcomes: ["timeout"])
-        let products = Task { try await backend.products(page: 1, pageSize: 20) }
+        let products = EventLoop.startTask { try await backend.products(page: 1, pageSize: 20) }
         await EventLoop.shared.settle()
         products.cancel()
         #expect(isCancellation(await products.result))
     }
 
     @Test func aCallFromAnAlreadyCancelledTaskNeverReachesTheServer() async throws {
-        let task = Task {
+        let task = EventLoop.startTask {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await backend.createGroup(menuUid: "m1", name: "不该出现")
         }

@@ -141,7 +141,7 @@ struct HTTPAPIClientTests {
     @Test func aServerThatNeverAnswersTimesOutOnTheHostClockAndTheConnectionIsClosed() async throws {
         server.setFault(.neverAnswer, forPath: "/products")
         var error: DomainError?
-        let task = Task { error = await domainError { _ = try await client.products(page: 1, pageSize: 20) } }
+        let task = EventLoop.startTask { error = await domainError { _ = try await client.products(page: 1, pageSize: 20) } }
         _ = try await server.request(path: "/products")
         await clock.advance(by: .milliseconds(14999))
         #expect(error == nil)
@@ -156,7 +156,7 @@ struct HTTPAPIClientTests {
 
     @Test func cancellingACallClosesItsConnectionAndAppliesNothing() async throws {
         server.setFault(.neverAnswer, forPath: "/auth/login")
-        let task = Task { try await client.login(username: "13800138000", password: "123456") }
+        let task = EventLoop.startTask { try await client.login(username: "13800138000", password: "123456") }
         _ = try await server.request(path: "/auth/login")
         task.cancel()
         #expect(isCancellation(await task.result))
@@ -167,7 +167,7 @@ struct HTTPAPIClientTests {
     }
 
     @Test func aCallFromAnAlreadyCancelledTaskSendsNothing() async throws {
-        let task = Task {
+        let task = EventLoop.startTask {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await client.products(page: 1, pageSize: 20)
         }

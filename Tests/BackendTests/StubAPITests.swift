@@ -12,7 +12,7 @@ struct StubAPITests {
 
     @Test func callsStayPendingUntilAnswered() async throws {
         var page: Page<Product>?
-        let task = Task { page = try await api.products(page: 1, pageSize: 20) }
+        let task = EventLoop.startTask { page = try await api.products(page: 1, pageSize: 20) }
         let call = await api.call(.products)
         #expect(call.arguments == ["page": 1, "pageSize": 20])
         #expect(call.isPending)
@@ -25,13 +25,13 @@ struct StubAPITests {
     }
 
     @Test func callsFailWithTheGivenError() async throws {
-        let task = Task { try await api.groups(menuUid: "m1") }
+        let task = EventLoop.startTask { try await api.groups(menuUid: "m1") }
         await api.call(.groupsList).fail(.server(status: 500))
         await #expect(throws: DomainError.server(status: 500)) { try await task.value }
     }
 
     @Test func cancellationIsObserved() async throws {
-        let task = Task { try await api.deleteGroup(menuUid: "m1", groupId: "g1") }
+        let task = EventLoop.startTask { try await api.deleteGroup(menuUid: "m1", groupId: "g1") }
         let call = await api.call(.groupsDelete)
         task.cancel()
         #expect(isCancellation(await task.result))

@@ -19,7 +19,7 @@ struct MenuEditGroupTests {
     private func editor(_ args: MenuEditGroupViewModel.Args = .init(menuUid: "m1"), _ recorder: ViewModelRecorder? = nil)
         -> MenuEditGroupViewModel
     {
-        keeper.keep(MenuEditGroupViewModel(args: args, context: (recorder ?? self.recorder).context, api: api))
+        keeper.keep((recorder ?? self.recorder).keep(MenuEditGroupViewModel(args: args, context: (recorder ?? self.recorder).context, api: api)))
     }
 
     @Test func initialOutputs() {

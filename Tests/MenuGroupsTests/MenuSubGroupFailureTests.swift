@@ -30,7 +30,7 @@ struct MenuSubGroupFailureTests {
 
     init() {
         backend = EmbeddedBackend(clock: recorder.clock, timeout: .milliseconds(Self.timeoutMs))
-        viewModel = MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: backend)
+        viewModel = recorder.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: backend))
     }
 
     private func loaded() async throws {
@@ -106,7 +106,7 @@ struct MenuSubGroupFailureTests {
 
     @Test func anUnknownMenuIsAServerError() async throws {
         let recorder = ViewModelRecorder(kind: "MenuSubGroup")
-        keeper.keep(MenuSubGroupViewModel(args: .init(menuUid: "nope"), context: recorder.context, api: backend))
+        keeper.keep(recorder.keep(MenuSubGroupViewModel(args: .init(menuUid: "nope"), context: recorder.context, api: backend)))
         try recorder.execute("load")
         await recorder.finished(0)
         #expect(recorder.take() == [

@@ -49,8 +49,7 @@ struct PropertyTests {
 struct CommandTests {
     func probe() -> (ViewModelRecorder, ProbeViewModel) {
         let recorder = ViewModelRecorder(kind: "Probe")
-        let vm = ProbeViewModel(args: .init(), context: recorder.context)
-        recorder.context.retain(vm)
+        let vm = recorder.keep(ProbeViewModel(args: .init(), context: recorder.context))
         _ = recorder.take()
         return (recorder, vm)
     }

@@ -96,7 +96,7 @@ public final class Command<Value: JSONDecodable & Sendable>: AnyInput {
         let body = self.body
         let context = owner
         context?.taskStarted()
-        execution.task = Task { @HostActor [weak execution] in
+        execution.task = EventLoop.startTask { [weak execution] in
             defer { context?.taskEnded() }
             let outcome: CommandOutcome
             do {

@@ -16,7 +16,7 @@ final class LoginHarness {
     init(mode: LoginMode = .password, locale: AppLocale = .zhHans) {
         recorder = ViewModelRecorder(kind: LoginViewModel.kind, locale: locale)
         backend = EmbeddedBackend(clock: recorder.clock)
-        viewModel = LoginViewModel(args: LoginArgs(mode: mode), context: recorder.context, api: backend)
+        viewModel = recorder.keep(LoginViewModel(args: LoginArgs(mode: mode), context: recorder.context, api: backend))
     }
 
     /// Sends a value input and returns what it changed.

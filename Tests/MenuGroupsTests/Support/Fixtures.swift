@@ -39,7 +39,7 @@ extension ViewModelRecorder {
     /// A `MenuSubGroup` on menu `m1` whose groups are loaded (demo data) and whose records are taken.
     @discardableResult
     func loadedSubGroup(api: StubAPI, keeper: Keeper) async throws -> MenuSubGroupViewModel {
-        let viewModel = keeper.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: context, api: api))
+        let viewModel = keeper.keep(keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: context, api: api)))
         api.answerNext(.groupsList, with: .success(.demoGroups))
         try execute("load")
         await finished(outcomes.count - 1)

@@ -16,7 +16,7 @@ final class ProductListHarness {
 
     init(pageSize: Int = 20, locale: AppLocale = .zhHans) {
         recorder = ViewModelRecorder(kind: ProductListViewModel.kind, locale: locale)
-        viewModel = ProductListViewModel(args: .init(pageSize: pageSize), context: recorder.context, api: api)
+        viewModel = recorder.keep(ProductListViewModel(args: .init(pageSize: pageSize), context: recorder.context, api: api))
     }
 
     /// Starts a command; returns the index of its outcome in `recorder.outcomes`.
