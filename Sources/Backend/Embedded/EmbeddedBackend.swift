@@ -41,40 +41,6 @@ public final class EmbeddedBackend: APIClient {
 
     /// The endpoint names that ``script(endpoint:outcomes:)`` accepts.
     public nonisolated static let endpointNames: [String] = BackendEndpoint.names
-
-    public func products(page: Int, pageSize: Int) async throws -> Page<Product> {
-        try await exchange(.products(page: page, pageSize: pageSize)).productPage()
-    }
-
-    public func login(username: String, password: String) async throws -> Session {
-        let session = try await exchange(.login(username: username, password: password)).session()
-        token = session.token
-        return session
-    }
-
-    public func sendSMSCode(phone: String) async throws {
-        _ = try await exchange(.sendSMSCode(phone: phone))
-    }
-
-    public func loginWithCode(phone: String, code: String) async throws -> Session {
-        let session = try await exchange(.loginWithCode(phone: phone, code: code)).session()
-        token = session.token
-        return session
-    }
-
-    public func groups(menuUid: String) async throws -> [MenuGroup] {
-        try await exchange(.groups(menuUid: menuUid)).groups()
-    }
-
-    public func createGroup(menuUid: String, name: String) async throws -> MenuGroup {
-        try await exchange(.createGroup(menuUid: menuUid, name: name)).group()
-    }
-
-    public func renameGroup(menuUid: String, groupId: String, name: String) async throws -> MenuGroup {
-        try await exchange(.renameGroup(menuUid: menuUid, groupId: groupId, name: name)).group()
-    }
-
-    public func deleteGroup(menuUid: String, groupId: String) async throws {
-        _ = try await exchange(.deleteGroup(menuUid: menuUid, groupId: groupId))
-    }
 }
+
+extension EmbeddedBackend: EnvelopeExchanging {}

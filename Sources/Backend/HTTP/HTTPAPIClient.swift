@@ -35,7 +35,7 @@ public final class HTTPAPIClient: APIClient {
     /// The token of the last successful login, sent as `Authorization: Bearer`; nil before.
     ///
     /// - Important: A secret: never log it.
-    public private(set) var token: String?
+    public internal(set) var token: String?
 
     let session: URLSession
 
@@ -57,40 +57,6 @@ public final class HTTPAPIClient: APIClient {
 
     /// Forgets the token: later calls go without `Authorization`.
     public func signOut() { token = nil }
-
-    public func products(page: Int, pageSize: Int) async throws -> Page<Product> {
-        try await exchange(.products(page: page, pageSize: pageSize)).productPage()
-    }
-
-    public func login(username: String, password: String) async throws -> Session {
-        let session = try await exchange(.login(username: username, password: password)).session()
-        token = session.token
-        return session
-    }
-
-    public func sendSMSCode(phone: String) async throws {
-        _ = try await exchange(.sendSMSCode(phone: phone))
-    }
-
-    public func loginWithCode(phone: String, code: String) async throws -> Session {
-        let session = try await exchange(.loginWithCode(phone: phone, code: code)).session()
-        token = session.token
-        return session
-    }
-
-    public func groups(menuUid: String) async throws -> [MenuGroup] {
-        try await exchange(.groups(menuUid: menuUid)).groups()
-    }
-
-    public func createGroup(menuUid: String, name: String) async throws -> MenuGroup {
-        try await exchange(.createGroup(menuUid: menuUid, name: name)).group()
-    }
-
-    public func renameGroup(menuUid: String, groupId: String, name: String) async throws -> MenuGroup {
-        try await exchange(.renameGroup(menuUid: menuUid, groupId: groupId, name: name)).group()
-    }
-
-    public func deleteGroup(menuUid: String, groupId: String) async throws {
-        _ = try await exchange(.deleteGroup(menuUid: menuUid, groupId: groupId))
-    }
 }
+
+extension HTTPAPIClient: EnvelopeExchanging {}
