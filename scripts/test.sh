@@ -2,7 +2,9 @@
 # Runs every test suite of vmhost and exits non-zero if any fails:
 #   1. Swift unit and in-process tests (swift test)
 #   2. end-to-end tests of the real binary through a pipe (pytest, Tests/EndToEnd)
-#   3. the hardening suite: a generative fuzzer of malformed frames (pytest, Tests/Hardening)
+#   3. the conformance transcripts of protocol/conformance, replayed (pytest, Tests/Conformance)
+#   4. the Python client's tests (pytest, clients/python/tests)
+#   5. the hardening suite: a generative fuzzer of malformed frames (pytest, Tests/Hardening)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
@@ -18,6 +20,12 @@ run swift-build swift build
 run swift-test swift test
 export VMHOST_BIN="$PWD/.build/debug/vmhost"
 run end-to-end python3 -m pytest -q -p no:cacheprovider Tests/EndToEnd
+if compgen -G "Tests/Conformance/test_*.py" >/dev/null; then
+    run conformance python3 -m pytest -q -p no:cacheprovider Tests/Conformance
+fi
+if compgen -G "clients/python/tests/test_*.py" >/dev/null; then
+    run python-client env PYTHONPATH="$PWD/clients/python" python3 -m pytest -q -p no:cacheprovider clients/python/tests
+fi
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
 
 if [ ${#failed[@]} -gt 0 ]; then
