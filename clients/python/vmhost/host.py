@@ -1,0 +1,422 @@
+"""The synchronous client: a vmhost process, a reader thread, and view-model proxies."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import subprocess
+import threading
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as _FutureTimeout
+from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Union
+
+from ._binary import find_binary
+from ._proxy import MISSING, ViewModelBase
+from .errors import HostExited, RPCError
+
+__all__ = ["Host", "ViewModel", "PendingCommand"]
+
+log = logging.getLogger("vmhost")
+
+Params = Union[Mapping[str, Any], List[Any], None]
+_OnResult = Callable[[Any], None]
+
+
+class PendingCommand:
+    """A request that was sent and not yet answered.
+
+    :meth:`result` waits for the answer; :meth:`cancel` asks the host to cancel it
+    (``$/cancelRequest``), after which :meth:`result` raises :class:`~vmhost.RequestCancelled`
+    unless the answer was already on its way.
+    """
+
+    def __init__(self, host: "Host", request_id: int, future: "Future[Any]",
+                 transform: Callable[[Any], Any] = lambda result: result) -> None:
+        self._host = host
+        self._future = future
+        self._transform = transform
+        self.id = request_id
+
+    def cancel(self) -> None:
+        """Send ``$/cancelRequest`` for this request (nothing happens if it already ended)."""
+        if not self._future.done():
+            self._host.notify("$/cancelRequest", {"id": self.id})
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        """Wait for the answer and return it, or raise its :class:`~vmhost.RPCError`.
+
+        Raises :class:`TimeoutError` when *timeout* seconds pass first (the request stays pending).
+        """
+        try:
+            return self._transform(self._future.result(timeout))
+        except _FutureTimeout:
+            raise TimeoutError(f"request {self.id} not answered within {timeout}s") from None
+
+    def __repr__(self) -> str:
+        state = "done" if self._future.done() else "pending"
+        return f"<PendingCommand id={self.id} {state}>"
+
+
+class Host:
+    """A running vmhost process spoken to over ndjson on its stdin/stdout.
+
+    Use :meth:`spawn` and a ``with`` block; leaving it sends ``shutdown`` and ``exit`` and waits
+    for the process. A reader thread answers waiting callers and applies notifications to the
+    view-models' mirrors, in the order the host wrote them, so once a request returns every
+    change it caused is already in the mirror.
+    """
+
+    def __init__(self, process: "subprocess.Popen[bytes]") -> None:
+        self._process = process
+        assert process.stdin is not None and process.stdout is not None
+        self._stdin: IO[bytes] = process.stdin
+        self._stdout: IO[bytes] = process.stdout
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._pending: Dict[int, "tuple[Future[Any], Optional[_OnResult]]"] = {}
+        self._subscriptions: Dict[str, ViewModelBase] = {}
+        self._exited = False
+        self._closed = False
+        self._notification_callbacks: List[Callable[[str, Any], Any]] = []
+        self._reader = threading.Thread(target=self._read, name="vmhost-reader", daemon=True)
+        self._reader.start()
+
+    @classmethod
+    def spawn(cls, *options: str, binary: Union[str, "os.PathLike[str]", None] = None,
+              stderr: Union[int, IO[Any], None] = None,
+              env: Optional[Mapping[str, str]] = None) -> "Host":
+        """Start vmhost with *options* (e.g. ``"--clock", "manual", "--test-controls"``).
+
+        The binary is *binary*, ``$VMHOST_BIN``, ``<repo>/.build/release/vmhost``,
+        ``<repo>/.build/debug/vmhost`` or ``vmhost`` on ``PATH``. *stderr* (the host's logs) is
+        inherited unless given, e.g. ``subprocess.DEVNULL``.
+        """
+        process = subprocess.Popen(
+            [find_binary(binary), *options],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+            env=dict(env) if env is not None else None,
+        )
+        return cls(process)
+
+    # -- context manager -----------------------------------------------------
+
+    def __enter__(self) -> "Host":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> Optional[int]:
+        """The exit status once the process ended, else ``None``."""
+        return self._process.poll()
+
+    def close(self, timeout: float = 5.0) -> Optional[int]:
+        """Send ``shutdown`` then ``exit``, close stdin and wait for the process; return its status.
+
+        Kills the process if it is still running after *timeout* seconds.
+        """
+        if self._closed:
+            return self._process.poll()
+        self._closed = True
+        if not self._exited:
+            try:
+                self._start("shutdown", None).result(timeout)
+                self.notify("exit")
+            except (RPCError, HostExited, TimeoutError, OSError):
+                pass
+        try:
+            self._stdin.close()
+        except OSError:
+            pass
+        try:
+            status = self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            status = self._process.wait()
+        self._reader.join(timeout)
+        self._stdout.close()
+        return status
+
+    # -- requests ------------------------------------------------------------
+
+    def request(self, method: str, params: Params = None, timeout: Optional[float] = None) -> Any:
+        """Send a request and return its result, or raise :class:`~vmhost.RPCError`.
+
+        When *timeout* seconds pass, the request is cancelled and :class:`TimeoutError` raised.
+        Do not call this from a callback: callbacks run on the reader, which answers requests.
+        """
+        pending = self.request_async(method, params)
+        try:
+            return pending.result(timeout)
+        except TimeoutError:
+            pending.cancel()
+            raise
+
+    def request_async(self, method: str, params: Params = None) -> PendingCommand:
+        """Send a request without waiting for it; see :class:`PendingCommand`."""
+        return self._start(method, params)
+
+    def notify(self, method: str, params: Params = None) -> None:
+        """Send a notification (no reply)."""
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._write(message)
+
+    def on_notification(self, callback: Callable[[str, Any], Any]) -> Callable[[], None]:
+        """Call ``callback(method, params)`` for every notification the host writes."""
+        self._notification_callbacks.append(callback)
+        return lambda: self._notification_callbacks.remove(callback)
+
+    def _start(self, method: str, params: Params, on_result: Optional[_OnResult] = None,
+               transform: Callable[[Any], Any] = lambda result: result) -> PendingCommand:
+        future: "Future[Any]" = Future()
+        with self._lock:
+            if self._exited:
+                raise HostExited(f"vmhost exited (status {self._process.poll()})")
+            request_id = next(self._ids)
+            self._pending[request_id] = (future, on_result)
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            self._write(message)
+        except OSError as error:
+            with self._lock:
+                self._pending.pop(request_id, None)
+            raise HostExited(f"vmhost is not reading its input: {error}") from error
+        pending = PendingCommand(self, request_id, future, transform)
+        if threading.current_thread() is self._reader:
+            pending.result = _forbid_wait  # type: ignore[method-assign]
+        return pending
+
+    def _write(self, message: Mapping[str, Any]) -> None:
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        with self._write_lock:
+            self._stdin.write(data)
+            self._stdin.flush()
+
+    # -- the usual methods ---------------------------------------------------
+
+    def initialize(self, locale: Optional[str] = None, **params: Any) -> Dict[str, Any]:
+        """``initialize``: sets the display language of view-models created afterwards."""
+        if locale is not None:
+            params["locale"] = locale
+        return self.request("initialize", params)  # type: ignore[no-any-return]
+
+    def ping(self) -> None:
+        self.request("ping")
+
+    def describe(self, kind: Optional[str] = None) -> Dict[str, Any]:
+        """``host.describe``: the kinds with their args, inputs and outputs."""
+        return self.request("host.describe", {"kind": kind} if kind is not None else {})  # type: ignore[no-any-return]
+
+    def list(self) -> List[Dict[str, Any]]:
+        """``vm.list``: ``[{vm, kind}]`` in creation order."""
+        return self.request("vm.list")  # type: ignore[no-any-return]
+
+    def create(self, kind: str, args: Optional[Mapping[str, Any]] = None,
+               id: Optional[str] = None) -> "ViewModel":
+        """``vm.create``: a proxy for a new view-model of *kind*."""
+        params: Dict[str, Any] = {"kind": kind}
+        if args is not None:
+            params["args"] = args
+        if id is not None:
+            params["id"] = id
+        return ViewModel(self, self.request("vm.create", params))
+
+    # -- the reader ----------------------------------------------------------
+
+    def _read(self) -> None:
+        try:
+            for line in self._stdout:
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    log.warning("vmhost: unparsable frame of %d bytes", len(line))
+                    continue
+                for item in message if isinstance(message, list) else [message]:
+                    if isinstance(item, dict):
+                        self._dispatch(item)
+        except (OSError, ValueError):
+            pass  # stdout closed under us
+        finally:
+            self._fail_pending()
+
+    def _dispatch(self, message: Dict[str, Any]) -> None:
+        if "method" in message:
+            self._notification(message["method"], message.get("params") or {})
+            return
+        request_id = message.get("id")
+        with self._lock:
+            entry = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
+        if entry is None:
+            if "error" in message:
+                log.warning("vmhost: error for request %r: %s", request_id, message["error"])
+            return
+        future, on_result = entry
+        if "error" in message:
+            future.set_exception(RPCError.from_error(message["error"] or {}))
+            return
+        result = message.get("result")
+        if on_result is not None:
+            try:
+                on_result(result)
+            except Exception as error:  # a reply that does not fit: report it to the caller
+                future.set_exception(error)
+                return
+        future.set_result(result)
+
+    def _notification(self, method: str, params: Dict[str, Any]) -> None:
+        if method in ("vm.changed", "vm.event"):
+            with self._lock:
+                vm = self._subscriptions.get(params.get("subscription", ""))
+            if vm is not None:
+                if method == "vm.changed":
+                    vm._apply_changed(params)
+                else:
+                    vm._apply_event(params)
+        for callback in list(self._notification_callbacks):
+            try:
+                callback(method, params)
+            except Exception:
+                log.exception("vmhost: notification callback %r raised", callback)
+
+    def _fail_pending(self) -> None:
+        with self._lock:
+            self._exited = True
+            pending = list(self._pending.values())
+            self._pending.clear()
+        status = self._process.poll()
+        for future, _ in pending:
+            future.set_exception(HostExited(f"vmhost exited before answering (status {status})"))
+
+    def _register(self, subscription: str, vm: ViewModelBase) -> None:
+        with self._lock:
+            self._subscriptions[subscription] = vm
+
+    def _unregister(self, subscription: Optional[str]) -> None:
+        with self._lock:
+            self._subscriptions.pop(subscription or "", None)
+
+
+def _forbid_wait(timeout: Optional[float] = None) -> Any:
+    raise RuntimeError(
+        "cannot wait for a reply inside a vmhost callback: the callback runs on the reader "
+        "that delivers replies; keep the PendingCommand and wait elsewhere"
+    )
+
+
+class ViewModel(ViewModelBase):
+    """A proxy for one view-model, built from its ``vm.create`` reply.
+
+    Inputs are methods (``vm.refresh()``, ``vm.username("13800138000")``) or
+    ``vm.send(name, value)``; properties are read from the local mirror with ``vm["items"]``
+    once :meth:`subscribe` was called. Misspelt names raise at once, listing the valid ones.
+    """
+
+    def __init__(self, host: Host, description: Mapping[str, Any]) -> None:
+        super().__init__(description)
+        self._host = host
+
+    @property
+    def host(self) -> Host:
+        return self._host
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        self._check_input(name)
+
+        def send(value: Any = MISSING, timeout: Optional[float] = None) -> Any:
+            return self.send(name, value, timeout=timeout)
+
+        send.__name__ = name
+        send.__doc__ = f"Send input {name!r} of {self._kind} (see vm.send)."
+        return send
+
+    def send(self, input: str, value: Any = MISSING, timeout: Optional[float] = None) -> Any:
+        """Send *input* (with *value*, if given) and wait until it is applied or its command ends.
+
+        Returns the command's ``value`` (``None`` if it has none, and for value and trigger
+        inputs). Raises :class:`~vmhost.CommandFailed`, :class:`~vmhost.InputDisabled`,
+        :class:`~vmhost.RequestCancelled`, … When *timeout* passes, the send is cancelled and
+        :class:`TimeoutError` raised.
+        """
+        pending = self.send_async(input, value)
+        try:
+            return pending.result(timeout)
+        except TimeoutError:
+            pending.cancel()
+            raise
+
+    def send_async(self, input: str, value: Any = MISSING) -> PendingCommand:
+        """Send *input* without waiting; the :class:`PendingCommand` can be cancelled."""
+        self._check_input(input)
+        params: Dict[str, Any] = {"vm": self._handle, "input": input}
+        if value is not MISSING:
+            params["value"] = value
+        return self._host._start("vm.send", params, transform=_command_value)
+
+    def get(self, *outputs: str) -> Dict[str, Any]:
+        """``vm.get``: the current values of *outputs* (default: every property), read once."""
+        params: Dict[str, Any] = {"vm": self._handle}
+        if outputs:
+            params["outputs"] = self._check_outputs(list(outputs))
+        return self._host.request("vm.get", params)["values"]  # type: ignore[no-any-return]
+
+    def subscribe(self, outputs: Optional[List[str]] = None, diff: bool = False) -> Dict[str, Any]:
+        """Subscribe to *outputs* (default: all) and keep the mirror current; return its values.
+
+        With ``diff=True`` the host sends list splices, which are applied the same way.
+        """
+        if self._subscription is not None:
+            raise RuntimeError(f"{self._handle} is already subscribed ({self._subscription}); "
+                               "call unsubscribe() first")
+        params: Dict[str, Any] = {"vm": self._handle, "diff": diff}
+        names = self._check_outputs(outputs)
+        if names is not None:
+            params["outputs"] = names
+
+        def on_result(result: Any) -> None:  # on the reader, before any later notification
+            self._subscribed(result["subscription"], result.get("values") or {})
+            self._host._register(result["subscription"], self)
+
+        self._host._start("vm.subscribe", params, on_result=on_result).result()
+        return self.values
+
+    def unsubscribe(self) -> None:
+        """End the subscription; the mirror keeps its last values."""
+        subscription = self._subscription
+        if subscription is None:
+            return
+        self._host._unregister(subscription)
+        self._unsubscribed()
+        self._host.request("vm.unsubscribe", {"subscription": subscription})
+
+    def dispose(self) -> None:
+        """``vm.dispose``: its running commands answer -32800 and its subscriptions end."""
+        if self._disposed:
+            return
+        self._host.request("vm.dispose", {"vm": self._handle})
+        self._disposed = True
+        self._host._unregister(self._subscription)
+        self._unsubscribed()
+
+
+def _command_value(result: Any) -> Any:
+    return result.get("value") if isinstance(result, dict) else result
