@@ -78,7 +78,7 @@ def test_typos_fail_at_once_with_the_valid_names(host: vmhost.Host) -> None:
         vm["itmes"]
     assert isinstance(key.value, KeyError)
     assert "items, page, hasMore" in str(key.value)
-    with pytest.raises(vmhost.UnknownMember, match="is a event, not a property|not a property"):
+    with pytest.raises(vmhost.UnknownMember, match="is an event, not a property"):
         vm["error"]
     with pytest.raises(vmhost.UnknownMember):
         vm.on("eror", print)
@@ -94,7 +94,12 @@ def test_binary_lookup_order(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VMHOST_BIN", "/y/vmhost")
     assert vmhost.find_binary() == "/y/vmhost"
     monkeypatch.delenv("VMHOST_BIN")
-    assert os.path.basename(vmhost.find_binary()) == "vmhost"
+    try:
+        found = vmhost.find_binary()  # the repository's build, else PATH
+    except FileNotFoundError as error:
+        assert "VMHOST_BIN" in str(error)
+    else:
+        assert os.path.basename(found) == "vmhost"
 
 
 def test_shutdown_on_exit_and_later_requests() -> None:

@@ -41,6 +41,10 @@ class Member:
         return f"Member({self.name!r}, kind={self.kind!r}{policy})"
 
 
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
 class ViewModelBase:
     """State and bookkeeping shared by :class:`~vmhost.ViewModel` and
     :class:`~vmhost.AsyncViewModel`. Notifications are applied by the host's reader."""
@@ -106,7 +110,8 @@ class ViewModelBase:
             valid = [n for n, m in self._outputs.items() if kinds is None or m.kind == kinds]
             what = "output" if kinds is None else kinds
             plural = {"output": "outputs", "property": "properties", "event": "events"}.get(what, what)
-            reason = f"is a {member.kind}, not a {kinds}" if member is not None else "does not exist"
+            reason = (f"is {_article(member.kind)} {member.kind}, not {_article(str(kinds))} {kinds}"
+                      if member is not None else "does not exist")
             raise UnknownOutputError(
                 -32002,
                 f"{self._kind} {self._handle!r}: {what} {name!r} {reason} "
