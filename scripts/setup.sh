@@ -13,6 +13,12 @@ if ! pkg-config --exists jansson 2>/dev/null; then
 fi
 
 if [ "${1:-}" = "--tests" ]; then
+    # The terminal demo's test drives it in tmux.
+    if ! command -v tmux >/dev/null 2>&1; then
+        echo "setup: installing tmux" >&2
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+    fi
     if ! python3 -c 'import pytest, hypothesis' 2>/dev/null; then
         echo "setup: installing Python test requirements" >&2
         python3 -m pip install --quiet --disable-pip-version-check -r Tests/requirements.txt

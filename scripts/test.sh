@@ -4,7 +4,8 @@
 #   2. end-to-end tests of the real binary through a pipe (pytest, Tests/EndToEnd)
 #   3. the conformance transcripts of protocol/conformance, replayed (pytest, Tests/Conformance)
 #   4. the Python client's tests (pytest, clients/python/tests)
-#   5. the hardening suite: a generative fuzzer of malformed frames (pytest, Tests/Hardening)
+#   5. the Node client's tests (node --test, clients/js/test)
+#   6. the hardening suite: a generative fuzzer of malformed frames (pytest, Tests/Hardening)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
@@ -25,6 +26,9 @@ if compgen -G "Tests/Conformance/test_*.py" >/dev/null; then
 fi
 if compgen -G "clients/python/tests/test_*.py" >/dev/null; then
     run python-client env PYTHONPATH="$PWD/clients/python" python3 -m pytest -q -p no:cacheprovider clients/python/tests
+fi
+if compgen -G "clients/js/test/*.test.js" >/dev/null; then
+    run node-client node --test clients/js/test/
 fi
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
 
