@@ -1,0 +1,96 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Host, RPCError, UnknownMember, ErrorCode, findBinary } from "../index.js";
+
+const OPTIONS = ["--clock", "manual", "--test-controls"];
+
+/** Starts a host on a manual clock with test controls; closes it after the body. */
+async function withHost(t, body) {
+  const host = await Host.spawn(OPTIONS);
+  try {
+    return await body(host);
+  } finally {
+    await host.close();
+  }
+}
+
+test("ping answers {} and close exits 0", async () => {
+  const host = await Host.spawn(OPTIONS);
+  assert.deepEqual(await host.ping(), {});
+  assert.deepEqual(await host.request("ping"), {});
+  assert.equal(await host.close(), 0);
+});
+
+test("the binary option wins over the lookup", () => {
+  assert.equal(findBinary("/some/vmhost"), "/some/vmhost");
+  assert.match(findBinary(), /vmhost$/);
+});
+
+test("errors reject with RPCError carrying code, message and data", (t) => withHost(t, async (host) => {
+  await assert.rejects(host.request("no.such.method"), (error) => {
+    assert.ok(error instanceof RPCError);
+    assert.equal(error.code, ErrorCode.MethodNotFound);
+    return true;
+  });
+  await assert.rejects(host.request("vm.create", { kind: 3 }), (error) => {
+    assert.equal(error.code, -32602);
+    assert.match(error.rpcMessage, /params\.kind/);
+    return true;
+  });
+  await assert.rejects(host.request("vm.get", { vm: "nope" }), (error) => {
+    assert.equal(error.code, -32001);
+    assert.deepEqual(error.data, { vm: "nope" });
+    return true;
+  });
+  await assert.rejects(host.request("vm.create", { kind: "ProductList", args: { pageSize: 0 } }),
+    { code: -32602 });
+}));
+
+test("control methods need --test-controls", async () => {
+  const host = await Host.spawn([]);
+  try {
+    await assert.rejects(host.request("control.backend.reset", {}), { code: -32601 });
+  } finally {
+    await host.close();
+  }
+});
+
+test("typos fail at once, listing the valid names", (t) => withHost(t, async (host) => {
+  const vm = await host.create("ProductList");
+  await vm.subscribe();
+  assert.throws(() => vm.get("itmes"), (error) => {
+    assert.ok(error instanceof UnknownMember);
+    assert.equal(error.code, -32002);
+    assert.match(error.message, /itmes/);
+    assert.match(error.message, /items, page, hasMore, isRefreshing, isLoadingMore, isEmpty/);
+    return true;
+  });
+  await assert.rejects(vm.send("refrsh"), (error) => {
+    assert.ok(error instanceof UnknownMember);
+    assert.match(error.message, /refresh, loadMore, cancel/);
+    return true;
+  });
+  assert.throws(() => vm.on("eror", () => {}), /changed, event, error/);
+  await assert.rejects(vm.subscribe({ outputs: ["pgae"] }), UnknownMember);
+  await assert.rejects(vm.fetch("pgae"), UnknownMember);
+  // the host says the same when asked directly
+  await assert.rejects(host.request("vm.get", { vm: vm.id, outputs: ["itmes"] }),
+    (error) => error.code === -32002 && /items/.test(error.rpcMessage));
+}));
+
+test("create with a chosen id, list and dispose", (t) => withHost(t, async (host) => {
+  const vm = await host.create("ProductList", { pageSize: 5 }, "products");
+  assert.equal(vm.id, "products");
+  assert.deepEqual(await host.list(), [{ vm: "products", kind: "ProductList" }]);
+  await vm.dispose();
+  assert.deepEqual(await host.list(), []);
+  await assert.rejects(vm.send("refresh"), { code: -32001 });
+}));
+
+test("requests after shutdown answer -32005", async () => {
+  const host = await Host.spawn(OPTIONS);
+  assert.equal(await host.request("shutdown"), null);
+  await assert.rejects(host.ping(), { code: -32005 });
+  host.notify("exit");
+  assert.equal(await host.exited, 0);
+});
