@@ -1,0 +1,99 @@
+"""Drives the curses demo in tmux on the embedded backend: login → products → load more → groups."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Iterator, List
+
+import pytest
+
+CLIENT = Path(__file__).resolve().parents[1]
+
+
+class Tmux:
+    def __init__(self) -> None:
+        self.socket = f"vmhost-demo-{uuid.uuid4().hex[:8]}"
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-u", "-L", self.socket, *args], check=True,
+                              capture_output=True, text=True, timeout=10).stdout
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self.run("send-keys", "-t", "demo", *(["-l"] if literal else []), *keys)
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "demo")
+
+    def wait_for(self, *texts: str, timeout: float = 10.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if all(text in screen for text in texts):
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"{texts!r} not on screen after {timeout}s:\n{screen}")
+
+
+@pytest.fixture
+def tmux() -> Iterator[Tmux]:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    session = Tmux()
+    env = dict(os.environ, LANG="C.UTF-8", LC_ALL="C.UTF-8", TERM="xterm-256color",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(CLIENT), os.environ.get("PYTHONPATH")])))
+    command: List[str] = [sys.executable, "-m", "vmhost.demo", "--locale", "en",
+                          "--backend", "embedded"]
+    subprocess.run(["tmux", "-u", "-L", session.socket, "new-session", "-d", "-s", "demo",
+                    "-x", "120", "-y", "40", *command], check=True, env=env, timeout=10)
+    try:
+        yield session
+    finally:
+        subprocess.run(["tmux", "-L", session.socket, "kill-server"], capture_output=True,
+                       timeout=10)
+
+
+def test_login_products_load_more_groups(tmux: Tmux) -> None:
+    tmux.wait_for("Login", "Username", "Account + password")
+
+    tmux.keys("13800138000", literal=True)
+    screen = tmux.wait_for("13800138000")
+    tmux.keys("Enter")
+    tmux.keys("123456", literal=True)
+    tmux.wait_for("******")
+    assert "123456" not in tmux.screen()  # the password is masked
+
+    tmux.keys("Enter")
+    screen = tmux.wait_for("Products", "page 1 · 20 items")
+    assert "稳健增利" in screen or "%" in screen
+
+    tmux.keys("m")
+    tmux.wait_for("page 2 · 40 items", "loaded more")
+
+    tmux.keys("g")
+    screen = tmux.wait_for("Menu groups", "招牌热菜", "12 dishes")
+
+    tmux.keys("n")
+    tmux.wait_for("New group", "cannot save")
+    tmux.keys("Soup", literal=True)
+    tmux.wait_for("can save")
+    tmux.keys("Enter")
+    tmux.wait_for("Menu groups", "Soup", "saved Soup")
+
+    tmux.keys("b")
+    tmux.wait_for("Products", "page 2")
+    tmux.keys("q")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if "demo" not in subprocess.run(["tmux", "-L", tmux.socket, "list-sessions"],
+                                        capture_output=True, text=True).stdout:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the demo did not quit on q")
