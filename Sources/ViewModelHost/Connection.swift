@@ -33,6 +33,9 @@ public final class Connection {
 
     /// Handles a chunk of input bytes.
     public func consume(_ bytes: UnsafeRawBufferPointer) {
+        // The replies to one chunk of input are handed to the writer together (see OutputQueue.holdWakeups).
+        host.outputQueue.holdWakeups()
+        defer { host.outputQueue.releaseWakeups() }
         reader.consume(bytes) { event in handle(event) }
     }
 

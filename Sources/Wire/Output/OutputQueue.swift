@@ -38,6 +38,8 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         var closed = false
         var takerBusy = false
         var stalled = false
+        var holdingWakeups = false
+        var wakeupHeld = false
     }
 
     private let condition = Condition()
@@ -52,7 +54,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             if let key { state.open[key] = nil }
             state.entries.append(.plain(body))
             state.plainBytes += body.count
-            condition.broadcast()
+            wakeTakerLocked()
         }
     }
 
@@ -69,6 +71,32 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             state.mergeables[id] = message
             state.open[key] = id
             state.entries.append(.mergeable(id))
+            wakeTakerLocked()
+        }
+    }
+
+    /// Holds the taker's wake-ups until ``releaseWakeups()``: the host calls it around one chunk
+    /// of input, so that the replies to a pipelined burst are written together in a few `write(2)`
+    /// calls instead of one wake-up and one write each. Nothing is merged or reordered by it.
+    public func holdWakeups() {
+        condition.withLock { state.holdingWakeups = true }
+    }
+
+    /// Ends ``holdWakeups()`` and wakes the taker if anything was queued meanwhile.
+    public func releaseWakeups() {
+        condition.withLock {
+            state.holdingWakeups = false
+            if state.wakeupHeld {
+                state.wakeupHeld = false
+                condition.broadcast()
+            }
+        }
+    }
+
+    private func wakeTakerLocked() {
+        if state.holdingWakeups {
+            state.wakeupHeld = true
+        } else {
             condition.broadcast()
         }
     }
