@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# The main job: builds vmhost and runs a tour of it on the embedded backend through a pipe.
+# The main job: builds vmhost and runs the terminal demo app on the embedded backend
+# (login, product list, menu groups; python3 -m vmhost.demo). Without a terminal (a pipe, CI), it
+# runs the non-interactive tour instead, which shows the same screens through a pipe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift build
-exec clients/shell/tour.sh "$PWD/.build/debug/vmhost"
+export VMHOST_BIN="$PWD/.build/debug/vmhost"
+if [ -t 0 ] && [ -t 1 ]; then
+    exec env PYTHONPATH="$PWD/clients/python" python3 -m vmhost.demo "$@"
+fi
+exec clients/shell/tour.sh "$VMHOST_BIN"
