@@ -144,8 +144,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     @HostActor
     public func cancel(_ timer: TimerID) { timers.remove(timer) }
 
-    /// Adds `hook`, run on the host thread after each ``drain()`` that ran work: the host flushes the
-    /// output changes that jobs (command completions, timers) made. Returns an id for removal.
+    /// Adds `hook`, run on the host thread after each ``drain()`` that ran work and after due system
+    /// timers fired: the host flushes the output changes that jobs (command completions) and timers
+    /// (countdown ticks) made. Returns an id for removal.
     @HostActor
     public func addDrainHook(_ hook: @escaping @HostActor () -> Void) -> Int {
         nextHookID += 1
@@ -229,11 +230,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             ranAny = true
             for work in batch { run(work) }
         }
-        if ranAny && !drainHooks.isEmpty {
-            HostActor.assumeIsolated {
-                for entry in drainHooks { entry.hook() }
-            }
-        }
+        if ranAny { runDrainHooks() }
     }
 
     private func run(_ work: Work) {
@@ -298,9 +295,20 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private func runDueTimers() {
         guard timers.nextDeadline != nil else { return }
         let now = Self.monotonicNanoseconds()
+        var fired = false
         while let action = timers.popDue(now: now) {
             HostActor.assumeIsolated { action() }
+            fired = true
             drain()
+        }
+        // A timer's own changes (a countdown tick) are output too, even when it started no job.
+        if fired { runDrainHooks() }
+    }
+
+    private func runDrainHooks() {
+        guard !drainHooks.isEmpty else { return }
+        HostActor.assumeIsolated {
+            for entry in drainHooks { entry.hook() }
         }
     }
 }
