@@ -13,11 +13,14 @@ if ! pkg-config --exists jansson 2>/dev/null; then
 fi
 
 if [ "${1:-}" = "--tests" ]; then
-    # The terminal demo's test drives it in tmux.
-    if ! command -v tmux >/dev/null 2>&1; then
-        echo "setup: installing tmux" >&2
+    # The terminal demo's test drives it in tmux; the shell examples read replies with jq.
+    missing=()
+    command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+    command -v jq >/dev/null 2>&1 || missing+=(jq)
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "setup: installing ${missing[*]}" >&2
         as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
     fi
     if ! python3 -c 'import pytest, hypothesis' 2>/dev/null; then
         echo "setup: installing Python test requirements" >&2

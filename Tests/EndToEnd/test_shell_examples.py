@@ -1,0 +1,43 @@
+"""The shell examples of clients/shell run against the real binary and print what they promise."""
+import json
+import os
+import subprocess
+
+from harness import ROOT, binary
+
+SHELL = ROOT / "clients" / "shell"
+
+
+def run(script: str, *args: str) -> str:
+    env = dict(os.environ, VMHOST_BIN=binary())
+    done = subprocess.run([str(SHELL / script), *args], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_describe_lists_every_kind_with_its_inputs_and_outputs():
+    out = run("describe.sh")
+    for kind in ("ProductList", "Login", "MenuSubGroup", "MenuEditGroup"):
+        assert kind + "\n" in out
+    assert "refresh (command), loadMore (command), cancel (trigger)" in out
+
+
+def test_products_loads_every_page_and_prints_the_cells():
+    lines = run("products.sh", "en").splitlines()
+    assert lines[0] == "page 3, more: false, 57 products"
+    assert len(lines) == 58
+    assert lines[1].split("\t")[0] == "p001"
+    assert lines[1].split("\t")[3:] == ["4.35%", "On sale", "90 days", "¥50,000"]
+
+
+def test_errors_shows_one_event_and_the_same_object_in_the_reply():
+    lines = [json.loads(line) for line in run("errors.sh").splitlines()]
+    error = {"kind": "server", "code": 500, "message": "the server answered HTTP 500", "input": "refresh"}
+    assert lines == [{"event": "error", "value": error}, {"reply": -32004, "data": error}]
+
+
+def test_the_tour_walks_every_screen_and_exits_cleanly():
+    out = run("tour.sh", binary())
+    assert '"name":"navigate","value":{"route":"ProductList"}' in out
+    assert '"reason":"no more pages"' in out
+    assert "vmhost exited with status 0" in out

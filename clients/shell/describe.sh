@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Lists every view-model kind with its inputs and outputs: one request piped in, jq reads the reply.
+# Usage: clients/shell/describe.sh            (VMHOST_BIN, else vmhost on PATH)
+set -euo pipefail
+VMHOST=${VMHOST_BIN:-vmhost}
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"host.describe"}' \
+  | "$VMHOST" \
+  | jq -r '.result.kinds[]
+      | "\(.kind)\n  inputs:  \([.inputs[] | "\(.name) (\(.kind))"] | join(", "))\n  outputs: \([.outputs[] | "\(.name) (\(.kind))"] | join(", "))"'

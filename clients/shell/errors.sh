@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Shows the merged error channel: a scripted HTTP 500 makes the refresh fail with one `error` event
+# and a -32004 reply carrying the same object. jq prints both.
+# Usage: clients/shell/errors.sh
+set -euo pipefail
+VMHOST=${VMHOST_BIN:-vmhost}
+printf '%s\n' \
+  '{"jsonrpc":"2.0","id":1,"method":"vm.create","params":{"kind":"ProductList","id":"p"}}' \
+  '{"jsonrpc":"2.0","id":2,"method":"vm.subscribe","params":{"vm":"p","outputs":["error"]}}' \
+  '{"jsonrpc":"2.0","id":3,"method":"control.backend.script","params":{"endpoint":"products","outcomes":["http:500"]}}' \
+  '{"jsonrpc":"2.0","id":4,"method":"vm.send","params":{"vm":"p","input":"refresh"}}' \
+  | "$VMHOST" --test-controls \
+  | jq -c 'if .method == "vm.event" then {event: .params.name, value: .params.value}
+           elif .id == 4 then {reply: .error.code, data: .error.data}
+           else empty end'

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Loads the whole product list (refresh, then load-more until hasMore is false) in one pipe and
+# prints a table of the cells with jq. The host answers every request in order, so the requests
+# can be written at once; the last vm.get reads the final list.
+# Usage: clients/shell/products.sh [locale]   (zh-Hans by default, or en)
+set -euo pipefail
+VMHOST=${VMHOST_BIN:-vmhost}
+LOCALE=${1:-zh-Hans}
+{
+  printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"locale\":\"$LOCALE\"}}"
+  printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"vm.create","params":{"kind":"ProductList","id":"p"}}'
+  printf '%s\n' '{"jsonrpc":"2.0","id":3,"method":"vm.send","params":{"vm":"p","input":"refresh"}}'
+  printf '%s\n' '{"jsonrpc":"2.0","id":4,"method":"vm.send","params":{"vm":"p","input":"loadMore"}}'
+  printf '%s\n' '{"jsonrpc":"2.0","id":5,"method":"vm.send","params":{"vm":"p","input":"loadMore"}}'
+  printf '%s\n' '{"jsonrpc":"2.0","id":6,"method":"vm.get","params":{"vm":"p","outputs":["items","page","hasMore"]}}'
+} | "$VMHOST" \
+  | jq -r 'select(.id == 6) | .result.values
+      | "page \(.page), more: \(.hasMore), \(.items | length) products",
+        (.items[] | [.id, .name, .bank, .profit, .saleStatus, .term, .amount] | @tsv)'
