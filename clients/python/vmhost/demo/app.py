@@ -64,9 +64,6 @@ class Screen:
     def close(self) -> None:
         pass
 
-    def ticking(self) -> bool:
-        return False
-
 
 class App:
     def __init__(self, host: Host, stdscr: Any) -> None:
@@ -195,13 +192,6 @@ class App:
                 break
             self.draw()
             self.tick += 1
-            if self.tick % 10 == 0 and (self.pending or self.screens[-1].ticking()):
-                # Workaround: the host's system-clock timers (the SMS countdown) were seen to
-                # publish only when a request arrives, so nudge it while something is due.
-                try:
-                    self.host.request_async("ping")
-                except RPCError:
-                    pass
             try:
                 key = self.stdscr.get_wch()
             except curses.error:
@@ -244,9 +234,6 @@ class LoginScreen(Screen):
         if not self.vm["hideCodeContainer"]:
             rows += ["phone", "code", "sendCode"]
         return rows + ["submit"]
-
-    def ticking(self) -> bool:
-        return bool(self.vm["countdown"])
 
     def on_navigate(self, value: Any) -> None:
         if isinstance(value, dict) and value.get("route") == "ProductList":
