@@ -117,6 +117,46 @@ function isExecutable(path) {
 }
 
 /**
+ * Internal (used by the client and its conformance test; not part of the API): starts the binary
+ * with `options`, stdin and stdout piped, and resolves with the child once it runs.
+ * @param {string[]} [options]
+ * @param {{binary?: string, stderr?: "inherit" | "ignore" | "pipe"}} [config]
+ * @returns {Promise<import("node:child_process").ChildProcess>}
+ */
+export async function spawnChild(options = [], { binary, stderr = "ignore" } = {}) {
+  const path = findBinary(binary);
+  const child = spawnProcess(path, [...options], { stdio: ["pipe", "pipe", stderr] });
+  await new Promise((resolveSpawn, rejectSpawn) => {
+    child.once("spawn", resolveSpawn);
+    child.once("error", rejectSpawn);
+  });
+  return child;
+}
+
+/**
+ * Internal (used by the client and its conformance test; not part of the API): reads ndjson frames
+ * from `stream` as they come, calling `onFrame` with every non-blank line (trimmed, unparsed) and
+ * `onEnd` when the stream ends.
+ * @param {NodeJS.ReadableStream} stream
+ * @param {(line: string) => void} onFrame
+ * @param {() => void} [onEnd]
+ */
+export function readFrames(stream, onFrame, onEnd) {
+  let buffer = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk) => {
+    buffer += String(chunk);
+    let newline;
+    while ((newline = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, newline).trim();
+      buffer = buffer.slice(newline + 1);
+      if (line) onFrame(line);
+    }
+  });
+  if (onEnd) stream.on("end", onEnd);
+}
+
+/**
  * @typedef {{name: string, kind: "value" | "trigger" | "command", value?: unknown, policy?: string}} InputInfo
  * @typedef {{name: string, kind: "property" | "event", schema?: unknown}} OutputInfo
  * @typedef {{vm: string, kind: string, inputs: InputInfo[], outputs: OutputInfo[]}} CreateResult
@@ -134,13 +174,7 @@ export class Host {
    * @returns {Promise<Host>}
    */
   static async spawn(options = [], { binary, stderr = "ignore" } = {}) {
-    const path = findBinary(binary);
-    const child = spawnProcess(path, [...options], { stdio: ["pipe", "pipe", stderr] });
-    await new Promise((resolveSpawn, rejectSpawn) => {
-      child.once("spawn", resolveSpawn);
-      child.once("error", rejectSpawn);
-    });
-    return new Host(child);
+    return new Host(await spawnChild(options, { binary, stderr }));
   }
 
   /** @param {import("node:child_process").ChildProcessWithoutNullStreams | import("node:child_process").ChildProcess} child */
@@ -151,7 +185,6 @@ export class Host {
     this.pending = new Map();
     /** @private @type {Map<string, ViewModel>} subscription → view-model */
     this.subscriptions = new Map();
-    /** @private */ this.buffer = "";
     /** @type {number | null} */
     this.exitCode = null;
     /** @private @type {Error | null} */
@@ -168,19 +201,7 @@ export class Host {
     });
     child.on("error", () => {}); // surfaced through `exited` / HostExited
     child.stdin?.on("error", () => {}); // EPIPE after exit: requests reject with HostExited
-    child.stdout?.setEncoding("utf8");
-    child.stdout?.on("data", (chunk) => this.receive(String(chunk)));
-  }
-
-  /** @private @param {string} chunk */
-  receive(chunk) {
-    this.buffer += chunk;
-    let newline;
-    while ((newline = this.buffer.indexOf("\n")) >= 0) {
-      const line = this.buffer.slice(0, newline).trim();
-      this.buffer = this.buffer.slice(newline + 1);
-      if (line) this.dispatch(line);
-    }
+    if (child.stdout) readFrames(child.stdout, (line) => this.dispatch(line));
   }
 
   /** @private @param {string} line */
