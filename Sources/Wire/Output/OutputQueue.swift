@@ -10,9 +10,9 @@ public protocol MergeableMessage: Sendable {
 ///
 /// Two kinds of entries:
 /// - plain messages (responses, events): kept whole and written in order, never dropped;
-/// - mergeable messages (property changes), keyed: while the writer is stuck (a write in progress,
-///   or a reader marked stalled), a newer one for a key merges into the one still waiting for that
-///   key instead of queueing behind it. A plain message pushed with that key seals the waiting one,
+/// - mergeable messages (property changes), keyed: while the reader is stalled (the writer found
+///   the output full, or a test marked it so), a newer one for a key merges into the one still
+///   waiting for that key instead of queueing behind it. A plain message pushed with that key seals the waiting one,
 ///   so the order of a key's changes and events is kept: changes made after an event are never
 ///   written before it. While the writer keeps up, nothing merges, so the notifications a client
 ///   sees do not depend on thread timing.
@@ -62,7 +62,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     public func push(merging message: Message, key: Int) {
         condition.withLock {
             guard !state.closed else { return }
-            if state.takerBusy || state.stalled, let id = state.open[key], state.mergeables[id] != nil {
+            if state.stalled, let id = state.open[key], state.mergeables[id] != nil {
                 state.mergeables[id]!.merge(message)
                 return
             }
@@ -101,7 +101,8 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         }
     }
 
-    /// Marks the reader as stalled (or not): for tests that play a client that stopped reading.
+    /// Marks the reader as stalled (or not): the writer does when a write finds the output full and
+    /// again when it has drained; tests do to play a client that stopped reading.
     public func setStalled(_ stalled: Bool) {
         condition.withLock { state.stalled = stalled }
     }

@@ -42,6 +42,13 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
         self.queue = queue
         self.framingBox = FramingBox(framing)
         self.onClosed = onClosed
+        // A pipe or socket is written without blocking, so a full output is seen (EAGAIN) and the
+        // queue can merge changes while it lasts. Terminals and files, whose open description may
+        // be shared with other processes, are left as they are and written blocking.
+        var info = stat()
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFIFO || (info.st_mode & S_IFMT) == S_IFSOCK {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
         startThread { [self] in self.run() }
     }
 
@@ -69,13 +76,26 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
         }
     }
 
+    /// Writes everything; while the output is full, marks the queue stalled (changes merge) and
+    /// waits for room. False when the reader is gone (EPIPE or another error).
     private func writeAll(_ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { raw in
+        var stalled = false
+        defer { if stalled { queue.setStalled(false) } }
+        return bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
                 let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
                 if n < 0 {
-                    if errno == EINTR || errno == EAGAIN { continue }
+                    if errno == EINTR { continue }
+                    if errno == EAGAIN || errno == EWOULDBLOCK {
+                        if !stalled {
+                            stalled = true
+                            queue.setStalled(true)
+                        }
+                        var waiting = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                        _ = poll(&waiting, 1, -1)
+                        continue
+                    }
                     return false
                 }
                 offset += n
