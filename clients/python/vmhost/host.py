@@ -6,6 +6,7 @@ import itertools
 import json
 import logging
 import os
+import queue
 import subprocess
 import threading
 from concurrent.futures import Future
@@ -69,9 +70,17 @@ class Host:
     for the process. A reader thread answers waiting callers and applies notifications to the
     view-models' mirrors, in the order the host wrote them, so once a request returns every
     change it caused is already in the mirror.
+
+    With ``raw=True`` the host also keeps every message it reads, whole and in order (a batch
+    reply stays one list), for :meth:`next_message`; :meth:`send_raw` writes bytes as given and
+    :meth:`close_input` closes stdin. Together they let a caller speak the wire protocol itself,
+    e.g. to replay the conformance transcripts, while the process, the binary lookup and the
+    reading stay the client's.
     """
 
-    def __init__(self, process: "subprocess.Popen[bytes]") -> None:
+    _END = object()
+
+    def __init__(self, process: "subprocess.Popen[bytes]", raw: bool = False) -> None:
         self._process = process
         assert process.stdin is not None and process.stdout is not None
         self._stdin: IO[bytes] = process.stdin
@@ -84,25 +93,28 @@ class Host:
         self._exited = False
         self._closed = False
         self._notification_callbacks: List[Callable[[str, Any], Any]] = []
+        self._raw: "Optional[queue.Queue[Any]]" = queue.Queue() if raw else None
+        self._input_closed = False
         self._reader = threading.Thread(target=self._read, name="vmhost-reader", daemon=True)
         self._reader.start()
 
     @classmethod
     def spawn(cls, *options: str, binary: Union[str, "os.PathLike[str]", None] = None,
               stderr: Union[int, IO[Any], None] = None,
-              env: Optional[Mapping[str, str]] = None) -> "Host":
+              env: Optional[Mapping[str, str]] = None, raw: bool = False) -> "Host":
         """Start vmhost with *options* (e.g. ``"--clock", "manual", "--test-controls"``).
 
         The binary is *binary*, ``$VMHOST_BIN``, ``<repo>/.build/release/vmhost``,
         ``<repo>/.build/debug/vmhost`` or ``vmhost`` on ``PATH``. *stderr* (the host's logs) is
-        inherited unless given, e.g. ``subprocess.DEVNULL``.
+        inherited unless given, e.g. ``subprocess.DEVNULL``. *raw* keeps every message for
+        :meth:`next_message` (see the class documentation).
         """
         process = subprocess.Popen(
             [find_binary(binary), *options],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
             env=dict(env) if env is not None else None,
         )
-        return cls(process)
+        return cls(process, raw=raw)
 
     # -- context manager -----------------------------------------------------
 
@@ -129,16 +141,13 @@ class Host:
         if self._closed:
             return self._process.poll()
         self._closed = True
-        if not self._exited:
+        if not self._exited and not self._input_closed:
             try:
                 self._start("shutdown", None).result(timeout)
                 self.notify("exit")
             except (RPCError, HostExited, TimeoutError, OSError):
                 pass
-        try:
-            self._stdin.close()
-        except OSError:
-            pass
+        self.close_input()
         try:
             status = self._process.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -147,6 +156,59 @@ class Host:
         self._reader.join(timeout)
         self._stdout.close()
         return status
+
+    # -- the raw wire --------------------------------------------------------
+
+    def send_raw(self, data: Union[bytes, str]) -> None:
+        """Write *data* to the host's stdin exactly as given (no newline added, no framing).
+
+        A ``str`` is encoded as UTF-8. Replies are not matched to anything: read them with
+        :meth:`next_message` (requires ``raw=True``).
+        """
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        with self._write_lock:
+            self._stdin.write(data)
+            self._stdin.flush()
+
+    def next_message(self, timeout: Optional[float] = None) -> Any:
+        """The next message the host wrote, parsed, exactly as written (a batch reply is a list).
+
+        Only with ``raw=True``. Raises :class:`TimeoutError` when none arrives within *timeout*
+        seconds and :class:`EOFError` once the host's stdout has ended and every message was read.
+        Messages are also dispatched as usual (replies to :meth:`request`, mirrors, callbacks).
+        """
+        if self._raw is None:
+            raise RuntimeError("next_message needs a host spawned with raw=True")
+        try:
+            message = self._raw.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError(f"no message from vmhost within {timeout}s") from None
+        if message is Host._END:
+            self._raw.put(message)  # stays at the end for later calls
+            raise EOFError("vmhost closed its output")
+        return message
+
+    def close_input(self) -> None:
+        """Close the host's stdin (EOF) without ``shutdown``/``exit``; it then ends on its own."""
+        self._input_closed = True
+        with self._write_lock:
+            try:
+                self._stdin.close()
+            except OSError:
+                pass
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        """Wait for the process to end and return its status; :class:`subprocess.TimeoutExpired`."""
+        return self._process.wait(timeout)
+
+    def kill(self) -> None:
+        """Kill the process if it still runs and reap it (no ``shutdown``)."""
+        self._closed = True
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        self.close_input()
 
     # -- requests ------------------------------------------------------------
 
@@ -249,12 +311,16 @@ class Host:
                 except ValueError:
                     log.warning("vmhost: unparsable frame of %d bytes", len(line))
                     continue
+                if self._raw is not None:
+                    self._raw.put(message)
                 for item in message if isinstance(message, list) else [message]:
                     if isinstance(item, dict):
                         self._dispatch(item)
         except (OSError, ValueError):
             pass  # stdout closed under us
         finally:
+            if self._raw is not None:
+                self._raw.put(Host._END)
             self._fail_pending()
 
     def _dispatch(self, message: Dict[str, Any]) -> None:
@@ -265,7 +331,7 @@ class Host:
         with self._lock:
             entry = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
         if entry is None:
-            if "error" in message:
+            if "error" in message and self._raw is None:
                 log.warning("vmhost: error for request %r: %s", request_id, message["error"])
             return
         future, on_result = entry

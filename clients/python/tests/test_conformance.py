@@ -1,0 +1,244 @@
+"""Replays every conformance transcript (protocol/conformance/*.jsonl) through the client.
+
+One test per transcript. The format and the matching rules are in protocol/conformance/README.md;
+the reference replayer is Tests/Conformance/test_conformance.py. Here the process, the binary
+lookup (``vmhost.find_binary``: ``$VMHOST_BIN``, ``<repo>/.build/…``, ``PATH``) and the reading of
+stdout are the client's own: ``Host.spawn(raw=True)``, ``Host.send_raw``, ``Host.next_message``,
+``Host.close_input`` and ``Host.wait``. A failure names the transcript, its line and a diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, NoReturn, Optional, Tuple
+
+import pytest
+
+import vmhost
+
+ROOT = Path(__file__).resolve().parents[3]
+TRANSCRIPTS = ROOT / "protocol" / "conformance"
+READ_LIMIT = 5.0  # seconds: only turns a missing message into a failure; nothing waits on time
+EXIT_LIMIT = 5.0
+_NOTHING = object()
+
+
+class Mismatch(Exception):
+    pass
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def match(expected: Any, actual: Any, captures: Dict[str, Any], path: str = "$") -> None:
+    """Raise Mismatch naming the first difference; fill *captures*."""
+    if isinstance(expected, str):
+        if expected == "$any":
+            return
+        if expected.startswith("$capture:"):
+            name = expected[len("$capture:"):]
+            if name in captures and not same_json(captures[name], actual):
+                raise Mismatch(f"{path}: ${name} was captured as {dumps(captures[name])}, "
+                               f"got {dumps(actual)}")
+            captures[name] = actual
+            return
+        if expected.startswith("$ref:"):
+            name = expected[len("$ref:"):]
+            if name not in captures:
+                raise Mismatch(f"{path}: ${name} was never captured (malformed transcript)")
+            if not same_json(captures[name], actual):
+                raise Mismatch(f"{path}: expected ${name} = {dumps(captures[name])}, "
+                               f"got {dumps(actual)}")
+            return
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            raise Mismatch(f"{path}: expected an object, got {dumps(actual)}")
+        open_ended = expected.get("...") is True
+        for key, value in expected.items():
+            if key == "..." and open_ended:
+                continue
+            if key not in actual:
+                raise Mismatch(f"{path}: missing member {key!r}")
+            match(value, actual[key], captures, f"{path}.{key}")
+        if not open_ended:
+            extra = sorted(set(actual) - set(expected))
+            if extra:
+                raise Mismatch(f"{path}: unexpected member(s) {extra}")
+        return
+    if isinstance(expected, list):
+        if not isinstance(actual, list):
+            raise Mismatch(f"{path}: expected an array, got {dumps(actual)}")
+        if len(expected) != len(actual):
+            raise Mismatch(f"{path}: expected {len(expected)} elements, got {len(actual)}")
+        for index, (e, a) in enumerate(zip(expected, actual)):
+            match(e, a, captures, f"{path}[{index}]")
+        return
+    if not same_json(expected, actual):
+        raise Mismatch(f"{path}: expected {dumps(expected)}, got {dumps(actual)}")
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """JSON equality: true is not 1, 1 equals 1.0, objects and arrays compare deeply."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def substitute(value: Any, captures: Dict[str, Any]) -> Any:
+    """Replace every "$ref:NAME" string in a message to send by the captured value."""
+    if isinstance(value, str) and value.startswith("$ref:"):
+        name = value[len("$ref:"):]
+        if name not in captures:
+            raise Mismatch(f"send uses ${name}, which was never captured")
+        return captures[name]
+    if isinstance(value, dict):
+        return {k: substitute(v, captures) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, captures) for v in value]
+    return value
+
+
+def resolved(pattern: Any, captures: Dict[str, Any]) -> Any:
+    """The pattern with captured "$ref:"/"$capture:" names shown by value, for the diff."""
+    if isinstance(pattern, str):
+        for prefix in ("$ref:", "$capture:"):
+            if pattern.startswith(prefix) and pattern[len(prefix):] in captures:
+                return captures[pattern[len(prefix):]]
+        return pattern
+    if isinstance(pattern, dict):
+        return {k: resolved(v, captures) for k, v in pattern.items()}
+    if isinstance(pattern, list):
+        return [resolved(v, captures) for v in pattern]
+    return pattern
+
+
+def load(path: Path) -> List[Tuple[int, Dict[str, Any]]]:
+    steps = []
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if text.strip():
+            steps.append((number, json.loads(text)))
+    return steps
+
+
+def replay(path: Path) -> None:
+    steps = load(path)
+    number, first = steps[0]
+    assert "args" in first, f"{path.name}:{number}: the first line must be {{\"args\": [...]}}"
+    stderr = tempfile.TemporaryFile()
+    host = vmhost.Host.spawn(*first["args"], stderr=stderr, raw=True)
+    captures: Dict[str, Any] = {}
+    closed = False
+
+    def stderr_text() -> str:
+        stderr.seek(0)
+        return stderr.read().decode("utf-8", "replace")[-2000:]
+
+    def fail(line: int, why: str, expected: Any = _NOTHING, actual: Any = _NOTHING) -> NoReturn:
+        text = f"{path.name}:{line}: {why}"
+        if expected is not _NOTHING:
+            text += f"\n  expected: {dumps(expected)}"
+        if actual is not _NOTHING:
+            text += f"\n  actual:   {dumps(actual)}"
+        if expected is not _NOTHING and actual is not _NOTHING:
+            diff = difflib.unified_diff(
+                json.dumps(expected, ensure_ascii=False, indent=1).splitlines(),
+                json.dumps(actual, ensure_ascii=False, indent=1).splitlines(),
+                "expected", "actual", lineterm="", n=2)
+            text += "\n  diff:\n    " + "\n    ".join(diff)
+        text += f"\n  stderr: {stderr_text()}"
+        pytest.fail(text, pytrace=False)
+
+    def next_message(line: int, expected: Any = _NOTHING) -> Any:
+        try:
+            return host.next_message(READ_LIMIT)
+        except TimeoutError:
+            fail(line, f"no message within {READ_LIMIT}s", expected)
+        except EOFError:
+            fail(line, "the host closed stdout", expected)
+
+    def expect_end(line: int, why: str) -> None:
+        try:
+            extra = host.next_message(READ_LIMIT)
+        except EOFError:
+            return
+        except TimeoutError:
+            fail(line, f"stdout did not end within {READ_LIMIT}s")
+        fail(line, why, actual=extra)
+
+    try:
+        for number, step in steps[1:]:
+            if "comment" in step:
+                continue
+            if "send" in step:
+                message: Optional[Any] = None
+                problem = None
+                try:
+                    message = substitute(step["send"], captures)
+                except Mismatch as error:
+                    problem = str(error)
+                if problem is not None:
+                    fail(number, problem)
+                host.send_raw(dumps(message) + "\n")
+            elif "sendRaw" in step:
+                host.send_raw(step["sendRaw"])
+            elif "expect" in step:
+                actual = next_message(number, step["expect"])
+                problem = None
+                try:
+                    match(step["expect"], actual, captures)
+                except Mismatch as error:
+                    problem = str(error)
+                if problem is not None:  # outside the except: no chained traceback in the report
+                    fail(number, problem, resolved(step["expect"], captures), actual)
+            elif "close" in step:
+                host.close_input()
+                closed = True
+            elif "exit" in step:
+                expect_end(number, "a message came instead of the end of output")
+                try:
+                    status = host.wait(EXIT_LIMIT)
+                except subprocess.TimeoutExpired:
+                    fail(number, f"the host did not exit within {EXIT_LIMIT}s")
+                if status != step["exit"]:
+                    fail(number, f"exit status {status}, expected {step['exit']}")
+            else:
+                fail(number, f"unknown step {dumps(step)}")
+        if not closed:
+            # End of transcript: close stdin; no message may be left unexpected.
+            host.close_input()
+            expect_end(steps[-1][0], "an unexpected message after the last line")
+    finally:
+        host.kill()
+        stderr.close()
+
+
+@pytest.mark.parametrize("path", sorted(TRANSCRIPTS.glob("*.jsonl")), ids=lambda p: p.stem)
+def test_transcript(path: Path) -> None:
+    replay(path)
+
+
+def test_there_are_transcripts() -> None:
+    assert len(list(TRANSCRIPTS.glob("*.jsonl"))) >= 20
+
+
+def test_match_rules() -> None:
+    captures: Dict[str, Any] = {}
+    match({"a": 1, "...": True}, {"a": 1.0, "b": 2}, captures)
+    match(["$any", "$capture:x"], [None, {"k": [1]}], captures)
+    match("$ref:x", {"k": [1]}, captures)
+    for pattern, actual in [({"a": 1}, {"a": 1, "b": 2}), ({"a": True}, {"a": 1}),
+                            ([1], [1, 2]), (None, 0), ("$ref:x", {"k": [2]}),
+                            ("$ref:nope", 1), ("$capture:x", 3)]:
+        with pytest.raises(Mismatch):
+            match(pattern, actual, captures)
