@@ -1,6 +1,6 @@
 // Replays every conformance transcript (protocol/conformance/*.jsonl) against the real binary,
 // one test per file. Format and matching rules: protocol/conformance/README.md; the reference
-// replayer is Tests/Conformance/test_conformance.py. The binary is $VMHOST_BIN, else
+// replayer is clients/python/tests/test_conformance.py. The binary is $VMHOST_BIN, else
 // <repo>/.build/debug/vmhost. Standard library only.
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -1,7 +1,7 @@
 """Replays every conformance transcript (protocol/conformance/*.jsonl) through the client.
 
 One test per transcript. The format and the matching rules are in protocol/conformance/README.md;
-the reference replayer is Tests/Conformance/test_conformance.py. Here the process, the binary
+this is the reference replayer (the Node client has its own). The process, the binary
 lookup (``vmhost.find_binary``: ``$VMHOST_BIN``, ``<repo>/.build/…``, ``PATH``) and the reading of
 stdout are the client's own: ``Host.spawn(raw=True)``, ``Host.send_raw``, ``Host.next_message``,
 ``Host.close_input`` and ``Host.wait``. A failure names the transcript, its line and a diff.
