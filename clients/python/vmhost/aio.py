@@ -13,6 +13,7 @@ from typing import Any, Awaitable, Callable, Dict, Generator, List, Mapping, Opt
 from ._binary import find_binary
 from ._proxy import MISSING, ViewModelBase
 from .errors import HostExited, RPCError
+from . import _protocol as protocol
 
 __all__ = ["AsyncHost", "AsyncViewModel", "AsyncPendingCommand"]
 
@@ -169,10 +170,7 @@ class AsyncHost:
 
     def notify(self, method: str, params: Params = None) -> None:
         """Send a notification (no reply)."""
-        message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        self._write(message)
+        self._write(protocol.message(method, params))
 
     def on_notification(self, callback: Callable[[str, Any], Any]) -> Callable[[], None]:
         """Call ``callback(method, params)`` for every notification the host writes."""
@@ -186,11 +184,8 @@ class AsyncHost:
         request_id = next(self._ids)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (future, on_result)
-        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
         try:
-            self._write(message)
+            self._write(protocol.message(method, params, request_id))
         except OSError as error:
             self._pending.pop(request_id, None)
             raise HostExited(f"vmhost is not reading its input: {error}") from error
@@ -269,28 +264,12 @@ class AsyncHost:
         if entry is None:
             return
         future, on_result = entry
-        if future.done():
-            return
-        if "error" in message:
-            future.set_exception(RPCError.from_error(message["error"] or {}))
-            return
-        result = message.get("result")
-        if on_result is not None:
-            try:
-                on_result(result)
-            except Exception as error:
-                future.set_exception(error)
-                return
-        future.set_result(result)
+        if not future.done():
+            protocol.settle(future, message, on_result)
 
     def _notification(self, method: str, params: Dict[str, Any]) -> None:
         if method in ("vm.changed", "vm.event"):
-            vm = self._subscriptions.get(params.get("subscription", ""))
-            if vm is not None:
-                if method == "vm.changed":
-                    vm._apply_changed(params)
-                else:
-                    vm._apply_event(params)
+            protocol.apply_to(self._subscriptions.get(params.get("subscription", "")), method, params)
         for callback in list(self._notification_callbacks):
             try:
                 _schedule(callback(method, params))
@@ -351,7 +330,7 @@ class AsyncViewModel(ViewModelBase):
         params: Dict[str, Any] = {"vm": self._handle, "input": input}
         if value is not MISSING:
             params["value"] = value
-        return self._host._start("vm.send", params, transform=_command_value)
+        return self._host._start("vm.send", params, transform=protocol.command_value)
 
     async def get(self, *outputs: str) -> Dict[str, Any]:
         params: Dict[str, Any] = {"vm": self._handle}
@@ -401,6 +380,3 @@ class AsyncViewModel(ViewModelBase):
         except Exception:
             log.exception("vmhost: callback %r of %s raised", callback, self._handle)
 
-
-def _command_value(result: Any) -> Any:
-    return result.get("value") if isinstance(result, dict) else result

@@ -16,6 +16,7 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Union
 from ._binary import find_binary
 from ._proxy import MISSING, ViewModelBase
 from .errors import HostExited, RPCError
+from . import _protocol as protocol
 
 __all__ = ["Host", "ViewModel", "PendingCommand"]
 
@@ -231,10 +232,7 @@ class Host:
 
     def notify(self, method: str, params: Params = None) -> None:
         """Send a notification (no reply)."""
-        message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        self._write(message)
+        self._write(protocol.message(method, params))
 
     def on_notification(self, callback: Callable[[str, Any], Any]) -> Callable[[], None]:
         """Call ``callback(method, params)`` for every notification the host writes."""
@@ -249,11 +247,8 @@ class Host:
                 raise HostExited(f"vmhost exited (status {self._process.poll()})")
             request_id = next(self._ids)
             self._pending[request_id] = (future, on_result)
-        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
         try:
-            self._write(message)
+            self._write(protocol.message(method, params, request_id))
         except OSError as error:
             with self._lock:
                 self._pending.pop(request_id, None)
@@ -335,27 +330,13 @@ class Host:
                 log.warning("vmhost: error for request %r: %s", request_id, message["error"])
             return
         future, on_result = entry
-        if "error" in message:
-            future.set_exception(RPCError.from_error(message["error"] or {}))
-            return
-        result = message.get("result")
-        if on_result is not None:
-            try:
-                on_result(result)
-            except Exception as error:  # a reply that does not fit: report it to the caller
-                future.set_exception(error)
-                return
-        future.set_result(result)
+        protocol.settle(future, message, on_result)
 
     def _notification(self, method: str, params: Dict[str, Any]) -> None:
         if method in ("vm.changed", "vm.event"):
             with self._lock:
                 vm = self._subscriptions.get(params.get("subscription", ""))
-            if vm is not None:
-                if method == "vm.changed":
-                    vm._apply_changed(params)
-                else:
-                    vm._apply_event(params)
+            protocol.apply_to(vm, method, params)
         for callback in list(self._notification_callbacks):
             try:
                 callback(method, params)
@@ -436,7 +417,7 @@ class ViewModel(ViewModelBase):
         params: Dict[str, Any] = {"vm": self._handle, "input": input}
         if value is not MISSING:
             params["value"] = value
-        return self._host._start("vm.send", params, transform=_command_value)
+        return self._host._start("vm.send", params, transform=protocol.command_value)
 
     def get(self, *outputs: str) -> Dict[str, Any]:
         """``vm.get``: the current values of *outputs* (default: every property), read once."""
@@ -483,6 +464,3 @@ class ViewModel(ViewModelBase):
         self._host._unregister(self._subscription)
         self._unsubscribed()
 
-
-def _command_value(result: Any) -> Any:
-    return result.get("value") if isinstance(result, dict) else result
