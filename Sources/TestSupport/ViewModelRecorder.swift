@@ -80,8 +80,33 @@ public final class ViewModelRecorder: ViewModelContextObserver {
     /// Outcomes of ``execute(_:_:)`` calls in order; nil while running.
     public private(set) var outcomes: [CommandOutcome?] = []
 
+    /// Why the command `input` (one that takes no value) would be refused now, or nil when it would
+    /// run: its ``Command/disabledReason``, the enabled state a client sees as -32003.
+    public func disabledReason(_ input: String) -> String? {
+        guard let command = context.input(named: input) as? Command<NoValue> else {
+            fatalError("no command \(input) without a value")
+        }
+        return command.disabledReason()
+    }
+
     /// Lets started work run (tasks, zero-latency calls) without moving the clock.
     public func settle() async { await EventLoop.shared.settle() }
+
+    /// Waits until `condition` holds, then lets the work it released run.
+    ///
+    /// A stub's answer resumes the calling task through the global executor before it comes back to
+    /// the host thread, so ``settle()`` alone can return too early: wait for the effect itself.
+    public func until(_ condition: () -> Bool) async {
+        while !condition() { await Task.yield() }
+        await settle()
+    }
+
+    /// Waits until the command started as `index` (its place in ``outcomes``) has ended.
+    @discardableResult
+    public func finished(_ index: Int) async -> CommandOutcome? {
+        await until { outcomes[index] != nil }
+        return outcomes[index]
+    }
 
     /// Moves the clock and lets the work it releases run.
     public func advance(ms: Int) async { await clock.advance(by: .milliseconds(ms)) }

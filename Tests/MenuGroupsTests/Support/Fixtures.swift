@@ -47,22 +47,3 @@ extension ViewModelRecorder {
         return viewModel
     }
 }
-
-@HostActor
-extension ViewModelRecorder {
-    /// Waits until `condition` holds, then lets the work it released run.
-    ///
-    /// A stub's answer resumes the calling task through the global executor before it comes back to
-    /// the host thread, so ``settle()`` alone can return too early: wait for the effect itself.
-    func until(_ condition: () -> Bool) async {
-        while !condition() { await Task.yield() }
-        await settle()
-    }
-
-    /// Waits until the command started as `index` (its place in ``outcomes``) has ended.
-    @discardableResult
-    func finished(_ index: Int) async -> CommandOutcome? {
-        await until { outcomes[index] != nil }
-        return outcomes[index]
-    }
-}
