@@ -6,16 +6,22 @@ import Wire
 extension MenuSubGroupViewModel {
     /// `load`: replaces the rows with the server's list. On failure nothing is applied: the error
     /// propagates to the runtime, which emits it once on `error`.
+    ///
+    /// A delete confirmed while the load was in flight may postdate the list the server answered:
+    /// its row is left out rather than put back.
     func load() async throws {
+        deletedDuringLoad = []
         let fetched = try await context.perform { [api, menuUid] in try await api.groups(menuUid: menuUid) }
+        let deleted = deletedDuringLoad
         hasLoaded = true
-        show(fetched.map(GroupRow.init))
+        show(fetched.filter { !deleted.contains($0.id) }.map(GroupRow.init))
     }
 
     /// `delete`: deletes on the server, then drops the row locally instead of reloading: the server
     /// answered that exactly this group is gone, and a reload would cost a request and could fail.
     func delete(_ groupId: String) async throws {
         try await context.perform { [api, menuUid] in try await api.deleteGroup(menuUid: menuUid, groupId: groupId) }
+        deletedDuringLoad.insert(groupId)
         show(groups.value.filter { $0.id != groupId })
     }
 

@@ -31,6 +31,8 @@ public final class MenuSubGroupViewModel: ViewModel {
     let api: any APIClient
     /// Set once a load succeeded: `isEmpty` means "loaded and empty", never "not loaded yet".
     var hasLoaded = false
+    /// The groups deleted since the latest load was sent: its answer may still list them.
+    var deletedDuringLoad: Set<String> = []
     private var loadCommand: Command<NoValue>?
 
     public static func factory(api: any APIClient) -> ViewModelFactory {
