@@ -46,6 +46,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private var timers = TimerHeap()
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     private var drainHooks: [(id: Int, hook: @HostActor () -> Void)] = []
+    private var idleHooks: [(id: Int, hook: @HostActor () -> Void)] = []
     private var nextHookID = 0
 
     /// What the input handler is told.
@@ -157,6 +158,18 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     @HostActor
     public func removeDrainHook(_ id: Int) {
         drainHooks.removeAll { $0.id == id }
+        idleHooks.removeAll { $0.id == id }
+    }
+
+    /// Adds `hook`, run on the host thread each time the loop has run out of ready work (after an
+    /// input chunk was handled, jobs drained and due timers fired), just before it looks for more
+    /// input or goes to sleep. The output is written there: once per burst, not per message.
+    /// Remove it with ``removeDrainHook(_:)``.
+    @HostActor
+    public func addIdleHook(_ hook: @escaping @HostActor () -> Void) -> Int {
+        nextHookID += 1
+        idleHooks.append((nextHookID, hook))
+        return nextHookID
     }
 
     /// True when jobs or closures are waiting to run, or released work is on its way here.
@@ -249,6 +262,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         while true {
             drain()
             runDueTimers()
+            if !idleHooks.isEmpty {
+                HostActor.assumeIsolated { for entry in idleHooks { entry.hook() } }
+            }
             // Go to sleep only if nothing was posted meanwhile.
             let mustSleep = state.withLock { shared -> Bool in
                 if shared.work.isEmpty { shared.sleeping = true; return true }

@@ -10,9 +10,10 @@ import Wire
 /// added with ``register(_:_:)`` by the layers above; the engine knows none of them except
 /// `$/cancelRequest`.
 ///
-/// Responses are handed to `output` as JSON bodies (unframed). Requests in flight are registered
-/// by id the moment their frame is handled, so a `$/cancelRequest` right behind a request always
-/// finds it.
+/// Responses are handed to `output` as JSON bodies (unframed): a fixed envelope around the id and
+/// the result or error, each written by jansson. Requests still in flight when their frame has
+/// been handled are registered by id, so a `$/cancelRequest` right behind a request always finds
+/// it.
 ///
 /// - Important: Isolated to ``HostActor``; frames must be fed in the order they were read.
 @HostActor
@@ -23,8 +24,9 @@ public final class RPCEngine {
     private let output: @HostActor ([UInt8]) -> Void
     /// Requests answered later, by id, for `$/cancelRequest`.
     private var inFlight: [RequestID: Call] = [:]
-    /// Called with every incoming message (parsed) and every outgoing body, for `--trace`.
-    public var tracer: (@HostActor (_ direction: TraceDirection, _ message: JSON) -> Void)?
+    /// Called with every incoming message (parsed), for `--trace`. Outgoing bodies are traced by
+    /// whoever writes them.
+    public var tracer: (@HostActor (_ message: JSON) -> Void)?
     /// Called when an incoming message cannot be used; for logging.
     public var onProblem: (@HostActor (String) -> Void)?
 
@@ -32,8 +34,6 @@ public final class RPCEngine {
     public var isShutDown = false
     /// Methods still served after shutdown.
     public var allowedAfterShutdown: Set<String> = ["exit"]
-
-    public enum TraceDirection: String, Sendable { case incoming = "in", outgoing = "out" }
 
     public init(output: @escaping @HostActor ([UInt8]) -> Void) {
         self.output = output
@@ -74,7 +74,7 @@ public final class RPCEngine {
         } catch {
             // Neither the unparsable text nor jansson's quote of it ("near '…'") is repeated:
             // it cannot be redacted, and it may hold a password.
-            tracer?(.incoming, ["unparsable": .int(Int64(bytes.count))])
+            tracer?(["unparsable": .int(Int64(bytes.count))])
             send(errorResponse(id: nil, .parseError("\(error.message.withoutQuotedInput) at line \(error.line), column \(error.column)")))
             return
         }
@@ -83,7 +83,7 @@ public final class RPCEngine {
 
     /// Handles one parsed message (a request, a notification or a batch).
     public func receive(_ message: JSON) {
-        tracer?(.incoming, message)
+        tracer?(message)
         switch message {
         case .array(let elements):
             receiveBatch(elements)
@@ -127,17 +127,22 @@ public final class RPCEngine {
             send(errorResponse(id: nil, .invalidRequest("empty batch")))
             return
         }
-        var responses = [JSON?](repeating: nil, count: elements.count)
+        var responses = [[UInt8]?](repeating: nil, count: elements.count)
         var remaining = elements.count
-        var anyResponse = false
         let finish: @HostActor () -> Void = { [unowned self] in
-            if anyResponse {
-                self.send(.array(responses.compactMap { $0 }))
+            let answered = responses.compactMap { $0 }
+            guard !answered.isEmpty else { return }
+            var body: [UInt8] = [UInt8(ascii: "[")]
+            for (index, response) in answered.enumerated() {
+                if index > 0 { body.append(UInt8(ascii: ",")) }
+                body.append(contentsOf: response)
             }
+            body.append(UInt8(ascii: "]"))
+            self.send(body)
         }
         for (index, element) in elements.enumerated() {
-            let deliver: @HostActor (JSON?) -> Void = { response in
-                if let response { responses[index] = response; anyResponse = true }
+            let deliver: @HostActor ([UInt8]?) -> Void = { response in
+                if let response { responses[index] = response }
                 remaining -= 1
                 if remaining == 0 { finish() }
             }
@@ -150,7 +155,7 @@ public final class RPCEngine {
     }
 
     /// Validates and dispatches one request object; `deliver` gets its response (nil for none) exactly once.
-    private func handle(_ object: JSONObject, _ deliver: @escaping @HostActor (JSON?) -> Void) {
+    private func handle(_ object: JSONObject, _ deliver: @escaping @HostActor ([UInt8]?) -> Void) {
         // Responses from the client: the host sends no requests, so there is nothing to match.
         if object["method"] == nil, object["result"] != nil || object["error"] != nil {
             onProblem?("ignored a response object: the host sends no requests")
@@ -203,27 +208,50 @@ public final class RPCEngine {
                 deliver(nil)
                 return
             }
-            if self.inFlight[id]?.isFinished == true { self.inFlight[id] = nil }
+            if !self.inFlight.isEmpty, self.inFlight[id]?.isFinished == true { self.inFlight[id] = nil }
             switch result {
-            case .success(let value): deliver(.object(["jsonrpc": "2.0", "id": id.json, "result": value]))
+            case .success(let value): deliver(self.resultResponse(id: id, value))
             case .failure(let error): deliver(self.errorResponse(id: id, error))
             }
         }
-        if let id, method != "$/cancelRequest" {
-            // A duplicate id in flight keeps the first registration for cancellation.
-            if inFlight[id] == nil { inFlight[id] = call }
-        }
         handler(call)
-        if let id, call.isFinished, inFlight[id] === call { inFlight[id] = nil }
+        // Still running: registered for `$/cancelRequest` (nothing else runs before this, so a
+        // cancellation behind it in the input finds it). A duplicate id keeps the first one.
+        if let id, !call.isFinished, method != "$/cancelRequest", inFlight[id] == nil { inFlight[id] = call }
     }
 
-    private func errorResponse(id: RequestID?, _ error: RPCError) -> JSON {
-        .object(["jsonrpc": "2.0", "id": id?.json ?? .null, "error": error.json])
+    private static let resultPrefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+    private static let resultInfix = Array(#","result":"#.utf8)
+    private static let errorInfix = Array(#","error":"#.utf8)
+
+    /// `{"jsonrpc":"2.0","id":…,"result":…}`; an internal error if the result cannot be written.
+    private func resultResponse(id: RequestID, _ result: JSON) -> [UInt8] {
+        var body = Self.resultPrefix
+        body.reserveCapacity(64)
+        id.json.appendSerialized(to: &body)
+        body.append(contentsOf: Self.resultInfix)
+        do throws(JSONSerializationError) {
+            try result.append(to: &body)
+        } catch {
+            return errorResponse(id: id, RPCError(code: RPCError.internalErrorCode, message: "Internal error: the result could not be written as JSON (\(error))"))
+        }
+        body.append(UInt8(ascii: "}"))
+        return body
     }
 
-    private func send(_ response: JSON) {
-        tracer?(.outgoing, response)
-        output(response.serialized())
+    /// `{"jsonrpc":"2.0","id":…,"error":…}`.
+    private func errorResponse(id: RequestID?, _ error: RPCError) -> [UInt8] {
+        var body = Self.resultPrefix
+        body.reserveCapacity(128)
+        (id?.json ?? .null).appendSerialized(to: &body)
+        body.append(contentsOf: Self.errorInfix)
+        error.json.appendSerialized(to: &body)
+        body.append(UInt8(ascii: "}"))
+        return body
+    }
+
+    private func send(_ body: [UInt8]) {
+        output(body)
     }
 }
 

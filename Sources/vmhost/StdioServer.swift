@@ -24,7 +24,8 @@ struct ServerOptions: Sendable {
 /// The process around a ``Host``: stdin in, stdout out, signals, exit.
 ///
 /// - stdout is duplicated at start and fd 1 pointed at stderr, so a stray `print` from any library
-///   lands in the logs and never in the protocol stream; only the writer thread writes frames.
+///   lands in the logs and never in the protocol stream; only the output writer writes frames
+///   (from the host thread, or from its own thread while stdout is full).
 /// - SIGPIPE is ignored; a closed stdout (EPIPE) ends the host quietly with status 0.
 /// - EOF on stdin, SIGTERM and SIGINT cancel all work, flush the output and exit 0 (within a second).
 /// - `exit` after `shutdown` exits 0, without it 1.
@@ -97,9 +98,7 @@ enum Lifecycle {
         host.log = { message in logger.debug("\(message)") }
         host.onExit = { code in terminate(code: code, reason: "exit notification") }
         if let trace {
-            host.engine.tracer = { direction, message in
-                if direction == .incoming { trace.record("in", message) }
-            }
+            host.engine.tracer = { message in trace.record("in", message) }
         }
         var observe: (@Sendable ([UInt8]) -> Void)?
         if let trace { observe = { body in trace.recordOutgoing(body) } }
@@ -108,7 +107,10 @@ enum Lifecycle {
         }
         let writer = OutputWriter<ChangedMessage>(
             fd: protocolFD, framing: options.framing == .lsp ? .lsp : .ndjson, queue: host.outputQueue,
-            observe: observe, onClosed: onClosed)
+            producerWrites: true, observe: observe, onClosed: onClosed)
+        // The host thread writes the output itself each time it runs out of work (the writer
+        // thread only finishes writes that found stdout full).
+        _ = EventLoop.shared.addIdleHook { writer.flush() }
         let connection = Connection(host: host, framing: options.framing, maxMessageBytes: options.maxMessageBytes)
         connection.onFramingDetected = { framing in writer.framing = framing }
         self.host = host
@@ -132,6 +134,7 @@ enum Lifecycle {
         logger.debug("exiting (\(reason))")
         EventLoop.shared.stopWatchingInput()
         host?.cancelEverything()
+        writer?.flush()
         if let queue = host?.outputQueue {
             queue.close()
             _ = queue.waitUntilFlushed(nanoseconds: 900_000_000)

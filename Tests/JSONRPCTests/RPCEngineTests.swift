@@ -13,6 +13,7 @@ private final class Harness {
 
     init() {
         engine.registerSync("echo") { call in call.params ?? .null }
+        engine.registerSync("nan") { _ in ["value": .double(.nan)] }
         engine.registerSync("fail") { _ throws(RPCError) in throw RPCError.invalidParams("params.x: expected a string, got a number") }
         engine.register("later") { [unowned self] call in
             self.pending.append(call)
@@ -41,6 +42,13 @@ struct RPCEngineTests {
         #expect(h.send(#"{"jsonrpc":"2.0","id":"a","method":"echo"}"#) == [["jsonrpc": "2.0", "id": "a", "result": nil]])
         #expect(h.send(#"{"jsonrpc":"2.0","id":null,"method":"echo","params":{}}"#) == [["jsonrpc": "2.0", "id": nil, "result": [:]]])
         #expect(h.send(#"{"jsonrpc":"2.0","id":2.5,"method":"echo","params":{}}"#).first?["id"] == .double(2.5))
+    }
+
+    @Test func aResultThatCannotBeWrittenIsAnInternalErrorNotALostReply() {
+        let h = Harness()
+        let replies = h.send(#"{"jsonrpc":"2.0","id":7,"method":"nan"}"#)
+        #expect(replies.count == 1)
+        #expect(replies.first.map(error(-32603, id: 7)) == true)
     }
 
     @Test func notificationsAreNeverAnswered() {

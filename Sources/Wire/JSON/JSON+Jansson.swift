@@ -143,7 +143,17 @@ extension JSON {
         return out
     }
 
-    /// Appends the compact JSON text of this value to `out`.
+    /// Appends the compact JSON text of this value to `out`; a value that cannot be written (it
+    /// holds NaN or an infinity) is written as `null`.
+    public func appendSerialized(to out: inout [UInt8]) {
+        do throws(JSONSerializationError) {
+            try append(to: &out)
+        } catch {
+            out.append(contentsOf: "null".utf8)
+        }
+    }
+
+    /// Appends the compact JSON text of this value to `out`; on error `out` is left as it was.
     public func append(to out: inout [UInt8]) throws(JSONSerializationError) {
         guard let node = makeJansson() else {
             throw JSONSerializationError(description: "value holds a number that JSON cannot represent (NaN or infinity)")
@@ -152,10 +162,27 @@ extension JSON {
         // Reals are written with the fewest digits that read back exactly: 15 when every real of
         // the value round-trips at 15 (4.35 stays "4.35"), else 17 (always exact).
         let flags = dumpFlags | Int(realPrecisionFlag(shortest: allRealsRoundTripAt15))
-        let status = withUnsafeMutablePointer(to: &out) { pointer in
-            json_dump_callback(node, appendToByteArray, pointer, flags)
+        // jansson writes into a buffer on the stack, which is copied in one piece; a text that
+        // does not fit is written a second time, straight into `out`.
+        let size = withUnsafeTemporaryAllocation(of: CChar.self, capacity: stackDumpCapacity) { scratch in
+            let size = json_dumpb(node, scratch.baseAddress, scratch.count, flags)
+            if size > 0 && size <= scratch.count {
+                out.append(contentsOf: UnsafeRawBufferPointer(start: scratch.baseAddress, count: size))
+            }
+            return size
         }
-        if status != 0 { throw JSONSerializationError(description: "jansson could not write the value") }
+        if size == 0 { throw JSONSerializationError(description: "jansson could not write the value") }
+        if size > stackDumpCapacity {
+            let start = out.count
+            out.append(contentsOf: repeatElement(0, count: size))
+            let written = out.withUnsafeMutableBytes { raw in
+                json_dumpb(node, (raw.baseAddress! + start).assumingMemoryBound(to: CChar.self), size, flags)
+            }
+            if written != size {
+                out.removeSubrange(start...)
+                throw JSONSerializationError(description: "jansson could not write the value")
+            }
+        }
     }
 }
 
@@ -185,13 +212,8 @@ private func roundTripsAt15(_ value: Double) -> Bool {
     return strtod(buffer, nil) == value
 }
 
-/// jansson's dump callback: appends each piece to the `[UInt8]` that `data` points at.
-private let appendToByteArray: json_dump_callback_t = { buffer, size, data in
-    guard let buffer, let data else { return -1 }
-    data.assumingMemoryBound(to: [UInt8].self).pointee.append(
-        contentsOf: UnsafeRawBufferPointer(start: buffer, count: size))
-    return 0
-}
+/// Texts up to this size are written by jansson into a buffer on the stack (most messages are).
+private let stackDumpCapacity = 4096
 
 private nonisolated(unsafe) let emptyCString: UnsafePointer<CChar> = UnsafePointer(strdup("")!)
 

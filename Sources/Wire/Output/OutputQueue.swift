@@ -40,6 +40,13 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         var stalled = false
         var holdingWakeups = false
         var wakeupHeld = false
+        /// Set by ``writeOnProducerThread()``: the producer writes at its quiet points and the taker
+        /// thread only finishes what a full output left over (see ``handOff(_:)``).
+        var producerWrites = false
+        /// The taker thread owns the output: it holds bytes the producer could not write, or is
+        /// writing what was queued since. Until it lets go, it takes every new message.
+        var takerOwns = false
+        var leftover: [UInt8]?
     }
 
     private let condition = Condition()
@@ -94,9 +101,45 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     }
 
     private func wakeTakerLocked() {
+        if state.producerWrites && !state.takerOwns && !state.closed { return }
         if state.holdingWakeups {
             state.wakeupHeld = true
         } else {
+            condition.broadcast()
+        }
+    }
+
+    // MARK: Writing on the producer's thread
+
+    /// Switches the queue to writing on the producer's thread: pushes no longer wake the taker;
+    /// the producer calls ``takeForProducer()`` at its quiet points and writes what it gets, without
+    /// blocking, handing what the output could not take to the taker with ``handOff(_:)``. The
+    /// taker thread (``waitAndTakeAll()``) then only writes while the output is full, and after
+    /// ``close()``. A sequential request is so answered without a thread hand-off.
+    public func writeOnProducerThread() {
+        condition.withLock { state.producerWrites = true }
+    }
+
+    /// For the producer: takes every waiting message, encoded, unless the taker owns the output
+    /// (it is finishing a stalled write and takes them itself) or the queue is closed. Nil then,
+    /// and when nothing waits.
+    public func takeForProducer() -> [[UInt8]]? {
+        let taken: ([Entry], [UInt64: Message])? = condition.withLock {
+            guard !state.takerOwns, !state.closed, state.head < state.entries.count else { return nil }
+            return takeLocked()
+        }
+        guard let taken else { return nil }
+        return Self.encode(taken)
+    }
+
+    /// For the producer: the output was full; the taker thread writes `bytes` (the framed rest of
+    /// what the producer took) and everything queued after them. The queue is stalled meanwhile,
+    /// so property changes merge.
+    public func handOff(_ bytes: [UInt8]) {
+        condition.withLock {
+            state.takerOwns = true
+            state.leftover = bytes
+            state.stalled = true
             condition.broadcast()
         }
     }
@@ -127,25 +170,49 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// Blocks until a message is waiting or the queue is closed; then takes them all.
     /// Returns nil once closed and empty.
     public func waitAndTakeAll() -> [[UInt8]]? {
-        let taken: ([Entry], [UInt64: Message])? = condition.withLock {
+        guard let taken = waitAndTake() else { return nil }
+        return taken.framed.isEmpty ? taken.bodies : [taken.framed] + taken.bodies
+    }
+
+    /// For the taker thread: blocks until there is something for it to write, then takes it:
+    /// `framed`, bytes already framed (the rest of a write the producer handed off, else empty),
+    /// then `bodies`, every waiting message, encoded, in order. Nil once closed and empty.
+    ///
+    /// When the producer writes (``writeOnProducerThread()``), the taker waits for a hand-off or
+    /// ``close()``, keeps the output until it finds nothing waiting, then leaves it to the
+    /// producer again.
+    public func waitAndTake() -> (framed: [UInt8], bodies: [[UInt8]])? {
+        let taken: ([UInt8], [Entry], [UInt64: Message])? = condition.withLock {
             state.takerBusy = false
             condition.broadcast()
-            while state.head == state.entries.count {
-                if state.closed { return nil }
+            while true {
+                let waiting = state.head < state.entries.count || state.leftover != nil
+                if !state.producerWrites || state.closed || state.takerOwns {
+                    if waiting { break }
+                    if state.closed { return nil }
+                    if state.takerOwns {
+                        // Everything handed off is written: the producer writes again.
+                        state.takerOwns = false
+                        state.stalled = false
+                    }
+                }
                 condition.wait()
             }
             state.takerBusy = true
-            return takeLocked()
+            let leftover = state.leftover ?? []
+            state.leftover = nil
+            let (entries, mergeables) = takeLocked()
+            return (leftover, entries, mergeables)
         }
         guard let taken else { return nil }
-        return Self.encode(taken)
+        return (taken.0, Self.encode((taken.1, taken.2)))
     }
 
     /// Blocks until everything pushed so far was taken and the taker is waiting again (written),
     /// or `nanoseconds` passed. True when flushed.
     public func waitUntilFlushed(nanoseconds: UInt64) -> Bool {
         condition.withLock {
-            while state.head < state.entries.count || state.takerBusy {
+            while state.head < state.entries.count || state.takerBusy || state.leftover != nil {
                 if !condition.wait(nanoseconds: nanoseconds) { return false }
             }
             return true
@@ -170,6 +237,8 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             state.open.removeAll()
             state.plainBytes = 0
             state.takerBusy = false
+            state.leftover = nil
+            state.takerOwns = false
             condition.broadcast()
         }
     }

@@ -12,12 +12,22 @@ import EventLoop
 /// that writes to the descriptor. While the descriptor blocks (a reader that stopped reading), the
 /// queue keeps merging property changes, so the host thread never blocks on output.
 /// `EPIPE` (the reader closed its end) ends writing: the queue is abandoned and `onClosed` runs.
+///
+/// With `producerWrites` (and a pipe or socket), the producing thread writes instead: it calls
+/// ``flush()`` at its quiet points (the host loop, before it waits for input), which writes
+/// everything queued without blocking. Only when the output is full does the rest go to the
+/// thread, which waits for room while the queue merges changes. A request and its reply then cost
+/// no thread hand-off.
 public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable {
     public let queue: OutputQueue<Message>
     private let fd: Int32
     private let framingBox: FramingBox
     private let onClosed: @Sendable () -> Void
     private let observe: (@Sendable ([UInt8]) -> Void)?
+    /// The producer writes (see the type's discussion); false for terminals and files.
+    public let producerWrites: Bool
+    /// The producer's framing buffer; used only by ``flush()``, on the producer's thread.
+    private var producerBuffer: [UInt8] = []
 
     final class FramingBox: @unchecked Sendable {
         private let condition = Condition()
@@ -32,9 +42,11 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
     /// - Parameters:
     ///   - framing: the output framing; for ``Framing/auto`` set ``framing`` once it is detected
     ///     (before the first reply), otherwise ndjson is written.
-    ///   - observe: sees every body as it is written (for `--trace`), on the writer thread.
+    ///   - observe: sees every body as it is written (for `--trace`), on the thread that writes it.
+    ///   - producerWrites: let the producer write at its quiet points (``flush()``), for a pipe or
+    ///     socket; ignored for other descriptors, which the thread writes blocking.
     public init(
-        fd: Int32, framing: Framing, queue: OutputQueue<Message>,
+        fd: Int32, framing: Framing, queue: OutputQueue<Message>, producerWrites: Bool = false,
         observe: (@Sendable ([UInt8]) -> Void)? = nil, onClosed: @escaping @Sendable () -> Void
     ) {
         self.fd = fd
@@ -46,8 +58,15 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
         // queue can merge changes while it lasts. Terminals and files, whose open description may
         // be shared with other processes, are left as they are and written blocking.
         var info = stat()
-        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFIFO || (info.st_mode & S_IFMT) == S_IFSOCK {
+        let pipeOrSocket = fstat(fd, &info) == 0
+            && ((info.st_mode & S_IFMT) == S_IFIFO || (info.st_mode & S_IFMT) == S_IFSOCK)
+        if pipeOrSocket {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        self.producerWrites = producerWrites && pipeOrSocket
+        if self.producerWrites {
+            queue.writeOnProducerThread()
+            producerBuffer.reserveCapacity(64 * 1024)
         }
         startThread { [self] in self.run() }
     }
@@ -57,12 +76,46 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
         set { framingBox.framing = newValue }
     }
 
+    /// Writes everything queued, without blocking, on the calling (producer's) thread; what the
+    /// output cannot take now goes to the writer thread. Call it from one thread only, at points
+    /// where a burst of messages is complete. Does nothing unless ``producerWrites``.
+    public func flush() {
+        guard producerWrites, let bodies = queue.takeForProducer() else { return }
+        let framing = framingBox.framing
+        producerBuffer.removeAll(keepingCapacity: true)
+        for body in bodies {
+            framing.frame(body, into: &producerBuffer)
+            observe?(body)
+        }
+        let written: Int? = producerBuffer.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n >= 0 { offset += n; continue }
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                return nil
+            }
+            return offset
+        }
+        guard let written else {
+            queue.abandon()
+            onClosed()
+            return
+        }
+        if written < producerBuffer.count {
+            queue.handOff(Array(producerBuffer[written...]))
+        }
+        if producerBuffer.capacity > 4 << 20 { producerBuffer = []; producerBuffer.reserveCapacity(64 * 1024) }
+    }
+
     private func run() {
         var out: [UInt8] = []
         out.reserveCapacity(64 * 1024)
-        while let bodies = queue.waitAndTakeAll() {
+        while let (framed, bodies) = queue.waitAndTake() {
             let framing = framingBox.framing
             out.removeAll(keepingCapacity: true)
+            out.append(contentsOf: framed)
             for body in bodies {
                 framing.frame(body, into: &out)
                 observe?(body)
@@ -72,6 +125,8 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
                 onClosed()
                 return
             }
+            // The output took it all: changes stop merging until it is full again.
+            if producerWrites { queue.setStalled(false) }
             if out.capacity > 4 << 20 { out = []; out.reserveCapacity(64 * 1024) }
         }
     }
