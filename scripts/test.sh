@@ -4,7 +4,8 @@
 #   2. end-to-end tests of the real binary through a pipe (pytest, Tests/EndToEnd)
 #   3. the Python client's tests, which replay every conformance transcript (pytest, clients/python/tests)
 #   4. the Node client's tests, which replay them too (node --test, clients/js/test)
-#   5. the hardening suite: a generative fuzzer of malformed frames (pytest, Tests/Hardening)
+#   5. the hardening suite (pytest, Tests/Hardening): a generative fuzzer of malformed frames, and the
+#      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1

@@ -96,7 +96,9 @@ public final class LoginViewModel: ViewModel {
             !isSubmitting.value && submitBlocker() == nil
         }
         sendCodeTitle.bind(to: countdown) { [locale = context.locale] in Strings.sendCodeTitle(countdown: $0)(locale) }
-        derive(canSendCode, from: [phoneValid, countdown, sendCode.isExecuting]) { [unowned self] in
+        // `unowned sendCode`: the command's own `isExecuting` keeps this closure, so a strong capture
+        // would be a cycle that outlives the view-model (the context holds the command meanwhile).
+        derive(canSendCode, from: [phoneValid, countdown, sendCode.isExecuting]) { [unowned self, unowned sendCode] in
             phoneValid.value && countdown.value == 0 && !sendCode.isExecuting.value
         }
     }

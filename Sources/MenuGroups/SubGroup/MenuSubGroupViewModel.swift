@@ -55,12 +55,12 @@ public final class MenuSubGroupViewModel: ViewModel {
             return nil
         }
         context.trigger("create") { [unowned self] in
-            navigate.emit(EditGroupRoute(menuUid: menuUid, parent: context.handle))
+            navigate.emit(EditGroupRoute(menuUid: menuUid, parent: self.context.handle))
         }
         context.trigger("rename", of: GroupReference.self, schema: GroupReference.jsonSchema) {
             [unowned self] reference throws(InputError) in
             let group = try row(reference.groupId)
-            navigate.emit(EditGroupRoute(menuUid: menuUid, parent: context.handle, groupId: group.id, name: group.name))
+            navigate.emit(EditGroupRoute(menuUid: menuUid, parent: self.context.handle, groupId: group.id, name: group.name))
         }
         context.command(
             "delete", of: GroupReference.self, schema: GroupReference.jsonSchema, policy: .ignorePerKey(GroupReference.key)
