@@ -53,6 +53,8 @@ let package = Package(
             ],
             swiftSettings: settings
         ),
+        // In-process micro-benchmarks of the JSON layer and of dispatch (bench/run.py, scenario g).
+        .executableTarget(name: "vmhost-bench", dependencies: ["Wire", "EventLoop", "JSONRPC"], swiftSettings: settings),
 
         // Test support: a loopback HTTP server and API stubs; an in-process connection, test kinds.
         .target(name: "BackendTesting", dependencies: ["Wire", "EventLoop", "Runtime", "Backend"], swiftSettings: settings),
