@@ -99,22 +99,109 @@ struct HTTPAPIClientTests {
         #expect(server.requests.last?.path == "/menus/m1/groups/a%2Fb%20c%3F")
     }
 
-    // MARK: Failures
+    // MARK: Failures, of every endpoint
 
-    @Test(arguments: [
-        (LoopbackFault.status(500), DomainError.server(status: 500)),
-        (.status(404), .server(status: 404)),
-        (.status(503), .server(status: 503)),
-        (.business(code: "3001", message: "产品已下架"), .business(code: "3001", message: "产品已下架")),
-    ])
-    func statusAndEnvelopeFailures(fault: LoopbackFault, expected: DomainError) async throws {
-        server.setFault(fault, forPath: "/products")
-        #expect(await domainError { _ = try await client.products(page: 1, pageSize: 20) } == expected)
+    /// A way for a call to fail, and the ``DomainError`` it must come back as.
+    enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// Nothing listens on the port.
+        case refused
+        /// The server resets the connection (RST) instead of answering.
+        case reset
+        /// The server closes the connection without answering.
+        case dropped
+        /// The body ends before its `Content-Length`.
+        case truncatedBody
+        /// A complete body that is not JSON.
+        case malformed
+        case status404
+        case status500
+        case status503
+        /// `200` with `success: false`.
+        case business
+
+        var testDescription: String { rawValue }
+
+        /// What the loopback server does; nil when the client talks to a port nothing listens on.
+        var loopback: LoopbackFault? {
+            switch self {
+            case .refused: nil
+            case .reset: .resetConnection
+            case .dropped: .dropConnection
+            case .truncatedBody: .truncatedBody
+            case .malformed: .malformed
+            case .status404: .status(404)
+            case .status500: .status(500)
+            case .status503: .status(503)
+            case .business: .business(code: "1009", message: "系统繁忙")
+            }
+        }
+
+        var kind: DomainError.Kind {
+            switch self {
+            case .refused, .reset, .dropped, .truncatedBody: .network
+            case .malformed: .decode
+            case .status404, .status500, .status503: .server
+            case .business: .business
+            }
+        }
+
+        /// The whole error where it is fixed by the contract; transport and parser messages vary.
+        var exactError: DomainError? {
+            switch self {
+            case .refused: .network("could not connect to the server")
+            case .status404: .server(status: 404)
+            case .status500: .server(status: 500)
+            case .status503: .server(status: 503)
+            case .business: .business(code: "1009", message: "系统繁忙")
+            case .reset, .dropped, .truncatedBody, .malformed: nil
+            }
+        }
     }
 
-    @Test func aMalformedBodyIsDecode() async throws {
-        server.setFault(.malformed, forPath: "/menus/m1/groups")
-        #expect(await domainError { _ = try await client.groups(menuUid: "m1") }?.kind == .decode)
+    /// The path the loopback server sees for `endpoint`'s call in ``call(_:on:)`` (faults are set per path).
+    static func path(_ endpoint: BackendEndpoint) -> String {
+        switch endpoint {
+        case .products: "/products"
+        case .authLogin: "/auth/login"
+        case .authSMSCode: "/auth/sms-code"
+        case .authLoginCode: "/auth/login-code"
+        case .groupsList, .groupsCreate: "/menus/m1/groups"
+        case .groupsRename, .groupsDelete: "/menus/m1/groups/g1"
+        }
+    }
+
+    /// Calls `endpoint` once, with arguments the demo contract accepts.
+    static func call(_ endpoint: BackendEndpoint, on client: HTTPAPIClient) async throws {
+        switch endpoint {
+        case .products: _ = try await client.products(page: 1, pageSize: 20)
+        case .authLogin: _ = try await client.login(username: "13800138000", password: "123456")
+        case .authSMSCode: try await client.sendSMSCode(phone: "13912345678")
+        case .authLoginCode: _ = try await client.loginWithCode(phone: "13912345678", code: "123456")
+        case .groupsList: _ = try await client.groups(menuUid: "m1")
+        case .groupsCreate: _ = try await client.createGroup(menuUid: "m1", name: "新品")
+        case .groupsRename: _ = try await client.renameGroup(menuUid: "m1", groupId: "g1", name: "新品2")
+        case .groupsDelete: try await client.deleteGroup(menuUid: "m1", groupId: "g1")
+        }
+    }
+
+    /// Every endpoint, every way of failing: the right kind (and code and message where the contract
+    /// fixes them), no token kept from a failed login, no deadline left behind; and the same call
+    /// succeeds once the server answers again.
+    @Test(arguments: BackendEndpoint.allCases, Fault.allCases)
+    func everyFailureOfEveryEndpointHasItsKind(endpoint: BackendEndpoint, fault: Fault) async throws {
+        let path = Self.path(endpoint)
+        let failing = fault == .refused ? HTTPAPIClient(baseURL: try LoopbackServer.unusedURL(), clock: clock) : client
+        server.setFault(fault.loopback, forPath: path)
+        let error = try #require(await domainError { try await Self.call(endpoint, on: failing) })
+        #expect(error.kind == fault.kind, "\(error)")
+        if let exact = fault.exactError { #expect(error == exact) } else { #expect(error.code == .null) }
+        #expect(failing.token == nil)
+        #expect(clock.pendingCount == 0)
+        #expect(server.requests.filter { $0.path == path }.count == (fault == .refused ? 0 : 1))
+
+        server.setFault(nil, forPath: path)
+        try await Self.call(endpoint, on: client)
+        #expect(client.token == (endpoint == .authLogin || endpoint == .authLoginCode ? "demo-token-1" : nil))
     }
 
     @Test func aBodyOfTheWrongShapeIsDecodeNamingTheMember() async throws {
@@ -128,28 +215,24 @@ struct HTTPAPIClientTests {
         #expect(await domainError { _ = try await client.products(page: 1, pageSize: 20) } == .decode("envelope.page is missing"))
     }
 
-    @Test func aClosedPortIsNetwork() async throws {
-        let refused = HTTPAPIClient(baseURL: try LoopbackServer.unusedURL(), clock: clock)
-        #expect(await domainError { _ = try await refused.products(page: 1, pageSize: 20) }?.kind == .network)
-    }
-
-    @Test func aDroppedConnectionIsNetwork() async throws {
-        server.setFault(.dropConnection, forPath: "/auth/sms-code")
-        #expect(await domainError { try await client.sendSMSCode(phone: "13912345678") }?.kind == .network)
-    }
-
-    @Test func aServerThatNeverAnswersTimesOutOnTheHostClockAndTheConnectionIsClosed() async throws {
-        server.setFault(.neverAnswer, forPath: "/products")
+    @Test(arguments: BackendEndpoint.allCases)
+    func aServerThatNeverAnswersTimesOutOnTheHostClockAndTheConnectionIsClosed(endpoint: BackendEndpoint) async throws {
+        let path = Self.path(endpoint)
+        server.setFault(.neverAnswer, forPath: path)
         var error: DomainError?
-        let task = EventLoop.startTask { error = await domainError { _ = try await client.products(page: 1, pageSize: 20) } }
-        _ = try await server.request(path: "/products")
+        let task = EventLoop.startTask { error = await domainError { try await Self.call(endpoint, on: client) } }
+        _ = try await server.request(path: path)
         await clock.advance(by: .milliseconds(14999))
         #expect(error == nil)
         await clock.advance(by: .milliseconds(1))
         await task.value
-        #expect(error?.kind == .timeout)
-        try await server.connectionClosedByClient(path: "/products")
+        #expect(error == .timeout())
+        try await server.connectionClosedByClient(path: path)
         #expect(clock.pendingCount == 0)
+        #expect(client.token == nil)
+
+        server.setFault(nil, forPath: path)
+        try await Self.call(endpoint, on: client)
     }
 
     // MARK: Cancellation

@@ -35,6 +35,13 @@ extension LoopbackCore {
             if !isStopped { update { $0.closedByClient.append(head.path) } }
         case .dropConnection?:
             return
+        case .resetConnection?:
+            // The deferred close then sends RST.
+            Socket.resetOnClose(fd)
+        case .truncatedBody?:
+            // Half of a success envelope: the client must notice the short body, not parse it.
+            let body = DemoResponse.ok(["token": "demo-token-1"]).body.serialized()
+            respond(fd, status: 200, body: Array(body.prefix(body.count / 2)), declaredLength: body.count)
         case .raw(let status, let body)?:
             respond(fd, status: status, body: body)
         }
@@ -77,10 +84,11 @@ extension LoopbackCore {
         respond(fd, status: response.status, body: response.body.serialized())
     }
 
-    private func respond(_ fd: Int32, status: Int, body: [UInt8]) {
+    /// Writes a response; `declaredLength` (default: the body's) is the `Content-Length` sent.
+    private func respond(_ fd: Int32, status: Int, body: [UInt8], declaredLength: Int? = nil) {
         let head =
             "HTTP/1.1 \(status) \(Self.reason(status))\r\n" + "Content-Type: application/json; charset=utf-8\r\n"
-            + "Content-Length: \(body.count)\r\n" + "Connection: close\r\n\r\n"
+            + "Content-Length: \(declaredLength ?? body.count)\r\n" + "Connection: close\r\n\r\n"
         Socket.writeAll(fd, Array(head.utf8) + body)
     }
 

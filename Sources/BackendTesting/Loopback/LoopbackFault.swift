@@ -11,6 +11,11 @@ public enum LoopbackFault: Sendable, Hashable {
     case neverAnswer
     /// Closes the connection without answering.
     case dropConnection
+    /// Resets the connection (TCP RST) without answering.
+    case resetConnection
+    /// Answers `200` with a `Content-Length` longer than the body it sends, then closes: the body
+    /// is cut short in transit.
+    case truncatedBody
     /// Answers exactly this status and body (for bodies of the wrong shape).
     case raw(status: Int, body: [UInt8])
 }

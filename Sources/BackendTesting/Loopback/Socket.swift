@@ -124,6 +124,12 @@ enum Socket {
 
     static func closeSocket(_ fd: Int32) { close(fd) }
 
+    /// Makes closing `fd` reset the connection (RST) instead of ending it in order (FIN).
+    static func resetOnClose(_ fd: Int32) {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
     #if canImport(Glibc)
     private static let noSignal = Int32(MSG_NOSIGNAL)
     #else
