@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Installs what building and testing vmhost needs, when it is missing:
-# jansson (Debian libjansson-dev) and, for the end-to-end suites, pytest and hypothesis.
+# jansson (Debian libjansson-dev); libcurl's development files, which the release build links
+# against (Foundation is linked statically there, see Package.swift); and, for the test suites,
+# tmux, jq, pytest and hypothesis.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-if ! pkg-config --exists jansson 2>/dev/null; then
-    echo "setup: installing libjansson-dev" >&2
+packages=()
+pkg-config --exists jansson 2>/dev/null || packages+=(libjansson-dev pkg-config)
+pkg-config --exists libcurl 2>/dev/null || packages+=(libcurl4-openssl-dev)
+if [ ${#packages[@]} -gt 0 ]; then
+    echo "setup: installing ${packages[*]}" >&2
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libjansson-dev pkg-config >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
 fi
 
 if [ "${1:-}" = "--tests" ]; then
