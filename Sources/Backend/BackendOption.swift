@@ -22,10 +22,13 @@ public enum BackendOption: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Makes the client; the host keeps an ``EmbeddedBackend`` to serve `control.backend.*`.
+    /// `demoProductCount` is the embedded backend's catalogue size (an HTTP backend ignores it).
     @HostActor
-    public func makeClient(clock: any HostClock, timeout: Duration) -> any APIClient {
+    public func makeClient(
+        clock: any HostClock, timeout: Duration, demoProductCount: Int = DemoCatalog.productCount
+    ) -> any APIClient {
         switch self {
-        case .embedded: EmbeddedBackend(clock: clock, timeout: timeout)
+        case .embedded: EmbeddedBackend(clock: clock, timeout: timeout, productCount: demoProductCount)
         case .http(let url): HTTPAPIClient(baseURL: url, clock: clock, timeout: timeout)
         }
     }

@@ -18,7 +18,8 @@ struct Composition {
         let clock: any HostClock = options.manualClock ? ManualClock() : SystemClock()
         // The command line validated the value already (`VMHostCommand.validate`).
         let backend = try! BackendOption(parsing: options.backend)
-        let api = backend.makeClient(clock: clock, timeout: .milliseconds(options.timeoutMs))
+        let api = backend.makeClient(
+            clock: clock, timeout: .milliseconds(options.timeoutMs), demoProductCount: options.demoProducts)
         var controls: [(name: String, handler: RPCEngine.Handler)] = []
         if let embedded = api as? EmbeddedBackend {
             controls.append(("control.backend.script", Self.control { (params) throws(ScriptError) in try embedded.script(params: params) }))

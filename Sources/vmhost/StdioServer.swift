@@ -19,6 +19,8 @@ struct ServerOptions: Sendable {
     var tracePath: String?
     var logLevel: Logger.Level
     var maxMessageBytes: Int
+    /// The embedded backend's number of products (`--demo-products`).
+    var demoProducts: Int
 }
 
 /// The process around a ``Host``: stdin in, stdout out, signals, exit.

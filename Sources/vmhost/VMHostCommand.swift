@@ -31,6 +31,12 @@ struct VMHostCommand: ParsableCommand {
         valueName: "embedded|URL"))
     var backend: String = "embedded"
 
+    @Option(name: .customLong("demo-products"), help: ArgumentHelp(
+        "The number of products the embedded backend serves (default: 57, from 0 to 1000000).",
+        discussion: "57 is the documented demo catalogue (p001 ... p057). A larger catalogue continues it by the same rule (p058, p059, ...), e.g. --demo-products 5000 for a long list. Only with the embedded backend.",
+        valueName: "N"))
+    var demoProducts: Int?
+
     @Option(name: .customLong("timeout-ms"), help: "Deadline of every backend call, in milliseconds, on the host's clock.")
     var timeoutMs: Int = 15000
 
@@ -56,17 +62,29 @@ struct VMHostCommand: ParsableCommand {
     func validate() throws {
         guard timeoutMs > 0 else { throw ValidationError("--timeout-ms must be a positive number of milliseconds, got \(timeoutMs)") }
         guard maxMessageBytes >= 64 else { throw ValidationError("--max-message-bytes must be at least 64, got \(maxMessageBytes)") }
+        let parsedBackend: BackendOption
         do throws(BackendOptionError) {
-            _ = try BackendOption(parsing: backend)
+            parsedBackend = try BackendOption(parsing: backend)
         } catch {
             throw ValidationError(error.message)
+        }
+        if let demoProducts {
+            let range = DemoCatalog.productCountRange
+            guard range.contains(demoProducts) else {
+                throw ValidationError(
+                    "--demo-products must be a number of products from \(range.lowerBound) to \(range.upperBound), got \(demoProducts)")
+            }
+            guard parsedBackend == .embedded else {
+                throw ValidationError("--demo-products applies to the embedded backend only, not to --backend \(backend)")
+            }
         }
     }
 
     func run() throws {
         let options = ServerOptions(
             framing: framing, backend: backend, timeoutMs: timeoutMs, manualClock: clock == .manual,
-            testControls: testControls, tracePath: trace, logLevel: logLevel.level, maxMessageBytes: maxMessageBytes)
+            testControls: testControls, tracePath: trace, logLevel: logLevel.level, maxMessageBytes: maxMessageBytes,
+            demoProducts: demoProducts ?? DemoCatalog.productCount)
         StdioServer.run(options)
     }
 }

@@ -4,7 +4,7 @@ extension DemoServer {
     /// The largest page size the server accepts.
     public static let maxPageSize = 100
 
-    /// `GET /products?page=N&pageSize=M`: page N (1-based) of the 57 products; a page past the end
+    /// `GET /products?page=N&pageSize=M`: page N (1-based) of the ``productCount`` products; a page past the end
     /// is empty and still carries the page info.
     func products(_ query: [String: String]) -> DemoResponse {
         let page: Int
@@ -23,9 +23,9 @@ extension DemoServer {
         } else {
             size = 20
         }
-        let all = DemoCatalog.products
+        let total = productCount
         let (start, overflow) = (page - 1).multipliedReportingOverflow(by: size)
-        let items = overflow || start >= all.count ? [] : all[start..<min(start + size, all.count)].map(\.json)
-        return .ok(.array(items), page: PageInfo(index: page, size: size, total: all.count))
+        let items = overflow || start >= total ? [] : (start..<min(start + size, total)).map { DemoCatalog.product(at: $0).json }
+        return .ok(.array(items), page: PageInfo(index: page, size: size, total: total))
     }
 }

@@ -20,7 +20,16 @@ public struct DemoServer: Sendable {
     /// Logins so far: the next token is `demo-token-<tokensIssued + 1>`.
     var tokensIssued = 0
 
-    public init() {
+    /// The number of products served: `p001` and on, by the rule of ``DemoCatalog``.
+    public let productCount: Int
+
+    /// A server over the demo data with `productCount` products (the standard 57 by default; any
+    /// count in ``DemoCatalog/productCountRange``).
+    public init(productCount: Int = DemoCatalog.productCount) {
+        precondition(
+            DemoCatalog.productCountRange.contains(productCount),
+            "productCount \(productCount) is outside \(DemoCatalog.productCountRange)")
+        self.productCount = productCount
         menus = [DemoCatalog.menuUid: DemoCatalog.groups]
         nextGroupNumber = DemoCatalog.groups.count + 1
     }

@@ -23,9 +23,10 @@ extension EmbeddedBackend {
     /// The outcomes still queued for `endpoint`.
     public func queuedOutcomes(for endpoint: BackendEndpoint) -> [ScriptedOutcome] { scripts[endpoint] ?? [] }
 
-    /// Back to a fresh start: the demo data as documented, no queued outcomes, no latency, no token.
+    /// Back to a fresh start: the demo data as documented (with the same number of products), no
+    /// queued outcomes, no latency, no token.
     public func reset() {
-        server = DemoServer()
+        server = DemoServer(productCount: productCount)
         scripts = [:]
         latency = .zero
         token = nil

@@ -30,13 +30,18 @@ public final class EmbeddedBackend: APIClient {
     /// - Important: A secret: never log it.
     public internal(set) var token: String?
 
+    /// The number of demo products served (`--demo-products`; 57 by default).
+    public let productCount: Int
     /// The demo server's current state (groups created, renamed and deleted so far).
-    public internal(set) var server = DemoServer()
+    public internal(set) var server: DemoServer
     var scripts: [BackendEndpoint: [ScriptedOutcome]] = [:]
 
-    public init(clock: any HostClock, timeout: Duration = .milliseconds(15000)) {
+    /// - Parameter productCount: the size of the demo catalogue, in ``DemoCatalog/productCountRange``.
+    public init(clock: any HostClock, timeout: Duration = .milliseconds(15000), productCount: Int = DemoCatalog.productCount) {
         self.clock = clock
         self.timeout = timeout
+        self.productCount = productCount
+        server = DemoServer(productCount: productCount)
     }
 
     /// The endpoint names that ``script(endpoint:outcomes:)`` accepts.
