@@ -9,7 +9,7 @@ let settings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     // Release builds link the Swift runtime and Foundation statically (see the vmhost target);
     // modules must then be compiled against the static runtime's module files.
-    .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+    .unsafeFlags(["-static-stdlib", "-cross-module-optimization"], .when(configuration: .release)),
 ]
 
 /// Release executables link the Swift runtime and Foundation in and are not position-independent:

@@ -220,34 +220,26 @@ public final class RPCEngine {
         if let id, !call.isFinished, method != "$/cancelRequest", inFlight[id] == nil { inFlight[id] = call }
     }
 
-    private static let resultPrefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
-    private static let resultInfix = Array(#","result":"#.utf8)
-    private static let errorInfix = Array(#","error":"#.utf8)
-
     /// `{"jsonrpc":"2.0","id":…,"result":…}`; an internal error if the result cannot be written.
     private func resultResponse(id: RequestID, _ result: JSON) -> [UInt8] {
-        var body = Self.resultPrefix
-        body.reserveCapacity(64)
-        id.json.appendSerialized(to: &body)
-        body.append(contentsOf: Self.resultInfix)
+        var text = JSONObjectText(capacity: 64)
+        text.append("jsonrpc", literal: #""2.0""#)
+        text.append("id", id.json)
         do throws(JSONSerializationError) {
-            try result.append(to: &body)
+            try text.appendOrThrow("result", result)
         } catch {
             return errorResponse(id: id, RPCError(code: RPCError.internalErrorCode, message: "Internal error: the result could not be written as JSON (\(error))"))
         }
-        body.append(UInt8(ascii: "}"))
-        return body
+        return text.finish()
     }
 
     /// `{"jsonrpc":"2.0","id":…,"error":…}`.
     private func errorResponse(id: RequestID?, _ error: RPCError) -> [UInt8] {
-        var body = Self.resultPrefix
-        body.reserveCapacity(128)
-        (id?.json ?? .null).appendSerialized(to: &body)
-        body.append(contentsOf: Self.errorInfix)
-        error.json.appendSerialized(to: &body)
-        body.append(UInt8(ascii: "}"))
-        return body
+        var text = JSONObjectText()
+        text.append("jsonrpc", literal: #""2.0""#)
+        text.append("id", id?.json ?? .null)
+        text.append("error", error.json)
+        return text.finish()
     }
 
     private func send(_ body: [UInt8]) {

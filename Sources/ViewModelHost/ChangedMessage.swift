@@ -31,13 +31,16 @@ public struct ChangedMessage: MergeableMessage {
         }
     }
 
-    var params: JSON {
-        var object: JSONObject = ["subscription": .string(subscription), "vm": .string(vm), "values": .object(values)]
-        if !splices.isEmpty { object.append("splices", .object(splices)) }
-        return .object(object)
-    }
-
     public func encode() -> [UInt8] {
-        JSON.object(["jsonrpc": "2.0", "method": "vm.changed", "params": params]).serialized()
+        var params = JSONObjectText()
+        params.append("subscription", .string(subscription))
+        params.append("vm", .string(vm))
+        params.append("values", .object(values))
+        if !splices.isEmpty { params.append("splices", .object(splices)) }
+        var text = JSONObjectText()
+        text.append("jsonrpc", literal: #""2.0""#)
+        text.append("method", literal: #""vm.changed""#)
+        text.append("params", text: params.finish())
+        return text.finish()
     }
 }

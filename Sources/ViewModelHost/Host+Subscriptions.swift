@@ -19,11 +19,16 @@ extension Host: ViewModelContextObserver {
         flush(handle: context.handle)
         for id in entry.subscriptions {
             guard let subscription = subscriptions[id], subscription.events.contains(name) else { continue }
-            let params: JSON = [
-                "subscription": .string(subscription.name), "vm": .string(context.handle),
-                "name": .string(name), "value": value,
-            ]
-            output.push(JSON.object(["jsonrpc": "2.0", "method": "vm.event", "params": params]).serialized(), key: id)
+            var params = JSONObjectText()
+            params.append("subscription", .string(subscription.name))
+            params.append("vm", .string(context.handle))
+            params.append("name", .string(name))
+            params.append("value", value)
+            var text = JSONObjectText()
+            text.append("jsonrpc", literal: #""2.0""#)
+            text.append("method", literal: #""vm.event""#)
+            text.append("params", text: params.finish())
+            output.push(text.finish(), key: id)
         }
     }
 

@@ -162,8 +162,8 @@ extension JSON {
         // Reals are written with the fewest digits that read back exactly: 15 when every real of
         // the value round-trips at 15 (4.35 stays "4.35"), else 17 (always exact).
         let flags = dumpFlags | Int(realPrecisionFlag(shortest: allRealsRoundTripAt15))
-        // jansson writes into a buffer on the stack, which is copied in one piece; a text that
-        // does not fit is written a second time, straight into `out`.
+        // jansson writes into a buffer on the stack, copied to `out` in one piece; a longer text
+        // is written a second time, straight into room of its exact size in `out`.
         let size = withUnsafeTemporaryAllocation(of: CChar.self, capacity: stackDumpCapacity) { scratch in
             let size = json_dumpb(node, scratch.baseAddress, scratch.count, flags)
             if size > 0 && size <= scratch.count {
@@ -212,8 +212,9 @@ private func roundTripsAt15(_ value: Double) -> Bool {
     return strtod(buffer, nil) == value
 }
 
-/// Texts up to this size are written by jansson into a buffer on the stack (most messages are).
-private let stackDumpCapacity = 4096
+/// Texts up to this size are written by jansson into a buffer on the stack; most messages fit.
+/// (A temporary allocation of at most 1 KiB is always on the stack; a larger one may be on the heap.)
+private let stackDumpCapacity = 1024
 
 private nonisolated(unsafe) let emptyCString: UnsafePointer<CChar> = UnsafePointer(strdup("")!)
 
