@@ -10,7 +10,7 @@ enum LoginAppearance {
     static let unselectedTabColor = "#212121"
 
     /// The JSON Schema of a tab colour output.
-    static var tabColorSchema: JSON { ["type": "string", "enum": [.string(selectedTabColor), .string(unselectedTabColor)]] }
+    static let tabColorSchema: JSON = ["type": "string", "enum": [.string(selectedTabColor), .string(unselectedTabColor)]]
 
     /// The title colour of `tab` while `mode` is shown.
     static func tabColor(_ tab: LoginMode, mode: LoginMode) -> String {

@@ -18,6 +18,7 @@ public final class LoginViewModel: ViewModel {
     public static let kind = "Login"
     /// How long, in seconds, the send-code button stays disabled after a code was sent.
     public static let countdownSeconds = 60
+    static let countdownSchema: JSON = ["type": "integer", "minimum": 0, "maximum": .int(Int64(countdownSeconds))]
 
     // MARK: Outputs
 
@@ -79,8 +80,7 @@ public final class LoginViewModel: ViewModel {
         codeValid = context.property("codeValid", false)
         canSubmit = context.property("canSubmit", false)
         canSendCode = context.property("canSendCode", false)
-        countdown = context.property(
-            "countdown", 0, schema: ["type": "integer", "minimum": 0, "maximum": .int(Int64(Self.countdownSeconds))])
+        countdown = context.property("countdown", 0, schema: Self.countdownSchema)
         sendCodeTitle = context.property("sendCodeTitle", Strings.getCode(context.locale))
         isSubmitting = context.property("isSubmitting", false)
         failureMessage = context.property("failureMessage", String?.none)

@@ -47,7 +47,9 @@ extension Host: ViewModelContextObserver {
         for id in entry.subscriptions {
             guard let subscription = subscriptions[id] else { continue }
             var message = ChangedMessage(subscription: subscription.name, vm: handle, values: [:], splices: [:], latest: [:])
-            for property in changed where subscription.properties.contains(property.name) {
+            for property in changed {
+                let index = property.position
+                guard subscription.lastSent.indices.contains(index), let previous = subscription.lastSent[index] else { continue }
                 let value: JSON
                 if let cached = current[property.name] {
                     value = cached
@@ -55,10 +57,9 @@ extension Host: ViewModelContextObserver {
                     value = property.json
                     current[property.name] = value
                 }
-                let previous = subscription.lastSent[property.name]
                 if previous == value { continue }
-                subscription.lastSent[property.name] = value
-                if subscription.diff, case .array(let old)? = previous, case .array(let new) = value {
+                subscription.lastSent[index] = value
+                if subscription.diff, case .array(let old) = previous, case .array(let new) = value {
                     if let edit = splice(from: old, to: new) {
                         message.splices.append(property.name, [edit])
                         message.latest[property.name] = value
@@ -80,33 +81,33 @@ extension Host: ViewModelContextObserver {
         let entry = try viewModel(params)
         let names = try params.decode { (p) throws(JSONDecodingError) in try p.optional("outputs", as: [String].self) }
         let diff = try params.decode { (p) throws(JSONDecodingError) in try p.optional("diff", as: Bool.self) } ?? false
-        var properties: Set<String> = []
-        var events: Set<String> = []
         var ordered: [any AnyProperty] = []
+        var events: [String] = []
         if let names {
             for name in names {
                 if let property = entry.context.property(named: name) {
-                    if properties.insert(name).inserted { ordered.append(property) }
+                    if !ordered.contains(where: { $0 === property }) { ordered.append(property) }
                 } else if entry.context.event(named: name) != nil {
-                    events.insert(name)
+                    if !events.contains(name) { events.append(name) }
                 } else {
                     throw unknownOutput(name, of: entry)
                 }
             }
         } else {
             ordered = entry.context.properties
-            properties = Set(ordered.map(\.name))
-            events = Set(entry.context.events.map(\.name))
+            events = entry.context.events.map(\.name)
         }
         flush(handle: entry.handle)
         nextSubscription += 1
-        let subscription = Subscription(id: nextSubscription, vm: entry.handle, properties: properties, events: events, diff: diff)
         var values = JSONObject()
+        values.reserveCapacity(ordered.count)
+        var lastSent = [JSON?](repeating: nil, count: entry.context.properties.count)
         for property in ordered {
             let value = property.json
             values.append(property.name, value)
-            subscription.lastSent[property.name] = value
+            lastSent[property.position] = value
         }
+        let subscription = Subscription(id: nextSubscription, vm: entry.handle, lastSent: lastSent, events: events, diff: diff)
         subscriptions[subscription.id] = subscription
         viewModels[entry.handle]!.subscriptions.append(subscription.id)
         return ["subscription": .string(subscription.name), "values": .object(values)]

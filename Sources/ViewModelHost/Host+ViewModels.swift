@@ -79,6 +79,7 @@ extension Host {
             throw error.rpcError
         }
         context.observer = self
+        context.endDeclarations()
         viewModels[handle] = Entry(handle: handle, kind: kind, context: context, instance: instance)
         creationOrder.append(handle)
         let description = describe(kind: kind)

@@ -51,16 +51,17 @@ public final class Host {
         let id: Int
         let name: String
         let vm: String
-        let properties: Set<String>
-        let events: Set<String>
+        /// The value last sent of each property of the view-model, by its position in the
+        /// context; nil for a property this subscription does not send.
+        var lastSent: [JSON?]
+        let events: [String]
         let diff: Bool
-        var lastSent: [String: JSON] = [:]
 
-        init(id: Int, vm: String, properties: Set<String>, events: Set<String>, diff: Bool) {
+        init(id: Int, vm: String, lastSent: [JSON?], events: [String], diff: Bool) {
             self.id = id
             self.name = "s\(id)"
             self.vm = vm
-            self.properties = properties
+            self.lastSent = lastSent
             self.events = events
             self.diff = diff
         }

@@ -18,12 +18,13 @@ public struct GroupReference: Sendable, Equatable, JSONDecodable {
     /// The key of `delete`'s per-group policy, read from the raw value (before it is decoded).
     @Sendable static func key(of value: JSON) -> String { value["groupId"]?.stringValue ?? "" }
 
-    public static var jsonSchema: JSON {
-        [
-            "type": "object",
-            "properties": ["groupId": ["type": "string", "minLength": 1]],
-            "required": ["groupId"],
-            "additionalProperties": false,
-        ]
-    }
+    public static var jsonSchema: JSON { declaredSchema }
+
+    /// Made once: every MenuSubGroup declares two inputs with it.
+    static let declaredSchema: JSON = [
+        "type": "object",
+        "properties": ["groupId": ["type": "string", "minLength": 1]],
+        "required": ["groupId"],
+        "additionalProperties": false,
+    ]
 }

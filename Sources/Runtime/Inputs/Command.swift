@@ -45,7 +45,9 @@ public enum CommandOutcome: Sendable, Equatable {
 @HostActor
 public final class Command<Value: JSONDecodable & Sendable>: AnyInput {
     public let name: String
-    public let valueSchema: JSON
+    /// The schema given at declaration; else `{"type":"null"}`, made when asked.
+    private let declaredSchema: JSON?
+    public var valueSchema: JSON { declaredSchema ?? NoValue.jsonSchema }
     public let policy: CommandPolicy
     public var kind: InputKind { .command }
     public var describeExtras: JSONObject { ["policy": .string(policy.name)] }
@@ -59,12 +61,12 @@ public final class Command<Value: JSONDecodable & Sendable>: AnyInput {
     private var running: [CommandExecution] = []
     weak var owner: ViewModelContext?
 
-    init(name: String, schema: JSON, policy: CommandPolicy, body: @escaping @HostActor (Value) async throws -> JSON?) {
+    init(name: String, schema: JSON?, policy: CommandPolicy, body: @escaping @HostActor (Value) async throws -> JSON?) {
         self.name = name
-        self.valueSchema = schema
+        self.declaredSchema = schema
         self.policy = policy
         self.body = body
-        self.isExecuting = Property("\(name).isExecuting", false)
+        self.isExecuting = Property("isExecuting", false)
     }
 
     /// Executions running now.

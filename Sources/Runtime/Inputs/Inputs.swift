@@ -44,16 +44,18 @@ public protocol SynchronousInput: AnyInput {
 
 /// An input that sets a value (text typed, a mode chosen).
 @HostActor
-public final class ValueInput<Value: JSONDecodable>: SynchronousInput {
+public final class ValueInput<Value: JSONDecodable & JSONEncodable>: SynchronousInput {
     public let name: String
-    public let valueSchema: JSON
+    /// The schema given at declaration, if any; else the value type's, made when asked.
+    private let declaredSchema: JSON?
+    public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
     public var kind: InputKind { .value }
     public var describeExtras: JSONObject { [:] }
     private let apply: (Value) -> Void
 
-    init(name: String, schema: JSON, apply: @escaping (Value) -> Void) {
+    init(name: String, schema: JSON?, apply: @escaping (Value) -> Void) {
         self.name = name
-        self.valueSchema = schema
+        self.declaredSchema = schema
         self.apply = apply
     }
 
@@ -71,14 +73,16 @@ public final class ValueInput<Value: JSONDecodable>: SynchronousInput {
 @HostActor
 public final class Trigger<Value: JSONDecodable>: SynchronousInput {
     public let name: String
-    public let valueSchema: JSON
+    /// The schema given at declaration; else `{"type":"null"}`, made when asked.
+    private let declaredSchema: JSON?
+    public var valueSchema: JSON { declaredSchema ?? NoValue.jsonSchema }
     public var kind: InputKind { .trigger }
     public var describeExtras: JSONObject { [:] }
     private let fire: (Value) throws(InputError) -> Void
 
-    init(name: String, schema: JSON, fire: @escaping (Value) throws(InputError) -> Void) {
+    init(name: String, schema: JSON?, fire: @escaping (Value) throws(InputError) -> Void) {
         self.name = name
-        self.valueSchema = schema
+        self.declaredSchema = schema
         self.fire = fire
     }
 

@@ -6,12 +6,14 @@ import Wire
 @HostActor
 public final class Event<Value: JSONEncodable>: AnyEvent {
     public let name: String
-    public let schema: JSON
+    /// The schema given at declaration, if any; else the value type's, made when asked.
+    private let declaredSchema: JSON?
+    public var schema: JSON { declaredSchema ?? Value.jsonSchema }
     weak var owner: ViewModelContext?
 
     public init(_ name: String, schema: JSON? = nil) {
         self.name = name
-        self.schema = schema ?? Value.jsonSchema
+        self.declaredSchema = schema
     }
 
     public func emit(_ value: Value) {

@@ -15,22 +15,39 @@ import Wire
 @HostActor
 public final class Property<Value: Equatable & JSONEncodable>: AnyProperty {
     public let name: String
-    public let schema: JSON
-    private var observers: [(Value) -> Void] = []
+    /// The schema given at declaration, if any; else the value type's (made when asked, not stored:
+    /// every view-model of a kind would otherwise hold its own copy).
+    private let declaredSchema: JSON?
+    public var schema: JSON { declaredSchema ?? Value.jsonSchema }
+    private var observers: [Observer] = []
+
+    /// Called after a change, in order of registration.
+    private enum Observer {
+        case value((Value) -> Void)
+        /// Shared by every source of a ``derive(_:from:_:)``: one closure, however many sources.
+        case change(() -> Void)
+    }
     weak var owner: ViewModelContext?
+    /// Where it was declared among its view-model's properties (0, 1, …); -1 when undeclared.
+    public internal(set) var position = -1
 
     public var value: Value {
         didSet {
             guard value != oldValue else { return }
             owner?.propertyDidChange(self)
-            for observer in observers { observer(value) }
+            for observer in observers {
+                switch observer {
+                case .value(let observe): observe(value)
+                case .change(let handle): handle()
+                }
+            }
         }
     }
 
     public init(_ name: String, _ initial: Value, schema: JSON? = nil) {
         self.name = name
         self.value = initial
-        self.schema = schema ?? Value.jsonSchema
+        self.declaredSchema = schema
     }
 
     /// The value as JSON, as written on the wire.
@@ -38,7 +55,7 @@ public final class Property<Value: Equatable & JSONEncodable>: AnyProperty {
 
     /// Calls `observer` after every change, in the turn of the change (for derived state).
     public func observe(_ observer: @escaping (Value) -> Void) {
-        observers.append(observer)
+        observers.append(.value(observer))
     }
 
     /// Keeps this property equal to `transform(source.value)`, now and after every change of `source`.
@@ -59,6 +76,8 @@ public protocol AnyProperty: AnyObject {
     var name: String { get }
     var schema: JSON { get }
     var json: JSON { get }
+    /// Where it was declared among its view-model's properties (0, 1, …).
+    var position: Int { get }
 }
 
 /// Recomputes `compute()` into `target` whenever one of `sources` changes (combineLatest +
@@ -66,9 +85,8 @@ public protocol AnyProperty: AnyObject {
 @HostActor
 public func derive<Value>(_ target: Property<Value>, from sources: [any ObservableProperty], _ compute: @escaping () -> Value) {
     target.value = compute()
-    for source in sources {
-        source.onChange { [unowned target] in target.value = compute() }
-    }
+    let update = { [unowned target] in target.value = compute() }
+    for source in sources { source.onChange(update) }
 }
 
 /// A property that can report changes without its type: for ``derive(_:from:_:)``.
@@ -78,5 +96,5 @@ public protocol ObservableProperty: AnyObject {
 }
 
 extension Property: ObservableProperty {
-    public func onChange(_ handler: @escaping () -> Void) { observe { _ in handler() } }
+    public func onChange(_ handler: @escaping () -> Void) { observers.append(.change(handler)) }
 }

@@ -68,6 +68,7 @@ public final class ViewModelContext {
     public func property<Value>(_ name: String, _ initial: Value, schema: JSON? = nil) -> Property<Value> {
         let property = Property(name, initial, schema: schema)
         property.owner = self
+        property.position = properties.count
         properties.append(property)
         return property
     }
@@ -87,7 +88,7 @@ public final class ViewModelContext {
     public func value<Value: JSONDecodable & JSONEncodable>(
         _ name: String, of type: Value.Type = Value.self, schema: JSON? = nil, _ apply: @escaping (Value) -> Void
     ) -> ValueInput<Value> {
-        let input = ValueInput<Value>(name: name, schema: schema ?? Value.jsonSchema, apply: apply)
+        let input = ValueInput<Value>(name: name, schema: schema, apply: apply)
         inputs.append(input)
         return input
     }
@@ -103,7 +104,7 @@ public final class ViewModelContext {
     public func trigger<Value: JSONDecodable>(
         _ name: String, of type: Value.Type, schema: JSON? = nil, _ fire: @escaping (Value) throws(InputError) -> Void
     ) -> Trigger<Value> {
-        let input = Trigger<Value>(name: name, schema: schema ?? NoValue.jsonSchema, fire: fire)
+        let input = Trigger<Value>(name: name, schema: schema, fire: fire)
         inputs.append(input)
         return input
     }
@@ -122,11 +123,20 @@ public final class ViewModelContext {
         _ name: String, of type: Value.Type, schema: JSON? = nil, policy: CommandPolicy,
         _ body: @escaping @HostActor (Value) async throws -> JSON?
     ) -> Command<Value> {
-        let command = Command<Value>(name: name, schema: schema ?? NoValue.jsonSchema, policy: policy, body: body)
+        let command = Command<Value>(name: name, schema: schema, policy: policy, body: body)
         command.owner = self
         inputs.append(command)
         commands.append(command)
         return command
+    }
+
+    /// Called once the view-model is built: the lists of its members are trimmed to their size
+    /// (they grew by doubling), since the host keeps thousands of view-models.
+    public func endDeclarations() {
+        properties = properties.map { $0 }
+        events = events.map { $0 }
+        inputs = inputs.map { $0 }
+        commands = commands.map { $0 }
     }
 
     // MARK: Lifetime
