@@ -1,8 +1,8 @@
 // swift-tools-version: 6.0
 // vmhost: every view-model of an app in one Swift process, served over JSON-RPC 2.0 on stdio.
 //
-// Dependencies are kept to two small, pure-Swift packages that build in seconds:
-// swift-argument-parser (the command line) and swift-log (logging to stderr).
+// One dependency, kept small and pure Swift: swift-log (logging to stderr). The command line is
+// parsed by the executable itself (Sources/vmhost/CommandLineOptions.swift).
 import PackageDescription
 
 let settings: [SwiftSetting] = [
@@ -27,7 +27,6 @@ let package = Package(
         .executable(name: "vmhost", targets: ["vmhost"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
@@ -59,7 +58,6 @@ let package = Package(
             dependencies: [
                 "Wire", "EventLoop", "JSONRPC", "Runtime", "Backend", "ViewModelHost",
                 "ProductList", "Login", "MenuGroups",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings,

@@ -1,12 +1,5 @@
-import ArgumentParser
 import Logging
 import Wire
-
-enum LogLevelChoice: String, ExpressibleByArgument, CaseIterable {
-    case trace, debug, info, notice, warning, error, critical
-
-    var level: Logger.Level { Logger.Level(rawValue: rawValue)! }
-}
 
 /// Writes log lines to stderr through a queue and a writer thread, so logging never blocks the host.
 /// When stderr stalls and more than ``limit`` lines wait, further lines are counted and dropped.

@@ -5,6 +5,7 @@ Waits are bounded `wait(timeout=...)` calls that only turn a hang into a failure
 """
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -180,8 +181,23 @@ def test_version_prints_the_version_of_server_info():
     assert reply["result"]["serverInfo"]["version"] in version
 
 
+def test_options_take_their_value_after_a_space_or_an_equals_sign():
+    line = encode({"jsonrpc": "2.0", "id": 1, "method": "ping"}) + b"\n"
+    for args in (("--framing", "ndjson"), ("--framing=ndjson",), ("--log-level=error", "--clock", "manual")):
+        done = subprocess.run([binary(), *args], input=line, capture_output=True, timeout=PROMPT)
+        assert done.returncode == 0, (args, done.stderr)
+        assert json.loads(done.stdout) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_short_help_is_help():
+    assert cli("-h").stdout == cli("--help").stdout
+
+
 @pytest.mark.parametrize("args", [
     ("--framing", "bogus"),
+    ("--framing", "--clock", "manual"),
+    ("--test-controls=yes",),
+    ("stray",),
     ("--clock", "sundial"),
     ("--log-level", "loud"),
     ("--max-message-bytes", "abc"),
