@@ -48,6 +48,30 @@ struct OutputQueueTests {
         #expect(texts(queue.takeAll()) == ["a=2", "reply"])
     }
 
+    @Test func writersTakeABacklogInSlicesInOrder() {
+        let queue = OutputQueue<Values>()
+        queue.writeOnProducerThread()
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: 1000)
+        queue.setStalled(true)
+        for i in 0..<3000 {
+            queue.push(Array("\(i):".utf8) + body)
+            if i % 100 == 0 { queue.push(merging: Values(values: ["n": i]), key: 1) }
+        }
+        queue.setStalled(false)
+        var seen: [String] = []
+        var slices = 0
+        while let slice = queue.takeForProducer() {
+            slices += 1
+            #expect(slice.reduce(0) { $0 + $1.count } <= 256 * 1024 + 1010)
+            seen += texts(slice).map { $0.hasPrefix("n=") ? $0 : String($0.prefix { $0 != ":" }) }
+        }
+        #expect(slices >= 11)
+        #expect(seen.filter { !$0.hasPrefix("n=") } == (0..<3000).map(String.init))
+        // The changes of one key merged while stalled: one, latest, where the first one was queued.
+        #expect(seen.filter { $0.hasPrefix("n=") } == ["n=2900"])
+        #expect(queue.pendingCount == 0 && queue.pendingPlainBytes == 0)
+    }
+
     @Test func eventsAreNeverDropped() {
         let queue = OutputQueue<Values>()
         queue.setStalled(true)

@@ -120,13 +120,13 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         condition.withLock { state.producerWrites = true }
     }
 
-    /// For the producer: takes every waiting message, encoded, unless the taker owns the output
-    /// (it is finishing a stalled write and takes them itself) or the queue is closed. Nil then,
-    /// and when nothing waits.
+    /// For the producer: takes the waiting messages, encoded, in order, a slice of about 256 KiB
+    /// at a time, unless the taker owns the output (it is finishing a stalled write and takes them
+    /// itself) or the queue is closed. Nil then, and when nothing waits.
     public func takeForProducer() -> [[UInt8]]? {
         let taken: ([Entry], [UInt64: Message])? = condition.withLock {
             guard !state.takerOwns, !state.closed, state.head < state.entries.count else { return nil }
-            return takeLocked()
+            return takeLocked(maxBytes: Self.writeSliceBytes)
         }
         guard let taken else { return nil }
         return Self.encode(taken)
@@ -176,7 +176,8 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
 
     /// For the taker thread: blocks until there is something for it to write, then takes it:
     /// `framed`, bytes already framed (the rest of a write the producer handed off, else empty),
-    /// then `bodies`, every waiting message, encoded, in order. Nil once closed and empty.
+    /// then `bodies`, the waiting messages, encoded, in order, a slice of about 256 KiB at a time
+    /// (a backlog is never copied whole). Nil once closed and empty.
     ///
     /// When the producer writes (``writeOnProducerThread()``), the taker waits for a hand-off or
     /// ``close()``, keeps the output until it finds nothing waiting, then leaves it to the
@@ -201,7 +202,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             state.takerBusy = true
             let leftover = state.leftover ?? []
             state.leftover = nil
-            let (entries, mergeables) = takeLocked()
+            let (entries, mergeables) = takeLocked(maxBytes: Self.writeSliceBytes)
             return (leftover, entries, mergeables)
         }
         guard let taken else { return nil }
@@ -243,18 +244,50 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         }
     }
 
-    private func takeLocked() -> ([Entry], [UInt64: Message]) {
-        let entries = Array(state.entries[state.head...])
-        state.entries.removeAll(keepingCapacity: true)
-        state.head = 0
-        state.plainBytes = 0
+    /// Takes waiting entries from the front, in order: all of them, or (for the writers) about
+    /// `maxBytes` of them, so that a backlog is written in slices instead of being copied whole.
+    private func takeLocked(maxBytes: Int = .max) -> ([Entry], [UInt64: Message]) {
+        var end = state.head
+        var bytes = 0
+        var plainTaken = 0
+        while end < state.entries.count && bytes < maxBytes {
+            switch state.entries[end] {
+            case .plain(let body):
+                bytes += body.count
+                plainTaken += body.count
+            case .mergeable:
+                bytes += Self.mergeableSizeEstimate
+            }
+            end += 1
+        }
+        let entries = Array(state.entries[state.head..<end])
+        state.plainBytes -= plainTaken
         var taken: [UInt64: Message] = [:]
         for case .mergeable(let id) in entries {
             taken[id] = state.mergeables.removeValue(forKey: id)
         }
-        state.open.removeAll(keepingCapacity: true)
+        if end == state.entries.count {
+            // A queue that held a large backlog gives its memory back.
+            state.entries.removeAll(keepingCapacity: state.entries.capacity <= 4096)
+            state.head = 0
+            state.open.removeAll(keepingCapacity: state.open.capacity <= 4096)
+        } else {
+            state.head = end
+            if state.head >= 4096 && state.head * 2 >= state.entries.count {
+                state.entries.removeFirst(state.head)
+                state.head = 0
+            }
+            // A taken change is no longer waiting: newer changes of its key queue behind it.
+            if !taken.isEmpty { state.open = state.open.filter { taken[$0.value] == nil } }
+        }
         return (entries, taken)
     }
+
+    /// What a property change is counted as when slicing, before it is encoded.
+    private static var mergeableSizeEstimate: Int { 256 }
+
+    /// The size of the slices the writers take.
+    static var writeSliceBytes: Int { 256 * 1024 }
 
     private static func encode(_ taken: ([Entry], [UInt64: Message])) -> [[UInt8]] {
         var out: [[UInt8]] = []

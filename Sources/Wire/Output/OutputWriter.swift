@@ -80,31 +80,34 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
     /// output cannot take now goes to the writer thread. Call it from one thread only, at points
     /// where a burst of messages is complete. Does nothing unless ``producerWrites``.
     public func flush() {
-        guard producerWrites, let bodies = queue.takeForProducer() else { return }
-        let framing = framingBox.framing
-        producerBuffer.removeAll(keepingCapacity: true)
-        for body in bodies {
-            framing.frame(body, into: &producerBuffer)
-            observe?(body)
-        }
-        let written: Int? = producerBuffer.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n >= 0 { offset += n; continue }
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { break }
-                return nil
+        guard producerWrites else { return }
+        while let bodies = queue.takeForProducer() {
+            let framing = framingBox.framing
+            producerBuffer.removeAll(keepingCapacity: true)
+            for body in bodies {
+                framing.frame(body, into: &producerBuffer)
+                observe?(body)
             }
-            return offset
-        }
-        guard let written else {
-            queue.abandon()
-            onClosed()
-            return
-        }
-        if written < producerBuffer.count {
-            queue.handOff(Array(producerBuffer[written...]))
+            let written: Int? = producerBuffer.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    if n >= 0 { offset += n; continue }
+                    if errno == EINTR { continue }
+                    if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                    return nil
+                }
+                return offset
+            }
+            guard let written else {
+                queue.abandon()
+                onClosed()
+                return
+            }
+            if written < producerBuffer.count {
+                queue.handOff(Array(producerBuffer[written...]))
+                break
+            }
         }
         if producerBuffer.capacity > 4 << 20 { producerBuffer = []; producerBuffer.reserveCapacity(64 * 1024) }
     }
