@@ -68,6 +68,13 @@ let package = Package(
             name: "vmhost-bench", dependencies: ["Wire", "EventLoop", "JSONRPC"], swiftSettings: settings,
             linkerSettings: releaseLinking),
 
+        // A libFuzzer target over the frame reader and the JSON-RPC engine (scripts/test.sh, suite
+        // libfuzzer); without -DFUZZING it builds as a replayer of its corpus (Tests/Hardening/corpus).
+        .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
+        .executableTarget(
+            name: "vmhost-fuzz", dependencies: ["Wire", "EventLoop", "JSONRPC", "CLibFuzzer"], swiftSettings: settings,
+            linkerSettings: releaseLinking),
+
         // Test support: a loopback HTTP server and API stubs; an in-process connection, test kinds.
         .target(name: "BackendTesting", dependencies: ["Wire", "EventLoop", "Runtime", "Backend"], swiftSettings: settings),
         .target(

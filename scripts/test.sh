@@ -6,6 +6,11 @@
 #   4. the Node client's tests, which replay them too (node --test, clients/js/test)
 #   5. the hardening suite (pytest, Tests/Hardening): a generative fuzzer of malformed frames, and the
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose
+#   6. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
+#      its corpus (Tests/Hardening/corpus), then is built with -sanitize=fuzzer into .build-fuzz and
+#      run deterministically: -seed=1 and VMHOST_LIBFUZZER_RUNS inputs (default 15000, about 20 s),
+#      -max_total_time as a guard. A crash or a hang fails it; the input is left in .build-fuzz/artifacts/
+#      and `vmhost-fuzz FILE` (plain build) replays it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
@@ -28,6 +33,27 @@ if compgen -G "clients/js/test/*.test.js" >/dev/null; then
     run node-client node --test clients/js/test/
 fi
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
+
+libfuzzer() {
+    .build/debug/vmhost-fuzz Tests/Hardening/corpus || return 1
+    swift build -c release --product vmhost-fuzz --scratch-path .build-fuzz \
+        -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING || return 1
+    # New inputs go to a scratch directory (the first one named), never into the committed corpus.
+    # Swift's hashing is seeded per process unless told otherwise: fixed, the exploration repeats
+    # from run to run, except where hit counts depend on the allocator's state (rarely).
+    local work status log=.build-fuzz/libfuzzer.log
+    work=$(mktemp -d)
+    mkdir -p .build-fuzz/artifacts
+    SWIFT_DETERMINISTIC_HASHING=1 .build-fuzz/release/vmhost-fuzz -seed=1 \
+        -runs="${VMHOST_LIBFUZZER_RUNS:-15000}" -max_total_time=120 -max_len=20480 -timeout=10 \
+        -rss_limit_mb=2048 -dict=Tests/Hardening/libfuzzer.dict -print_final_stats=1 \
+        -artifact_prefix=.build-fuzz/artifacts/ "$work" Tests/Hardening/corpus >"$log" 2>&1
+    status=$?
+    rm -rf "$work"
+    if [ "$status" -ne 0 ]; then tail -n 60 "$log"; return "$status"; fi
+    grep -E "INITED|DONE|^Done|^stat::" "$log"
+}
+run libfuzzer libfuzzer
 
 if [ ${#failed[@]} -gt 0 ]; then
     echo "FAILED suites: ${failed[*]}"

@@ -27,11 +27,15 @@ public struct FrameReader {
     /// The framing in use: the configured one, or the detected one once ``Framing/auto`` decided.
     public private(set) var framing: Framing
     public let maxMessageBytes: Int
-    /// The longest header block accepted (LSP).
+    /// The longest header block accepted (LSP), from its first byte to the end of the blank line
+    /// that ends it, whatever the read sizes were. Blank lines before a block do not count.
     public static let maxHeaderBytes = 8 * 1024
 
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Where the search for the end of the current line or header block resumes: the bytes before
+    /// it were searched already, so a message that arrives in many small reads is scanned once.
+    private var scanned = 0
     private var state = State.scanning
 
     private enum State {
@@ -67,7 +71,9 @@ public struct FrameReader {
     public mutating func finish(_ handle: (FrameEvent) -> Void) {
         if framing == .ndjson, case .scanning = state, start < buffer.count {
             let end = trimmedEnd(buffer.count)
-            if hasContent(start, end) {
+            if end - start > maxMessageBytes {
+                handle(.oversized(byteCount: end - start, limit: maxMessageBytes))
+            } else if hasContent(start, end) {
                 buffer.withUnsafeBytes { handle(.frame(UnsafeRawBufferPointer(rebasing: $0[start..<end]))) }
             }
         } else if framing == .lsp, start < buffer.count, hasContent(start, buffer.count) {
@@ -75,6 +81,7 @@ public struct FrameReader {
         }
         buffer.removeAll()
         start = 0
+        scanned = 0
         state = .scanning
     }
 
@@ -134,7 +141,8 @@ public struct FrameReader {
     }
 
     private mutating func scanLine(_ handle: (FrameEvent) -> Void) -> Bool {
-        guard let newline = index(of: UInt8(ascii: "\n"), from: start) else {
+        guard let newline = index(of: UInt8(ascii: "\n"), from: max(start, scanned)) else {
+            scanned = buffer.count
             if buffer.count - start > maxMessageBytes + 1 {  // +1: a trailing \r is not content
                 handle(.oversized(byteCount: nil, limit: maxMessageBytes))
                 start = buffer.count
@@ -157,13 +165,22 @@ public struct FrameReader {
         while start < buffer.count, buffer[start] == UInt8(ascii: "\r") || buffer[start] == UInt8(ascii: "\n") {
             start += 1
         }
-        guard let end = headerEnd(from: start) else {
-            if buffer.count - start > Self.maxHeaderBytes {
-                handle(.badHeader("header block longer than \(Self.maxHeaderBytes) bytes"))
+        guard let end = headerEnd(from: max(start, scanned)) else {
+            // A blank line may start in the last two bytes, which were not fully looked at.
+            scanned = max(start, buffer.count - 2)
+            // maxHeaderBytes without the blank line: the block is longer, however it arrives.
+            if buffer.count - start >= Self.maxHeaderBytes {
+                handle(.badHeader(Self.headerTooLong))
                 start = max(start, buffer.count - 3)
                 state = .skippingHeader
             }
             return false
+        }
+        // The same limit when the whole block arrived in one read.
+        if end - start > Self.maxHeaderBytes {
+            handle(.badHeader(Self.headerTooLong))
+            start = end
+            return true
         }
         let header = parseHeader(start..<end)
         start = end
@@ -180,6 +197,8 @@ public struct FrameReader {
         }
         return true
     }
+
+    private static let headerTooLong = "header block longer than \(maxHeaderBytes) bytes"
 
     private enum HeaderResult { case success(Int), failure(String) }
 
@@ -253,8 +272,10 @@ public struct FrameReader {
         if start == buffer.count {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
             start = 0
+            scanned = 0
         } else if start > 64 * 1024 && start > buffer.count / 2 {
             buffer.removeSubrange(0..<start)
+            scanned = max(0, scanned - start)
             start = 0
         }
     }

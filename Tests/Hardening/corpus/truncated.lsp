@@ -1,0 +1,5 @@
+Content-Length: 40
+
+{"jsonrpc":"2.0","method":"ping","id":1}Content-Length: 100
+
+{"jsonrpc":"2.0","method":"ping","id":2}
