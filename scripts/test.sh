@@ -5,7 +5,8 @@
 #   3. the Python client's tests, which replay every conformance transcript (pytest, clients/python/tests)
 #   4. the Node client's tests, which replay them too (node --test, clients/js/test)
 #   5. the hardening suite (pytest, Tests/Hardening): a generative fuzzer of malformed frames, and the
-#      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose
+#      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
+#      every limit of protocol/SPEC.md §10 at and past its value
 #   6. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
 #      its corpus (Tests/Hardening/corpus), then is built with -sanitize=fuzzer into .build-fuzz and
 #      run deterministically: -seed=1 and VMHOST_LIBFUZZER_RUNS inputs (default 15000, about 20 s),
