@@ -9,9 +9,9 @@
 #      every limit of protocol/SPEC.md §10 at and past its value
 #   6. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
 #      its corpus (Tests/Hardening/corpus), then is built with -sanitize=fuzzer into .build-fuzz and
-#      run deterministically: -seed=1 and VMHOST_LIBFUZZER_RUNS inputs (default 15000, about 20 s),
+#      run seeded and bounded: -seed=1 and VMHOST_LIBFUZZER_RUNS inputs (default 15000, about 20 s),
 #      -max_total_time as a guard. A crash or a hang fails it; the input is left in .build-fuzz/artifacts/
-#      and `vmhost-fuzz FILE` (plain build) replays it.
+#      and `vmhost-fuzz FILE` (plain build) replays it exactly.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
