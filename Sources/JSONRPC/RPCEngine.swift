@@ -94,12 +94,13 @@ public final class RPCEngine {
         }
     }
 
-    /// Answers a frame that was skipped for being over the size limit.
+    /// Answers a frame that was skipped for being over the size limit. The text does not give the
+    /// message's size: an ndjson line is refused as soon as it is too long, before its end has
+    /// been read, so the size is not always known, and the reply must not depend on read sizes.
     public func receiveOversized(byteCount: Int?, limit: Int) {
-        let size = byteCount.map { "of \($0) bytes " } ?? ""
         send(errorResponse(id: nil, RPCError(
             code: RPCError.invalidRequestCode,
-            message: "Invalid Request: message \(size)exceeds the limit of \(limit) bytes (--max-message-bytes); it was skipped",
+            message: "Invalid Request: message exceeds the limit of \(limit) bytes (--max-message-bytes); it was skipped",
             data: .object(["limit": .int(Int64(limit))]))))
     }
 
