@@ -445,10 +445,10 @@ def test_thousands_of_view_models_created_and_disposed_leave_no_trace(tmp_path, 
     and glibc keeps freed pages mapped rather than returning each to the kernel. From then on, a
     cycle that frees all it allocated reuses the same pages, and RSS stays flat.
 
-    Why TOLERANCE is 2 MiB: a fresh host with 2,000 of these view-models alive (commands in flight,
-    a third subscribed) holds about 26 MiB more than without them, about 13 KiB each. A cycle that
-    leaked only 350 bytes per view-model (3% of one: a closure, a small array) would add 0.7 MiB per
-    cycle and 2.1 MiB over the three measured cycles, over the tolerance; the two leaks this test
+    Why TOLERANCE is 2 MiB: a fresh host (debug build) with 2,000 of these view-models alive
+    (commands in flight, a third subscribed) holds about 26 MiB more than without them, about 13 KiB
+    each. A cycle that leaked only 350 bytes per view-model (3% of one: a closure, a small array)
+    would add 0.7 MiB per cycle and 2.1 MiB over the three measured cycles, over the tolerance; the two leaks this test
     found (a Login command kept alive by a closure it stored, 1.5 KiB; a MenuSubGroup context kept
     alive by its own triggers, 7 KiB) added 5.8 MiB per cycle. What stays under 2 MiB is allocator
     noise, measured at under 0.4 MiB: partly filled pages and malloc's per-arena trim threshold.
