@@ -88,18 +88,7 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
                 framing.frame(body, into: &producerBuffer)
                 observe?(body)
             }
-            let written: Int? = producerBuffer.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                    if n >= 0 { offset += n; continue }
-                    if errno == EINTR { continue }
-                    if errno == EAGAIN || errno == EWOULDBLOCK { break }
-                    return nil
-                }
-                return offset
-            }
-            guard let written else {
+            guard let written = writeWhatFits(producerBuffer, from: 0) else {
                 queue.abandon()
                 onClosed()
                 return
@@ -139,26 +128,35 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
     private func writeAll(_ bytes: [UInt8]) -> Bool {
         var stalled = false
         defer { if stalled { queue.setStalled(false) } }
-        return bytes.withUnsafeBytes { raw in
-            var offset = 0
+        var offset = 0
+        while offset < bytes.count {
+            guard let written = writeWhatFits(bytes, from: offset) else { return false }
+            offset = written
+            if offset < bytes.count {
+                if !stalled {
+                    stalled = true
+                    queue.setStalled(true)
+                }
+                var waiting = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&waiting, 1, -1)
+            }
+        }
+        return true
+    }
+
+    /// Writes `bytes` from `offset` on until done or the output is full (EAGAIN); returns the offset
+    /// reached, or nil when the reader is gone (EPIPE or another error).
+    private func writeWhatFits(_ bytes: [UInt8], from offset: Int) -> Int? {
+        bytes.withUnsafeBytes { raw in
+            var offset = offset
             while offset < raw.count {
                 let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    if errno == EAGAIN || errno == EWOULDBLOCK {
-                        if !stalled {
-                            stalled = true
-                            queue.setStalled(true)
-                        }
-                        var waiting = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                        _ = poll(&waiting, 1, -1)
-                        continue
-                    }
-                    return false
-                }
-                offset += n
+                if n >= 0 { offset += n; continue }
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                return nil
             }
-            return true
+            return offset
         }
     }
 }
