@@ -263,6 +263,15 @@ class Completed:
         return parse_frames(self.stdout, self.framing)
 
 
+def rss_kib(pid: int) -> int:
+    """The resident memory of process `pid`, in KiB (VmRSS of /proc/PID/status)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
 def run_once(data: bytes, *args: str, framing: str = "ndjson", timeout: float = HANG_LIMIT) -> Completed:
     """Runs the host on `data` as its whole stdin (EOF after it) and returns what it did.
     `framing` is the framing its stdout is expected in."""

@@ -1,14 +1,6 @@
 """A client that stops reading: property changes merge (latest wins) while stdout is full, memory
 stays bounded, and once the client reads again its mirror ends at the right values."""
-from harness import HostProcess
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
+from harness import HostProcess, rss_kib
 
 
 def test_changes_merge_while_the_reader_is_stalled_and_the_final_state_is_right():

@@ -24,7 +24,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "EndToEnd"))
 
-from harness import HANG_LIMIT, HostProcess, binary, frame, parse_frames, problems  # noqa: E402
+from harness import HANG_LIMIT, HostProcess, binary, frame, parse_frames, problems, rss_kib  # noqa: E402
 
 FRAMINGS = ("ndjson", "lsp")
 # §7: "exits within a second". The guard leaves room for a loaded CI machine, so that only a real
@@ -346,14 +346,6 @@ def test_a_reader_that_closes_a_full_stdout_ends_the_host(tmp_path, then):
 
 KINDS = ("ProductList", "Login", "MenuSubGroup", "MenuEditGroup")
 VIEW_MODELS = 2000
-
-
-def rss_kib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise AssertionError("no VmRSS")
 
 
 class Cycler:
