@@ -757,11 +757,11 @@ def table(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="smaller counts; callgrind for ping only")
-    ap.add_argument("--vmhost", default=os.path.join(ROOT, ".build-bench", "release", "vmhost"),
-                    help="the vmhost binary (default: .build-bench/release/vmhost, built if missing)")
-    ap.add_argument("--bench-bin", default=os.path.join(ROOT, ".build-bench", "release", "vmhost-bench"),
-                    help="the micro-benchmark binary of (g) (default: .build-bench/release/vmhost-bench, built if missing)")
-    ap.add_argument("--no-build", action="store_true", help="use the binaries as they are (by default the release build in .build-bench is brought up to date first)")
+    ap.add_argument("--vmhost", default=os.path.join(ROOT, ".build-release", "release", "vmhost"),
+                    help="the vmhost binary (default: .build-release/release/vmhost, built by scripts/build-release.sh)")
+    ap.add_argument("--bench-bin", default=os.path.join(ROOT, ".build-release", "release", "vmhost-bench"),
+                    help="the micro-benchmark binary of (g) (default: .build-release/release/vmhost-bench, built by scripts/build-release.sh)")
+    ap.add_argument("--no-build", action="store_true", help="use the binaries as they are (by default scripts/build-release.sh brings the tuned release build in .build-release up to date first)")
     ap.add_argument("--no-callgrind", action="store_true", help="skip valgrind even when it is installed")
     ap.add_argument("--json-out", default=os.path.join(OUT, "results.jsonl"), help="also write the JSON lines here")
     ap.add_argument("--only", default="abcdefg", metavar="LETTERS",
@@ -797,13 +797,12 @@ def main():
 
     os.makedirs(OUT, exist_ok=True)
     needed = [args.vmhost] + ([args.bench_bin] if "g" in args.only else [])
-    default_build = os.path.join(ROOT, ".build-bench", "release")
+    default_build = os.path.join(ROOT, ".build-release", "release")
     if not args.no_build and any(os.path.dirname(os.path.abspath(p)) == default_build for p in needed):
         # Always brought up to date (quick when it is): a stale binary would be measured otherwise.
-        print("building vmhost and vmhost-bench (release, scratch path .build-bench) ...", file=sys.stderr, flush=True)
-        for product in ("vmhost", "vmhost-bench"):
-            subprocess.run(["swift", "build", "-c", "release", "--scratch-path", ".build-bench", "--product", product],
-                           cwd=ROOT, check=True)
+        print("building vmhost and vmhost-bench (scripts/build-release.sh) ...", file=sys.stderr, flush=True)
+        subprocess.run([os.path.join(ROOT, "scripts", "build-release.sh")], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
     missing = [p for p in needed if not os.path.exists(p)]
     if missing:
         sys.exit(f"{', '.join(missing)} missing")

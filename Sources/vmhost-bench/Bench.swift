@@ -1,7 +1,7 @@
-import EventLoop
+import VMHostEventLoop
 import Foundation
-import JSONRPC
-import Wire
+import VMHostJSONRPC
+import VMHostWire
 
 /// In-process micro-benchmarks of vmhost's JSON layer and JSON-RPC dispatch (scenario (g) of
 /// `bench/run.py`), with no I/O:

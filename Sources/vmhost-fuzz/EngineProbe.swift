@@ -1,6 +1,6 @@
-import EventLoop
-import JSONRPC
-import Wire
+import VMHostEventLoop
+import VMHostJSONRPC
+import VMHostWire
 
 /// One ``RPCEngine`` fed the events of one read of a fuzz input, with a small method table and no
 /// view-models: `ping` (`{}`), `echo` (its params), `fail` (-32603), `later` (answered only after

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import EventLoop
+import VMHostEventLoop
 
 /// The build without libFuzzer: runs ``WireFuzzing/check(_:)`` once over each input file, so the
 /// corpus (and any crash file) is checked by a plain `swift build` too.

@@ -1,5 +1,5 @@
-import EventLoop
-import Wire
+import VMHostEventLoop
+import VMHostWire
 
 /// The invariants of the wire, checked on one input (a stream of bytes as a client would write it).
 ///

@@ -19,7 +19,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import EventLoop
+import VMHostEventLoop
 
 /// libFuzzer's entry point for one input (also passed to the driver below).
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,8 +1,8 @@
 import Backend
-import EventLoop
-import Runtime
+import VMHostEventLoop
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 
 /// The contract as a client sees it, run against both implementations: the embedded backend and the
 /// HTTP client talking to the loopback server. Both serve the same demo data, so the answers match.

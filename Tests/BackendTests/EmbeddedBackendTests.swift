@@ -1,8 +1,8 @@
 import Backend
-import EventLoop
-import Runtime
+import VMHostEventLoop
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 
 /// The embedded backend's own behaviour: scripting, latency, timeouts and cancellation on the host
 /// clock. (What it shares with the HTTP client is in `APIScenarioTests`.)

@@ -3,9 +3,9 @@ import FoundationNetworking
 #endif
 import Backend
 import Foundation
-import Runtime
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 
 /// The mapping table of `ErrorMapping`: every kind of failure, and cancellation, which is none.
 @Suite struct ErrorMappingTests {

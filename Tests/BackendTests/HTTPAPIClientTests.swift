@@ -1,10 +1,10 @@
 import Backend
 import BackendTesting
-import EventLoop
+import VMHostEventLoop
 import Foundation
-import Runtime
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 
 /// The HTTP client against a real HTTP/1.1 server on loopback: what goes over the wire (paths,
 /// bodies, headers), every kind of failure, the deadline, and cancellation closing the connection.

@@ -1,8 +1,8 @@
 import Backend
-import EventLoop
-import Runtime
+import VMHostEventLoop
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 
 /// A demo catalogue of another size than 57 (`vmhost --demo-products N`): the same rule, continued
 /// past `p057`, served in pages like the standard one.

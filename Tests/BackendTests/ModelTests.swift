@@ -1,7 +1,7 @@
 import Backend
-import Runtime
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 
 @Suite struct ModelTests {
     static let product = Product(

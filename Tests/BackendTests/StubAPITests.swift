@@ -1,9 +1,9 @@
 import Backend
-import EventLoop
+import VMHostEventLoop
 import BackendTesting
-import Runtime
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 
 @Suite(.timeLimit(.minutes(1)))
 @HostActor

@@ -1,7 +1,7 @@
-import EventLoop
+import VMHostEventLoop
 import Testing
-import Wire
-@testable import JSONRPC
+import VMHostWire
+@testable import VMHostJSONRPC
 
 /// An engine with a few methods whose output is collected as parsed JSON.
 @HostActor

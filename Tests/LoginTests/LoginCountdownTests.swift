@@ -1,9 +1,9 @@
 import Backend
-import EventLoop
-import Runtime
-import TestSupport
+import VMHostEventLoop
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 @testable import Login
 extension LoginSuites {
     /// `sendCode` and the 60-second countdown on a manual clock.

@@ -1,10 +1,10 @@
 import Backend
 import BackendTesting
-import EventLoop
-import Runtime
-import TestSupport
+import VMHostEventLoop
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 @testable import Login
 
 extension LoginSuites {

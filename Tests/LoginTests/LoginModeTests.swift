@@ -1,7 +1,7 @@
-import EventLoop
-import Runtime
+import VMHostEventLoop
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 @testable import Login
 extension LoginSuites {
     /// The mode and everything derived from it alone: tab colours, hidden lines and containers.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Wire
+import VMHostWire
 extension LoginSuites {
     /// The password and the code never leave the host: a whole login session through the real binary,
     /// with `--trace` and `--log-level trace`, then a search of everything it wrote.

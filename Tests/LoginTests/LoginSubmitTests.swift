@@ -1,8 +1,8 @@
 import Backend
-import EventLoop
-import Runtime
+import VMHostEventLoop
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 @testable import Login
 extension LoginSuites {
     /// `submit` in both modes against the embedded backend: success navigates, failure shows and

@@ -1,7 +1,7 @@
-import EventLoop
-import Runtime
+import VMHostEventLoop
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 @testable import Login
 
 /// One row of the validation table: a field, what was typed, and whether it is valid.

@@ -1,9 +1,9 @@
 import Backend
-import EventLoop
-import Runtime
-import TestSupport
+import VMHostEventLoop
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 @testable import Login
 extension LoginSuites {
     /// The Login kind on the wire, through an in-process host over the embedded backend.

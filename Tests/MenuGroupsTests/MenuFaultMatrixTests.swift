@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import EventLoop
+import VMHostEventLoop
 import MenuGroups
-import Runtime
-import TestSupport
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 
 /// Every error kind at every point where `MenuSubGroup` (`load`, `delete`, the reload an editor
 /// starts) and `MenuEditGroup` (`save`, creating and renaming) call the backend, with and without

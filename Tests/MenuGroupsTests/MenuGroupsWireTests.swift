@@ -1,10 +1,10 @@
 import Backend
-import EventLoop
+import VMHostEventLoop
 import MenuGroups
-import Runtime
-import TestSupport
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 
 /// The two kinds together on a real host, in-process: navigation through the client, and the
 /// editor's save reloading its parent inside the host. The embedded backend and the host share

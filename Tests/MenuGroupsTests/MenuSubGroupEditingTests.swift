@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import EventLoop
+import VMHostEventLoop
 import MenuGroups
-import Runtime
-import TestSupport
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 
 /// `create`, `rename` and `delete` of `MenuSubGroup`, and its args.
 @Suite(.timeLimit(.minutes(1)))

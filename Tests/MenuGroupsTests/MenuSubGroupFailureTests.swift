@@ -1,10 +1,10 @@
 import Backend
-import EventLoop
+import VMHostEventLoop
 import MenuGroups
-import Runtime
-import TestSupport
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 
 /// Every way a request can fail keeps the last good `groups` and reports once on `error`; driven by
 /// the embedded backend's scripted outcomes, on the recorder's manual clock.

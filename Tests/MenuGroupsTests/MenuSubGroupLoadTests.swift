@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import EventLoop
+import VMHostEventLoop
 import MenuGroups
-import Runtime
-import TestSupport
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 
 /// `load`, `loading` and `isEmpty` of `MenuSubGroup`, with whole output histories.
 @Suite(.timeLimit(.minutes(1)))

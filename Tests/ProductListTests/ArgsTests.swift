@@ -1,8 +1,8 @@
-import EventLoop
+import VMHostEventLoop
 import ProductList
-import Runtime
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 
 extension ProductListSuites {
     /// `{pageSize?: 1…100 = 20}`; anything else fails naming `params.args.pageSize`.

@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import EventLoop
+import VMHostEventLoop
 import ProductList
-import Runtime
-import TestSupport
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 
 extension ProductListSuites {
     /// The `cancel` input and a refresh during load-more, against a stub API: the fetch is cancelled

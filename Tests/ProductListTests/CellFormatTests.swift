@@ -1,9 +1,9 @@
 import Backend
-import EventLoop
+import VMHostEventLoop
 import ProductList
-import Runtime
+import VMHostRuntime
 import Testing
-import Wire
+import VMHostWire
 
 extension ProductListSuites {
     /// Cells format the model exactly as the protocol says, in both locales.

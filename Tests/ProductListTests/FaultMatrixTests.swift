@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import EventLoop
+import VMHostEventLoop
 import ProductList
-import Runtime
-import TestSupport
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 
 extension ProductListSuites {
     /// Every error kind at every point where `refresh` and `loadMore` call the backend, with and

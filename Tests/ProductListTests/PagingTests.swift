@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import EventLoop
+import VMHostEventLoop
 import ProductList
-import Runtime
-import TestSupport
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 
 extension ProductListSuites {
     /// Refresh, load more and their outputs, asserted as whole histories against a stub API.

@@ -1,10 +1,10 @@
 import Backend
-import EventLoop
+import VMHostEventLoop
 import ProductList
-import Runtime
-import TestSupport
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
+import VMHostWire
 
 extension ProductListSuites {
     /// The product list over the wire, in-process, on the embedded backend and a manual clock: exact

@@ -1,4 +1,4 @@
-import EventLoop
+import VMHostEventLoop
 import Synchronization
 import Testing
 

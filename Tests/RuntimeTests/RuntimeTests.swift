@@ -1,8 +1,8 @@
-import EventLoop
-import TestSupport
+import VMHostEventLoop
+import VMHostTesting
 import Testing
-import Wire
-@testable import Runtime
+import VMHostWire
+@testable import VMHostRuntime
 
 @Suite("Properties and events")
 @HostActor

@@ -1,9 +1,9 @@
-import EventLoop
-import Runtime
-import TestSupport
+import VMHostEventLoop
+import VMHostRuntime
+import VMHostTesting
 import Testing
-import Wire
-@testable import ViewModelHost
+import VMHostWire
+@testable import VMHostCore
 
 /// A host serving the test-only `Probe` kind, with a subscribed view-model `p`.
 private func probeHost(diff: Bool = false, outputs: [String]? = nil) async -> InProcessConnection {

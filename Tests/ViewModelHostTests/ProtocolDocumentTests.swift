@@ -1,9 +1,9 @@
-import EventLoop
+import VMHostEventLoop
 import Foundation
-import TestSupport
+import VMHostTesting
 import Testing
-import Wire
-@testable import ViewModelHost
+import VMHostWire
+@testable import VMHostCore
 
 /// protocol/openrpc.json must describe exactly the methods the host serves.
 @Suite("Protocol document")

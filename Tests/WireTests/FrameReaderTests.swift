@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+@testable import VMHostWire
 
 /// Collects what a reader reports.
 private struct Collected: Equatable {

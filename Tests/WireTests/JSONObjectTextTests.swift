@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+@testable import VMHostWire
 
 @Suite("JSON object text")
 struct JSONObjectTextTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import Wire
+@testable import VMHostWire
 
 /// A mergeable message for tests: name → latest value.
 private struct Values: MergeableMessage, Equatable {

@@ -1,7 +1,7 @@
 import Backend
 import BackendTesting
-import EventLoop
-import Runtime
+import VMHostEventLoop
+import VMHostRuntime
 import Testing
 
 /// The two implementations of the contract, for scenarios that must pass against both.

@@ -1,8 +1,8 @@
 import Backend
-import EventLoop
-import Runtime
-import TestSupport
-import Wire
+import VMHostEventLoop
+import VMHostRuntime
+import VMHostTesting
+import VMHostWire
 @testable import Login
 
 /// A Login view-model on a recording context with a manual clock, over the real embedded backend

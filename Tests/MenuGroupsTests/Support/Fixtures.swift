@@ -1,10 +1,10 @@
 import Backend
 import BackendTesting
-import EventLoop
+import VMHostEventLoop
 import MenuGroups
-import Runtime
-import TestSupport
-import Wire
+import VMHostRuntime
+import VMHostTesting
+import VMHostWire
 
 /// The demo groups of menu `m1` and helpers shared by the menu-group tests.
 enum Fixtures {

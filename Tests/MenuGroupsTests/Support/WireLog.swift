@@ -1,5 +1,5 @@
-import TestSupport
-import Wire
+import VMHostTesting
+import VMHostWire
 
 /// One message the host wrote, reduced to what a menu-group test asserts, with object members
 /// sorted so that expectations do not depend on member order.

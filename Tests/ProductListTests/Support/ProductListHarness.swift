@@ -1,10 +1,10 @@
 import Backend
 import BackendTesting
-import EventLoop
+import VMHostEventLoop
 import ProductList
-import Runtime
-import TestSupport
-import Wire
+import VMHostRuntime
+import VMHostTesting
+import VMHostWire
 
 /// A product list on a recorder and a ``StubAPI``: the test answers every fetch by hand and reads
 /// the whole history of outputs.

@@ -1,9 +1,9 @@
 import Backend
-import EventLoop
+import VMHostEventLoop
 import ProductList
-import Runtime
-import TestSupport
-import Wire
+import VMHostRuntime
+import VMHostTesting
+import VMHostWire
 
 /// A host serving ProductList over the embedded backend, both on ONE manual clock, with view-model
 /// `pl` created and subscribed (subscription `s1`).

@@ -1,0 +1,74 @@
+import VMHostRuntime
+import VMHostWire
+
+/// Reads the members of one JSON object, turning every missing or wrongly typed member into a
+/// `decode` error that names the member (never its value, which may be a secret).
+struct JSONFields {
+    let object: JSONObject
+    /// What the object is, for messages: "product", "data", "page".
+    let context: String
+
+    init(_ json: JSON, context: String) throws(DomainError) {
+        guard case .object(let object) = json else {
+            throw .decode("\(context): expected an object, got \(json.typeName)")
+        }
+        self.object = object
+        self.context = context
+    }
+
+    func value(_ key: String) throws(DomainError) -> JSON {
+        guard let value = object[key] else { throw .decode("\(context).\(key) is missing") }
+        return value
+    }
+
+    func string(_ key: String) throws(DomainError) -> String {
+        let value = try value(key)
+        guard let string = value.stringValue else { throw mismatch(key, expected: "a string", got: value) }
+        return string
+    }
+
+    func int(_ key: String) throws(DomainError) -> Int {
+        let value = try value(key)
+        guard let number = value.intValue, let int = Int(exactly: number) else {
+            throw mismatch(key, expected: "an integer", got: value)
+        }
+        return int
+    }
+
+    func double(_ key: String) throws(DomainError) -> Double {
+        let value = try value(key)
+        guard let number = value.doubleValue else { throw mismatch(key, expected: "a number", got: value) }
+        return number
+    }
+
+    func bool(_ key: String) throws(DomainError) -> Bool {
+        let value = try value(key)
+        guard let bool = value.boolValue else { throw mismatch(key, expected: "a boolean", got: value) }
+        return bool
+    }
+
+    private func mismatch(_ key: String, expected: String, got value: JSON) -> DomainError {
+        .decode("\(context).\(key): expected \(expected), got \(value.typeName)")
+    }
+}
+
+extension Array {
+    /// Decodes every element of a JSON array, naming the failing index in the error.
+    static func decoding(
+        _ json: JSON, context: String, _ element: (JSON) throws(DomainError) -> Element
+    ) throws(DomainError) -> [Element] {
+        guard case .array(let values) = json else {
+            throw .decode("\(context): expected an array, got \(json.typeName)")
+        }
+        var result: [Element] = []
+        result.reserveCapacity(values.count)
+        for (index, value) in values.enumerated() {
+            do {
+                result.append(try element(value))
+            } catch {
+                throw .decode("\(context)[\(index)]: \(error.message)")
+            }
+        }
+        return result
+    }
+}

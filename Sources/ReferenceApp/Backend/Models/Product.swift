@@ -1,0 +1,62 @@
+import VMHostRuntime
+import VMHostWire
+
+/// A wealth-management product of the product list.
+///
+/// On the wire: `{id, name, bank, annualRate, saleStatus, termDays, minAmount}`.
+public struct Product: Sendable, Hashable, Identifiable {
+    public var id: String
+    public var name: String
+    public var bank: String
+    /// The annual rate in percent: `4.35` means 4.35 %.
+    public var annualRate: Double
+    public var saleStatus: SaleStatus
+    /// The investment term, in days.
+    public var termDays: Int
+    /// The minimum purchase, in whole yuan.
+    public var minAmount: Int
+
+    public init(
+        id: String, name: String, bank: String, annualRate: Double, saleStatus: SaleStatus,
+        termDays: Int, minAmount: Int
+    ) {
+        self.id = id
+        self.name = name
+        self.bank = bank
+        self.annualRate = annualRate
+        self.saleStatus = saleStatus
+        self.termDays = termDays
+        self.minAmount = minAmount
+    }
+
+    /// Decodes a product; a missing or wrongly typed member is a `decode` error naming it.
+    public init(json: JSON) throws(DomainError) {
+        let fields = try JSONFields(json, context: "product")
+        id = try fields.string("id")
+        name = try fields.string("name")
+        bank = try fields.string("bank")
+        annualRate = try fields.double("annualRate")
+        let status = try fields.string("saleStatus")
+        guard let saleStatus = SaleStatus(rawValue: status) else {
+            throw .decode("product.saleStatus: expected one of \(SaleStatus.allCases.map(\.rawValue)), got \"\(status)\"")
+        }
+        self.saleStatus = saleStatus
+        termDays = try fields.int("termDays")
+        minAmount = try fields.int("minAmount")
+    }
+
+    /// The product as the server writes it.
+    public var json: JSON {
+        [
+            "id": .string(id), "name": .string(name), "bank": .string(bank), "annualRate": .double(annualRate),
+            "saleStatus": .string(saleStatus.rawValue), "termDays": JSON(termDays), "minAmount": JSON(minAmount),
+        ]
+    }
+}
+
+/// Whether a product can be bought now.
+public enum SaleStatus: String, Sendable, Hashable, CaseIterable {
+    case onSale
+    case soldOut
+    case upcoming
+}

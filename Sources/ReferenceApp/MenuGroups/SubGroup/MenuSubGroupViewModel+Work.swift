@@ -1,0 +1,42 @@
+import Backend
+import VMHostEventLoop
+import VMHostRuntime
+import VMHostWire
+
+extension MenuSubGroupViewModel {
+    /// `load`: replaces the rows with the server's list. On failure nothing is applied: the error
+    /// propagates to the runtime, which emits it once on `error`.
+    ///
+    /// A delete confirmed while the load was in flight may postdate the list the server answered:
+    /// its row is left out rather than put back.
+    func load() async throws {
+        deletedDuringLoad = []
+        let fetched = try await context.perform { [api, menuUid] in try await api.groups(menuUid: menuUid) }
+        let deleted = deletedDuringLoad
+        hasLoaded = true
+        show(fetched.filter { !deleted.contains($0.id) }.map(GroupRow.init))
+    }
+
+    /// `delete`: deletes on the server, then drops the row locally instead of reloading: the server
+    /// answered that exactly this group is gone, and a reload would cost a request and could fail.
+    func delete(_ groupId: String) async throws {
+        try await context.perform { [api, menuUid] in try await api.deleteGroup(menuUid: menuUid, groupId: groupId) }
+        deletedDuringLoad.insert(groupId)
+        show(groups.value.filter { $0.id != groupId })
+    }
+
+    /// The row with `groupId`, or an invalid-value error naming `params.value.groupId`.
+    func row(_ groupId: String) throws(InputError) -> GroupRow {
+        guard let row = groups.value.first(where: { $0.id == groupId }) else {
+            let known = groups.value.map(\.id).joined(separator: ", ")
+            throw .invalidValue(JSONDecodingError(
+                path: "params.value.groupId", problem: "no group \"\(groupId)\" in the list (groups: \(known.isEmpty ? "none" : known))"))
+        }
+        return row
+    }
+
+    private func show(_ rows: [GroupRow]) {
+        groups.value = rows
+        isEmpty.value = hasLoaded && rows.isEmpty
+    }
+}

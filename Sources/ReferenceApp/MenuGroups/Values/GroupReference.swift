@@ -1,0 +1,30 @@
+import VMHostWire
+
+/// The value of `rename` and `delete`: `{groupId}`, read with errors that name `params.value.groupId`.
+public struct GroupReference: Sendable, Equatable, JSONDecodable {
+    public var groupId: String
+
+    public init(groupId: String) { self.groupId = groupId }
+
+    public static var jsonTypeDescription: String { "an object {groupId}" }
+
+    public init(json: JSON, path: String) throws(JSONDecodingError) {
+        let reader = try JSONReader(json, path: path)
+        try reader.rejectUnknown(["groupId"])
+        groupId = try reader.required("groupId")
+        guard !groupId.isEmpty else { throw JSONDecodingError(path: reader.path(of: "groupId"), problem: "must not be empty") }
+    }
+
+    /// The key of `delete`'s per-group policy, read from the raw value (before it is decoded).
+    @Sendable static func key(of value: JSON) -> String { value["groupId"]?.stringValue ?? "" }
+
+    public static var jsonSchema: JSON { declaredSchema }
+
+    /// Made once: every MenuSubGroup declares two inputs with it.
+    static let declaredSchema: JSON = [
+        "type": "object",
+        "properties": ["groupId": ["type": "string", "minLength": 1]],
+        "required": ["groupId"],
+        "additionalProperties": false,
+    ]
+}

@@ -1,0 +1,50 @@
+import Backend
+import VMHostRuntime
+import VMHostWire
+
+/// One row of the product list: a product's fields written for display (a cell view-model).
+///
+/// On the wire: `{id, name, bank, profit, saleStatus, term, amount}`, every member a string,
+/// e.g. `{"id":"p001","name":"稳健增利1号","bank":"招商银行","profit":"4.35%","saleStatus":"在售",
+/// "term":"90天","amount":"¥50,000"}`.
+public struct ProductCell: Sendable, Equatable, JSONEncodable {
+    public var id: String
+    public var name: String
+    public var bank: String
+    /// The annual rate with two decimals and `%`: `"4.35%"`.
+    public var profit: String
+    /// `在售` / `已售罄` / `即将发售` (`On sale` / `Sold out` / `Upcoming`).
+    public var saleStatus: String
+    /// The term in days: `"180天"` (`"180 days"`, `"1 day"`).
+    public var term: String
+    /// The minimum purchase in yuan with thousands separators: `"¥50,000"`.
+    public var amount: String
+
+    /// Formats `product` in `locale`, with every text from ``Strings``.
+    public init(_ product: Product, locale: AppLocale) {
+        id = product.id
+        name = product.name
+        bank = product.bank
+        profit = Strings.profit(NumberText.twoDecimals(product.annualRate))(locale)
+        saleStatus = Strings.saleStatus(product.saleStatus)(locale)
+        term = Strings.term(days: product.termDays)(locale)
+        amount = Strings.amount(NumberText.grouped(product.minAmount))(locale)
+    }
+
+    public var json: JSON {
+        [
+            "id": .string(id), "name": .string(name), "bank": .string(bank), "profit": .string(profit),
+            "saleStatus": .string(saleStatus), "term": .string(term), "amount": .string(amount),
+        ]
+    }
+
+    public static var jsonSchema: JSON {
+        let members = ["id", "name", "bank", "profit", "saleStatus", "term", "amount"]
+        return [
+            "type": "object",
+            "properties": .object(JSONObject(members.map { ($0, ["type": "string"]) })),
+            "required": .array(members.map { .string($0) }),
+            "additionalProperties": false,
+        ]
+    }
+}

@@ -1,0 +1,44 @@
+import VMHostRuntime
+import VMHostWire
+
+extension ProductListViewModel {
+    /// `vm.create {kind:"ProductList", args:{pageSize?}}`: products per page, 1…100, default 20.
+    public struct Args: ViewModelArgs, Equatable {
+        public static let pageSizes = 1...100
+        public static let defaultPageSize = 20
+
+        public var pageSize: Int
+
+        public init(pageSize: Int = Args.defaultPageSize) {
+            self.pageSize = pageSize
+        }
+
+        /// Reads the args; a bad `pageSize` (or an unknown member) fails naming it:
+        /// `params.args.pageSize: must be between 1 and 100, got 0`.
+        public init(reader: JSONReader) throws(JSONDecodingError) {
+            try reader.rejectUnknown(["pageSize"])
+            let size = try reader.optional("pageSize", as: Int.self) ?? Self.defaultPageSize
+            guard Self.pageSizes.contains(size) else {
+                throw JSONDecodingError(
+                    path: reader.path(of: "pageSize"),
+                    problem: "must be between \(Self.pageSizes.lowerBound) and \(Self.pageSizes.upperBound), got \(size)")
+            }
+            pageSize = size
+        }
+
+        public static var schema: JSON {
+            [
+                "type": "object",
+                "properties": [
+                    "pageSize": [
+                        "type": "integer", "minimum": JSON(pageSizes.lowerBound), "maximum": JSON(pageSizes.upperBound),
+                        "default": JSON(defaultPageSize),
+                    ],
+                ],
+                "additionalProperties": false,
+            ]
+        }
+
+        public static var placeholder: Args { Args() }
+    }
+}

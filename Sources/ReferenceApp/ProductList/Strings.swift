@@ -1,0 +1,39 @@
+import Backend
+import VMHostRuntime
+
+/// Every display string of the product list, in both locales: the one string table of the module.
+///
+/// Cells pick their text with `Strings.x(context.locale)`. Reasons for a disabled input are not
+/// here: they are for developers and always English (see ``ProductListViewModel/Reason``).
+enum Strings {
+    /// `saleStatus` of a product that can be bought now.
+    static let onSale = LocalizedText(zh: "在售", en: "On sale")
+    /// `saleStatus` of a product with no quota left.
+    static let soldOut = LocalizedText(zh: "已售罄", en: "Sold out")
+    /// `saleStatus` of a product not yet on sale.
+    static let upcoming = LocalizedText(zh: "即将发售", en: "Upcoming")
+
+    /// The sale status of `status`.
+    static func saleStatus(_ status: SaleStatus) -> LocalizedText {
+        switch status {
+        case .onSale: onSale
+        case .soldOut: soldOut
+        case .upcoming: upcoming
+        }
+    }
+
+    /// `term`: `"180天"`; `"180 days"`, `"1 day"`.
+    static func term(days: Int) -> LocalizedText {
+        LocalizedText(zh: "\(days)天", en: days == 1 ? "1 day" : "\(days) days")
+    }
+
+    /// `profit`: the rate already written with two decimals, then `%` (`"4.35%"` in both locales).
+    static func profit(_ decimal: String) -> LocalizedText {
+        LocalizedText(zh: "\(decimal)%", en: "\(decimal)%")
+    }
+
+    /// `amount`: the whole yuan already grouped by thousands, after the yuan sign (`"¥50,000"` in both).
+    static func amount(_ grouped: String) -> LocalizedText {
+        LocalizedText(zh: "¥\(grouped)", en: "¥\(grouped)")
+    }
+}

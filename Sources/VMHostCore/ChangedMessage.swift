@@ -1,0 +1,46 @@
+import VMHostWire
+
+/// A pending `vm.changed` notification of one subscription; merges while the reader is slow.
+///
+/// `values` holds full values; `splices` holds list edits of array properties of `diff`
+/// subscriptions, with `latest` keeping each spliced list's full value so that a merge of two
+/// splice runs can fall back to the full value instead of growing without bound.
+public struct ChangedMessage: MergeableMessage {
+    var subscription: String
+    var vm: String
+    var values: JSONObject
+    var splices: JSONObject
+    var latest: [String: JSON]
+
+    public mutating func merge(_ newer: ChangedMessage) {
+        for member in newer.values {
+            splices[member.key] = nil
+            latest[member.key] = nil
+            values[member.key] = member.value
+        }
+        for member in newer.splices {
+            if values[member.key] != nil || splices[member.key] != nil {
+                // Two edits of one list in a row: send the latest full list instead.
+                splices[member.key] = nil
+                values[member.key] = newer.latest[member.key]
+                latest[member.key] = nil
+            } else {
+                splices[member.key] = member.value
+                latest[member.key] = newer.latest[member.key]
+            }
+        }
+    }
+
+    public func encode() -> [UInt8] {
+        var params = JSONObjectText()
+        params.append("subscription", .string(subscription))
+        params.append("vm", .string(vm))
+        params.append("values", .object(values))
+        if !splices.isEmpty { params.append("splices", .object(splices)) }
+        var text = JSONObjectText()
+        text.append("jsonrpc", literal: #""2.0""#)
+        text.append("method", literal: #""vm.changed""#)
+        text.append("params", text: params.finish())
+        return text.finish()
+    }
+}

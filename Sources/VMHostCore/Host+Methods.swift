@@ -1,0 +1,80 @@
+import VMHostEventLoop
+import VMHostJSONRPC
+import VMHostRuntime
+import VMHostWire
+
+extension Host {
+    /// The method table of protocol version 1 (protocol/SPEC.md, "Methods").
+    func registerMethods() {
+        engine.registerSync("initialize") { [unowned self] call throws(RPCError) in try self.initialize(call) }
+        engine.registerSync("ping") { _ in [:] }
+        engine.registerSync("host.describe") { [unowned self] call throws(RPCError) in try self.describeMethod(call) }
+        engine.registerSync("vm.create") { [unowned self] call throws(RPCError) in try self.create(call) }
+        engine.registerSync("vm.dispose") { [unowned self] call throws(RPCError) in try self.dispose(call) }
+        engine.registerSync("vm.list") { [unowned self] _ in self.list() }
+        engine.registerSync("vm.get") { [unowned self] call throws(RPCError) in try self.get(call) }
+        engine.register("vm.send") { [unowned self] call in self.send(call) }
+        engine.registerSync("vm.subscribe") { [unowned self] call throws(RPCError) in try self.subscribe(call) }
+        engine.registerSync("vm.unsubscribe") { [unowned self] call throws(RPCError) in try self.unsubscribe(call) }
+        engine.registerSync("shutdown") { [unowned self] call in
+            self.cancelEverything(except: call)
+            self.hasShutDown = true
+            self.engine.isShutDown = true
+            return .null
+        }
+        engine.register("exit") { [unowned self] call in
+            call.succeed(.null)
+            self.flush()
+            self.onExit?(self.hasShutDown ? 0 : 1)
+        }
+        if configuration.testControls {
+            engine.registerSync("control.clock.advance") { [unowned self] call throws(RPCError) in try self.advanceClock(call) }
+            for method in configuration.controlMethods { engine.register(method.name, method.handler) }
+        }
+    }
+
+    /// The methods this host serves, sorted (checked against protocol/openrpc.json by the tests).
+    public var methodNames: [String] { engine.methodNames }
+
+    func initialize(_ call: Call) throws(RPCError) -> JSON {
+        let params = try reader(call)
+        try params.decode { (p) throws(JSONDecodingError) in try p.rejectUnknown(["protocolVersion", "clientInfo", "locale"]) }
+        if let version = try params.optionalValue("protocolVersion", as: String.self), version != "1" {
+            throw RPCError.invalidParams("params.protocolVersion: this host speaks protocol version \"1\", not \"\(version)\"")
+        }
+        _ = try params.optionalValue("clientInfo", as: JSONObject.self)
+        if let tag = try params.optionalValue("locale", as: String.self) {
+            guard let chosen = AppLocale(tag: tag) else {
+                throw RPCError.invalidParams("params.locale: unsupported locale \"\(tag)\" (supported: zh-Hans, en)")
+            }
+            locale = chosen
+        }
+        return [
+            "protocolVersion": "1",
+            "serverInfo": ["name": "vmhost", "version": .string(configuration.serverVersion)],
+            "kinds": .array(kindNames.map { .string($0) }),
+            "locale": .string(locale.rawValue),
+        ]
+    }
+
+    func describeMethod(_ call: Call) throws(RPCError) -> JSON {
+        let params = try reader(call)
+        if let kind = try params.optionalValue("kind", as: String.self) {
+            guard let description = describe(kind: kind) else { throw unknownKind(kind) }
+            return ["protocolVersion": "1", "kinds": [description]]
+        }
+        return ["protocolVersion": "1", "kinds": .array(kindNames.compactMap { describe(kind: $0) })]
+    }
+
+    func advanceClock(_ call: Call) throws(RPCError) -> JSON {
+        let params = try reader(call)
+        let ms = try params.value("ms", as: Int64.self)
+        guard ms >= 0 else { throw RPCError.invalidParams("params.ms: must be 0 or more, got \(ms)") }
+        guard let clock = configuration.clock as? ManualClock else {
+            throw RPCError.invalidParams("control.clock.advance needs a manual clock (start the host with --clock manual)")
+        }
+        flush()
+        clock.advance(by: .milliseconds(ms))
+        return ["now": .int(clock.now.milliseconds)]
+    }
+}

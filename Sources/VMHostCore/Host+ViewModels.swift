@@ -1,0 +1,192 @@
+import VMHostEventLoop
+import VMHostJSONRPC
+import VMHostRuntime
+import VMHostWire
+
+extension Host {
+    func reader(_ call: Call) throws(RPCError) -> JSONReader { try call.reader() }
+
+    /// The view-model named by `params.vm`, or -32001.
+    func viewModel(_ params: JSONReader) throws(RPCError) -> Entry {
+        let handle = try params.value("vm", as: String.self)
+        guard let entry = viewModels[handle] else {
+            throw RPCError(
+                code: RPCError.unknownViewModelCode, message: "Unknown view-model \"\(handle)\"",
+                data: ["vm": .string(handle)])
+        }
+        return entry
+    }
+
+    func unknownOutput(_ name: String, of entry: Entry) -> RPCError {
+        let names = entry.context.properties.map(\.name) + entry.context.events.map(\.name)
+        return RPCError(
+            code: RPCError.unknownMemberCode,
+            message: "Unknown output \"\(name)\" of \(entry.kind) (outputs: \(names.joined(separator: ", ")))",
+            data: ["vm": .string(entry.handle), "output": .string(name)])
+    }
+
+    func unknownInput(_ name: String, of entry: Entry) -> RPCError {
+        let names = entry.context.inputs.map(\.name)
+        return RPCError(
+            code: RPCError.unknownMemberCode,
+            message: "Unknown input \"\(name)\" of \(entry.kind) (inputs: \(names.joined(separator: ", ")))",
+            data: ["vm": .string(entry.handle), "input": .string(name)])
+    }
+
+    /// The description of a kind, made once.
+    func describe(kind: String) -> JSON? {
+        if let cached = describedKinds[kind] { return cached }
+        guard let factory = catalog[kind] else { return nil }
+        let description = factory.describe(clock: configuration.clock)
+        describedKinds[kind] = description
+        return description
+    }
+
+    var kindNames: [String] { configuration.factories.map(\.kind) }
+
+    func unknownKind(_ kind: String) -> RPCError {
+        .invalidParams("params.kind: unknown kind \"\(kind)\" (kinds: \(kindNames.joined(separator: ", ")))")
+    }
+
+    // MARK: vm.create / dispose / list / get
+
+    func create(_ call: Call) throws(RPCError) -> JSON {
+        let params = try reader(call)
+        try params.decode { (p) throws(JSONDecodingError) in try p.rejectUnknown(["kind", "args", "id"]) }
+        let kind = try params.value("kind", as: String.self)
+        guard let factory = catalog[kind] else { throw unknownKind(kind) }
+        let requested = try params.optionalValue("id", as: String.self)
+        let handle: String
+        if let requested {
+            guard !requested.isEmpty else { throw RPCError.invalidParams("params.id: must not be empty") }
+            guard viewModels[requested] == nil else {
+                throw RPCError.invalidParams("params.id: a view-model with handle \"\(requested)\" already exists")
+            }
+            handle = requested
+        } else {
+            repeat {
+                nextHandle += 1
+            } while viewModels["vm\(nextHandle)"] != nil
+            handle = "vm\(nextHandle)"
+        }
+        let context = ViewModelContext(handle: handle, kind: kind, clock: configuration.clock, locale: locale)
+        context.lookup = { [unowned self] in self.viewModels[$0]?.instance }
+        let instance: AnyObject
+        do throws(JSONDecodingError) {
+            instance = try factory.make(args: params.object["args"], context: context)
+        } catch {
+            context.dispose()
+            throw error.rpcError
+        }
+        context.observer = self
+        context.endDeclarations()
+        viewModels[handle] = Entry(handle: handle, kind: kind, context: context, instance: instance)
+        creationOrder.append(handle)
+        let description = describe(kind: kind)
+        return [
+            "vm": .string(handle), "kind": .string(kind),
+            "inputs": description?["inputs"] ?? [], "outputs": description?["outputs"] ?? [],
+        ]
+    }
+
+    func dispose(_ call: Call) throws(RPCError) -> JSON {
+        let entry = try viewModel(try reader(call))
+        flush(handle: entry.handle)
+        entry.context.dispose()
+        for id in entry.subscriptions { endSubscription(id) }
+        viewModels[entry.handle] = nil
+        creationOrder.removeAll { $0 == entry.handle }
+        dirty[entry.handle] = nil
+        dirtyOrder.removeAll { $0 == entry.handle }
+        return [:]
+    }
+
+    func list() -> JSON {
+        .array(creationOrder.compactMap { handle in
+            viewModels[handle].map { ["vm": .string($0.handle), "kind": .string($0.kind)] }
+        })
+    }
+
+    func get(_ call: Call) throws(RPCError) -> JSON {
+        let params = try reader(call)
+        let entry = try viewModel(params)
+        let names = try params.optionalValue("outputs", as: [String].self)
+        var values = JSONObject()
+        if let names {
+            for name in names {
+                guard let property = entry.context.property(named: name) else {
+                    if entry.context.event(named: name) != nil {
+                        throw RPCError(
+                            code: RPCError.unknownMemberCode,
+                            message: "\"\(name)\" of \(entry.kind) is an event: events have no current value (subscribe to receive them)",
+                            data: ["vm": .string(entry.handle), "output": .string(name)])
+                    }
+                    throw unknownOutput(name, of: entry)
+                }
+                values[name] = property.json
+            }
+        } else {
+            for property in entry.context.properties { values.append(property.name, property.json) }
+        }
+        return ["values": .object(values)]
+    }
+
+    // MARK: vm.send
+
+    func send(_ call: Call) {
+        do throws(RPCError) {
+            let params = try reader(call)
+            try params.decode { (p) throws(JSONDecodingError) in try p.rejectUnknown(["vm", "input", "value"]) }
+            let entry = try viewModel(params)
+            let name = try params.value("input", as: String.self)
+            guard let input = entry.context.input(named: name) else { throw unknownInput(name, of: entry) }
+            let value = params.object["value"] ?? .null
+            if let synchronous = input as? any SynchronousInput {
+                do throws(InputError) {
+                    try synchronous.send(value)
+                    call.succeed([:])
+                } catch {
+                    throw rpcError(error, input: name)
+                }
+            } else if let command = input as? any AnyCommand {
+                let execution: CommandExecution
+                do throws(InputError) {
+                    execution = try command.execute(value) { outcome in
+                        call.respond(Self.reply(for: outcome))
+                    }
+                } catch {
+                    throw rpcError(error, input: name)
+                }
+                if !execution.isFinished { call.onCancel { execution.cancel() } }
+            }
+        } catch {
+            call.fail(error)
+        }
+    }
+
+    func rpcError(_ error: InputError, input: String) -> RPCError {
+        switch error {
+        case .invalidValue(let decoding):
+            return decoding.rpcError
+        case .disabled(let reason):
+            return RPCError(
+                code: RPCError.inputDisabledCode, message: "Input \"\(input)\" is disabled: \(reason)",
+                data: ["input": .string(input), "reason": .string(reason)])
+        }
+    }
+
+    static func reply(for outcome: CommandOutcome) -> Result<JSON, RPCError> {
+        switch outcome {
+        case .succeeded(let value):
+            return .success(value.map { ["value": $0] } ?? [:])
+        case .failed(let error):
+            return .failure(RPCError(
+                code: RPCError.commandFailedCode, message: "Command failed: \(error.kind.rawValue): \(error.message)",
+                data: error.json))
+        case .cancelled:
+            return .failure(.requestCancelled)
+        case .crashed(let detail):
+            return .failure(.internalError(detail))
+        }
+    }
+}

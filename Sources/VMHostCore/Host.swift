@@ -1,0 +1,120 @@
+import VMHostEventLoop
+import VMHostJSONRPC
+import VMHostRuntime
+import VMHostWire
+
+/// The host of one connection: its view-models, their subscriptions, and the method table of
+/// protocol version 1.
+///
+/// Delivery rules (see protocol/SPEC.md, "Ordering"):
+/// - property changes are collected while a message (or a completion of async work) is handled
+///   and flushed as one `vm.changed` per subscription, last values only, unchanged values omitted;
+/// - pending changes are always flushed before a reply is queued, so a reply follows every
+///   notification its request caused;
+/// - an event first flushes its view-model's pending changes, then is queued whole, so a
+///   view-model's changes and events keep their order.
+///
+/// - Important: Isolated to ``HostActor``. Frames enter through ``Connection``.
+@HostActor
+public final class Host {
+    public struct Configuration {
+        public var clock: any HostClock
+        /// Kinds that `vm.create` can make.
+        public var factories: [ViewModelFactory]
+        /// Serve `control.*` methods.
+        public var testControls: Bool
+        /// Extra test-control methods (the backend's), registered only with ``testControls``.
+        public var controlMethods: [(name: String, handler: RPCEngine.Handler)]
+        public var serverVersion: String
+
+        public init(
+            clock: any HostClock, factories: [ViewModelFactory], testControls: Bool = false,
+            controlMethods: [(name: String, handler: RPCEngine.Handler)] = [], serverVersion: String = vmhostVersion
+        ) {
+            self.clock = clock
+            self.factories = factories
+            self.testControls = testControls
+            self.controlMethods = controlMethods
+            self.serverVersion = serverVersion
+        }
+    }
+
+    struct Entry {
+        let handle: String
+        let kind: String
+        let context: ViewModelContext
+        let instance: AnyObject
+        var subscriptions: [Int] = []
+    }
+
+    final class Subscription {
+        let id: Int
+        let name: String
+        let vm: String
+        /// The value last sent of each property of the view-model, by its position in the
+        /// context; nil for a property this subscription does not send.
+        var lastSent: [JSON?]
+        let events: [String]
+        let diff: Bool
+
+        init(id: Int, vm: String, lastSent: [JSON?], events: [String], diff: Bool) {
+            self.id = id
+            self.name = "s\(id)"
+            self.vm = vm
+            self.lastSent = lastSent
+            self.events = events
+            self.diff = diff
+        }
+    }
+
+    public let configuration: Configuration
+    public let engine: RPCEngine
+    nonisolated let output: OutputQueue<ChangedMessage>
+    var locale: AppLocale = .zhHans
+
+    var viewModels: [String: Entry] = [:]
+    var creationOrder: [String] = []
+    var nextHandle = 0
+    var subscriptions: [Int: Subscription] = [:]
+    var nextSubscription = 0
+    var catalog: [String: ViewModelFactory] = [:]
+    var describedKinds: [String: JSON] = [:]
+
+    /// View-models with changed properties not flushed yet, in order of first change.
+    var dirty: [String: [any AnyProperty]] = [:]
+    var dirtyOrder: [String] = []
+
+    /// Called with the exit code when the client sends `exit`.
+    public var onExit: ((Int32) -> Void)?
+    /// Called for log-worthy problems (bad input that was answered with an error).
+    public var log: ((String) -> Void)?
+    public internal(set) var hasShutDown = false
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        let output = OutputQueue<ChangedMessage>()
+        self.output = output
+        var flush: (@HostActor () -> Void)?
+        engine = RPCEngine { body in
+            flush?()
+            output.push(body)
+        }
+        for factory in configuration.factories { catalog[factory.kind] = factory }
+        flush = { [unowned self] in self.flush() }
+        engine.onProblem = { [unowned self] in self.log?($0) }
+        registerMethods()
+    }
+
+    /// The queue this host writes to: a writer thread (stdio) or a test takes from it.
+    public nonisolated var outputQueue: OutputQueue<ChangedMessage> { output }
+
+    /// Cancels all work in flight and disposes every view-model (EOF, signals, shutdown).
+    public func cancelEverything(except call: Call? = nil) {
+        engine.cancelAll(except: call)
+        for handle in creationOrder { viewModels[handle]?.context.dispose() }
+        flush()
+    }
+}
+
+/// The version this host reports in `initialize` and `--version`.
+public let vmhostVersion = "0.1.0"

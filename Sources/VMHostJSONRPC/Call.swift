@@ -1,0 +1,64 @@
+import VMHostEventLoop
+import VMHostWire
+
+/// One incoming request or notification being handled, and its one reply.
+///
+/// A handler answers with ``respond(_:)`` (at once, or later for work that takes time). The first
+/// answer wins: later ones are ignored, so a request that was cancelled (answered -32800) can never
+/// get a second reply when its work ends. A notification (no id) is never answered.
+@HostActor
+public final class Call {
+    public let method: String
+    /// Nil for a notification.
+    public let id: RequestID?
+    public let params: JSON?
+
+    public var isNotification: Bool { id == nil }
+    /// True once answered (or cancelled).
+    public private(set) var isFinished = false
+
+    private var reply: ((Result<JSON, RPCError>) -> Void)?
+    private var cancelHandler: (() -> Void)?
+
+    init(method: String, id: RequestID?, params: JSON?, reply: @escaping (Result<JSON, RPCError>) -> Void) {
+        self.method = method
+        self.id = id
+        self.params = params
+        self.reply = reply
+    }
+
+    /// Reads `params` (absent params read as `{}`), for ``JSONReader/required(_:as:)`` and friends.
+    public func paramsReader() throws(JSONDecodingError) -> JSONReader {
+        try JSONReader(params, path: "params")
+    }
+
+    /// Answers the call; only the first answer counts.
+    public func respond(_ result: Result<JSON, RPCError>) {
+        guard !isFinished else { return }
+        isFinished = true
+        cancelHandler = nil
+        let reply = self.reply
+        self.reply = nil
+        reply?(result)
+    }
+
+    public func succeed(_ value: JSON) { respond(.success(value)) }
+    public func fail(_ error: RPCError) { respond(.failure(error)) }
+
+    /// Runs `handler` if the client cancels this request (`$/cancelRequest`) or the host cancels
+    /// everything (EOF, shutdown). The handler stops the work; the call is then answered -32800
+    /// unless the handler answered it itself.
+    public func onCancel(_ handler: @escaping () -> Void) {
+        if isFinished { return }
+        cancelHandler = handler
+    }
+
+    /// Cancels the call: runs its cancel handler and answers -32800 if nothing answered yet.
+    public func cancel() {
+        guard !isFinished else { return }
+        let handler = cancelHandler
+        cancelHandler = nil
+        handler?()
+        respond(.failure(.requestCancelled))
+    }
+}

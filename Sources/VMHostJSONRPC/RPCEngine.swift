@@ -1,0 +1,257 @@
+import VMHostEventLoop
+import VMHostWire
+
+/// The JSON-RPC 2.0 engine of one connection: turns frames into calls, dispatches them through a
+/// method table, and turns answers into response frames.
+///
+/// It implements the whole of JSON-RPC 2.0: requests, notifications (never answered), batches (an
+/// array answered by an array once every member is answered; `[]` → one -32600; only
+/// notifications → no reply), ids of any allowed type, and the standard error codes. Methods are
+/// added with ``register(_:_:)`` by the layers above; the engine knows none of them except
+/// `$/cancelRequest`.
+///
+/// Responses are handed to `output` as JSON bodies (unframed): a fixed envelope around the id and
+/// the result or error, each written by jansson. Requests still in flight when their frame has
+/// been handled are registered by id, so a `$/cancelRequest` right behind a request always finds
+/// it.
+///
+/// - Important: Isolated to ``HostActor``; frames must be fed in the order they were read.
+@HostActor
+public final class RPCEngine {
+    public typealias Handler = @HostActor (Call) -> Void
+
+    private var methods: [String: Handler] = [:]
+    private let output: @HostActor ([UInt8]) -> Void
+    /// Requests answered later, by id, for `$/cancelRequest`.
+    private var inFlight: [RequestID: Call] = [:]
+    /// Called with every incoming message (parsed), for `--trace`. Outgoing bodies are traced by
+    /// whoever writes them.
+    public var tracer: (@HostActor (_ message: JSON) -> Void)?
+    /// Called when an incoming message cannot be used; for logging.
+    public var onProblem: (@HostActor (String) -> Void)?
+
+    /// Once true, every request but `exit` is answered -32005.
+    public var isShutDown = false
+    /// Methods still served after shutdown.
+    public var allowedAfterShutdown: Set<String> = ["exit"]
+
+    public init(output: @escaping @HostActor ([UInt8]) -> Void) {
+        self.output = output
+        register("$/cancelRequest") { [unowned self] call in
+            // A notification by the spec; a request is answered too, with `null`.
+            if let raw = call.params?["id"], let id = RequestID(raw) {
+                self.cancel(id)
+            }
+            call.succeed(.null)
+        }
+    }
+
+    /// Adds or replaces a method.
+    public func register(_ method: String, _ handler: @escaping Handler) {
+        methods[method] = handler
+    }
+
+    /// Adds a method answered at once from its params.
+    public func registerSync(_ method: String, _ body: @escaping @HostActor (Call) throws(RPCError) -> JSON) {
+        methods[method] = { call in
+            do throws(RPCError) { call.succeed(try body(call)) } catch { call.fail(error) }
+        }
+    }
+
+    /// The methods registered, sorted.
+    public var methodNames: [String] { methods.keys.sorted() }
+
+    /// Requests not answered yet.
+    public var pendingCount: Int { inFlight.count }
+
+    // MARK: Input
+
+    /// Handles one frame's bytes.
+    public func receive(frame bytes: UnsafeRawBufferPointer) {
+        let message: JSON
+        do {
+            message = try JSON.parse(bytes)
+        } catch {
+            // Neither the unparsable text nor jansson's quote of it ("near '…'") is repeated:
+            // it cannot be redacted, and it may hold a password.
+            tracer?(["unparsable": .int(Int64(bytes.count))])
+            send(errorResponse(id: nil, .parseError("\(error.message.withoutQuotedInput) at line \(error.line), column \(error.column)")))
+            return
+        }
+        receive(message)
+    }
+
+    /// Handles one parsed message (a request, a notification or a batch).
+    public func receive(_ message: JSON) {
+        tracer?(message)
+        switch message {
+        case .array(let elements):
+            receiveBatch(elements)
+        case .object(let object):
+            handle(object) { [unowned self] response in if let response { self.send(response) } }
+        default:
+            send(errorResponse(id: nil, .invalidRequest("expected an object or an array, got \(message.typeName)")))
+        }
+    }
+
+    /// Answers a frame that was skipped for being over the size limit. The text does not give the
+    /// message's size: an ndjson line is refused as soon as it is too long, before its end has
+    /// been read, so the size is not always known, and the reply must not depend on read sizes.
+    public func receiveOversized(byteCount: Int?, limit: Int) {
+        send(errorResponse(id: nil, RPCError(
+            code: RPCError.invalidRequestCode,
+            message: "Invalid Request: message exceeds the limit of \(limit) bytes (--max-message-bytes); it was skipped",
+            data: .object(["limit": .int(Int64(limit))]))))
+    }
+
+    /// Answers a header block that could not be used.
+    public func receiveBadHeader(_ problem: String) {
+        send(errorResponse(id: nil, .parseError("bad message header: \(problem)")))
+    }
+
+    // MARK: Cancellation
+
+    /// Cancels the request with this id: a no-op when it is unknown or already answered.
+    public func cancel(_ id: RequestID) {
+        inFlight[id]?.cancel()
+    }
+
+    /// Cancels every request in flight (EOF, shutdown of the connection).
+    public func cancelAll(except keep: Call? = nil) {
+        for call in Array(inFlight.values) where call !== keep { call.cancel() }
+    }
+
+    // MARK: Dispatch
+
+    private func receiveBatch(_ elements: [JSON]) {
+        if elements.isEmpty {
+            send(errorResponse(id: nil, .invalidRequest("empty batch")))
+            return
+        }
+        var responses = [[UInt8]?](repeating: nil, count: elements.count)
+        var remaining = elements.count
+        let finish: @HostActor () -> Void = { [unowned self] in
+            let answered = responses.compactMap { $0 }
+            guard !answered.isEmpty else { return }
+            var body: [UInt8] = [UInt8(ascii: "[")]
+            for (index, response) in answered.enumerated() {
+                if index > 0 { body.append(UInt8(ascii: ",")) }
+                body.append(contentsOf: response)
+            }
+            body.append(UInt8(ascii: "]"))
+            self.send(body)
+        }
+        for (index, element) in elements.enumerated() {
+            let deliver: @HostActor ([UInt8]?) -> Void = { response in
+                if let response { responses[index] = response }
+                remaining -= 1
+                if remaining == 0 { finish() }
+            }
+            guard case .object(let object) = element else {
+                deliver(errorResponse(id: nil, .invalidRequest("batch member \(index) is \(element.typeName), expected an object")))
+                continue
+            }
+            handle(object, deliver)
+        }
+    }
+
+    /// Validates and dispatches one request object; `deliver` gets its response (nil for none) exactly once.
+    private func handle(_ object: JSONObject, _ deliver: @escaping @HostActor ([UInt8]?) -> Void) {
+        // Responses from the client: the host sends no requests, so there is nothing to match.
+        if object["method"] == nil, object["result"] != nil || object["error"] != nil {
+            onProblem?("ignored a response object: the host sends no requests")
+            deliver(nil)
+            return
+        }
+        var id: RequestID?
+        if let rawID = object["id"] {
+            guard let valid = RequestID(rawID) else {
+                deliver(errorResponse(id: nil, .invalidRequest("\"id\" must be a string, a number or null, got \(rawID.typeName)")))
+                return
+            }
+            id = valid
+        }
+        guard object["jsonrpc"] == .string("2.0") else {
+            deliver(errorResponse(id: id, .invalidRequest("\"jsonrpc\" must be exactly \"2.0\"")))
+            return
+        }
+        guard case .string(let method)? = object["method"] else {
+            let got = object["method"].map { "got \($0.typeName)" } ?? "missing"
+            deliver(errorResponse(id: id, .invalidRequest("\"method\" must be a string (\(got))")))
+            return
+        }
+        let params = object["params"]
+        if let params {
+            switch params {
+            case .object, .array: break
+            default:
+                deliver(errorResponse(id: id, .invalidRequest("\"params\" must be an object or an array, got \(params.typeName)")))
+                return
+            }
+        }
+        if isShutDown, !allowedAfterShutdown.contains(method) {
+            deliver(id.map { errorResponse(id: $0, .shuttingDown) })
+            return
+        }
+        guard let handler = methods[method] else {
+            if id == nil {
+                onProblem?("ignored notification of unknown method \(method)")
+                deliver(nil)
+            } else {
+                deliver(errorResponse(id: id, .methodNotFound(method)))
+            }
+            return
+        }
+        let call = Call(method: method, id: id, params: params) { [weak self] result in
+            guard let self else { return }
+            guard let id else {
+                if case .failure(let error) = result { self.onProblem?("notification \(method) failed: \(error.message)") }
+                deliver(nil)
+                return
+            }
+            if !self.inFlight.isEmpty, self.inFlight[id]?.isFinished == true { self.inFlight[id] = nil }
+            switch result {
+            case .success(let value): deliver(self.resultResponse(id: id, value))
+            case .failure(let error): deliver(self.errorResponse(id: id, error))
+            }
+        }
+        handler(call)
+        // Still running: registered for `$/cancelRequest` (nothing else runs before this, so a
+        // cancellation behind it in the input finds it). A duplicate id keeps the first one.
+        if let id, !call.isFinished, method != "$/cancelRequest", inFlight[id] == nil { inFlight[id] = call }
+    }
+
+    /// `{"jsonrpc":"2.0","id":…,"result":…}`; an internal error if the result cannot be written.
+    private func resultResponse(id: RequestID, _ result: JSON) -> [UInt8] {
+        var text = JSONObjectText(capacity: 64)
+        text.append("jsonrpc", literal: #""2.0""#)
+        text.append("id", id.json)
+        do throws(JSONSerializationError) {
+            try text.appendOrThrow("result", result)
+        } catch {
+            return errorResponse(id: id, RPCError(code: RPCError.internalErrorCode, message: "Internal error: the result could not be written as JSON (\(error))"))
+        }
+        return text.finish()
+    }
+
+    /// `{"jsonrpc":"2.0","id":…,"error":…}`.
+    private func errorResponse(id: RequestID?, _ error: RPCError) -> [UInt8] {
+        var text = JSONObjectText()
+        text.append("jsonrpc", literal: #""2.0""#)
+        text.append("id", id?.json ?? .null)
+        text.append("error", error.json)
+        return text.finish()
+    }
+
+    private func send(_ body: [UInt8]) {
+        output(body)
+    }
+}
+
+extension String {
+    /// A jansson message without the input it quotes: "premature end of input near '\"x'" → "premature end of input".
+    var withoutQuotedInput: String {
+        guard let range = firstRange(of: " near '") else { return self }
+        return String(self[..<range.lowerBound])
+    }
+}

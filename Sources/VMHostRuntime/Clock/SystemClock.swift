@@ -1,0 +1,42 @@
+import VMHostEventLoop
+
+/// Real monotonic time; timers fire from the host thread's event loop.
+@HostActor
+public final class SystemClock: HostClock {
+    private let origin = EventLoop.monotonicNanoseconds()
+    private var timers: [ClockTimer: TimerID] = [:]
+    private var nextID: UInt64 = 0
+
+    public init() {}
+
+    public var now: Duration { .nanoseconds(Int64(EventLoop.monotonicNanoseconds() - origin)) }
+
+    @discardableResult
+    public func schedule(after delay: Duration, _ action: @escaping @HostActor () -> Void) -> ClockTimer {
+        nextID += 1
+        let handle = ClockTimer(raw: nextID)
+        let deadline = EventLoop.monotonicNanoseconds() + UInt64(max(0, delay.nanoseconds))
+        timers[handle] = EventLoop.shared.schedule(at: deadline) { [weak self] in
+            self?.timers[handle] = nil
+            action()
+        }
+        return handle
+    }
+
+    public func cancel(_ timer: ClockTimer) {
+        if let id = timers.removeValue(forKey: timer) { EventLoop.shared.cancel(id) }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds (saturating).
+    public var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return product &+ attoseconds / 1_000_000_000
+    }
+
+    /// The duration in whole milliseconds (saturating).
+    public var milliseconds: Int64 { nanoseconds / 1_000_000 }
+}

@@ -1,0 +1,149 @@
+import VMHostEventLoop
+import VMHostJSONRPC
+import VMHostRuntime
+import VMHostCore
+import VMHostWire
+
+/// A host driven in-process, as the stdio transport drives it, for tests.
+///
+/// Messages go in through the same ``Connection`` (framing, one frame at a time, work drained
+/// between frames); what the host writes is taken from its output queue and parsed. A test can
+/// stop reading (``pauseReading()``) to act as a slow client: the queue then merges changes.
+///
+/// ```swift
+/// let client = await InProcessConnection(kinds: [CounterViewModel.factory])
+/// let reply = await client.request("ping")
+/// #expect(reply.result == [:])
+/// ```
+public final class InProcessConnection: Sendable {
+    public let host: Host
+    private let connection: Connection
+    private let received = ReceivedMessages()
+
+    @HostActor
+    public init(
+        kinds: [ViewModelFactory], clock: (any HostClock)? = nil, testControls: Bool = true,
+        controlMethods: [(name: String, handler: RPCEngine.Handler)] = [], framing: Framing = .ndjson,
+        maxMessageBytes: Int = 4 << 20
+    ) {
+        host = Host(configuration: .init(
+            clock: clock ?? ManualClock(), factories: kinds, testControls: testControls, controlMethods: controlMethods))
+        connection = Connection(host: host, framing: framing, maxMessageBytes: maxMessageBytes)
+    }
+
+    /// The manual clock of this host (traps if it runs on another clock).
+    @HostActor
+    public var clock: ManualClock { host.configuration.clock as! ManualClock }
+
+    // MARK: Sending
+
+    /// Feeds raw bytes, as read from a pipe, and waits until the host handled them.
+    public func feed(_ bytes: [UInt8]) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            EventLoop.shared.execute { [connection] in
+                HostActor.assumeIsolated {
+                    bytes.withUnsafeBytes { connection.consume($0) }
+                    connection.host.flush()
+                }
+                done.resume()
+            }
+        }
+    }
+
+    /// Feeds one message as an ndjson line.
+    public func feed(_ message: JSON) async {
+        await feed(message.serialized() + [UInt8(ascii: "\n")])
+    }
+
+    private let ids = IDCounter()
+
+    /// Sends a request and returns every message written up to and including its response.
+    @discardableResult
+    public func request(_ method: String, _ params: JSON? = nil, id: JSON? = nil) async -> Exchange {
+        let requestID = id ?? .int(ids.next())
+        var message: JSONObject = ["jsonrpc": "2.0", "id": requestID, "method": .string(method)]
+        if let params { message.append("params", params) }
+        await feed(.object(message))
+        return Exchange(id: requestID, messages: takeMessages())
+    }
+
+    /// Sends a notification and returns what was written meanwhile.
+    @discardableResult
+    public func notify(_ method: String, _ params: JSON? = nil) async -> [JSON] {
+        var message: JSONObject = ["jsonrpc": "2.0", "method": .string(method)]
+        if let params { message.append("params", params) }
+        await feed(.object(message))
+        return takeMessages()
+    }
+
+    /// Sends a request without waiting for its response (for commands that end later).
+    public func start(_ method: String, _ params: JSON? = nil, id: JSON) async -> [JSON] {
+        var message: JSONObject = ["jsonrpc": "2.0", "id": id, "method": .string(method)]
+        if let params { message.append("params", params) }
+        await feed(.object(message))
+        return takeMessages()
+    }
+
+    /// Moves the manual clock through the wire method and returns everything written.
+    @discardableResult
+    public func advance(ms: Int) async -> Exchange {
+        await request("control.clock.advance", ["ms": .int(Int64(ms))])
+    }
+
+    // MARK: Reading
+
+    /// Every message written since the last take, parsed, in order. Empty while reading is paused.
+    public func takeMessages() -> [JSON] {
+        if received.paused { return [] }
+        return host.outputQueue.takeAll().map { try! JSON.parse($0) }
+    }
+
+    /// Stops taking output: the host's queue fills and merges as with a client that stopped reading.
+    public func pauseReading() {
+        received.paused = true
+        host.outputQueue.setStalled(true)
+    }
+
+    public func resumeReading() {
+        received.paused = false
+        host.outputQueue.setStalled(false)
+    }
+
+    /// Entries waiting in the output queue (bounded while paused).
+    public var pendingOutputCount: Int { host.outputQueue.pendingCount }
+}
+
+/// The messages written while one request was handled, ending with its response (if it came).
+public struct Exchange: Sendable {
+    public let id: JSON
+    public let messages: [JSON]
+
+    /// The response to the request, if it was written.
+    public var response: JSON? {
+        messages.last { $0["id"] == id && $0["method"] == nil }
+    }
+    public var result: JSON? { response?["result"] }
+    public var error: JSON? { response?["error"] }
+    public var errorCode: Int64? { error?["code"]?.intValue }
+    /// Notifications written before the response.
+    public var notifications: [JSON] { messages.filter { $0["method"] != nil } }
+    /// The `params` of each `vm.changed` notification, in order.
+    public var changes: [JSON] { notifications.filter { $0["method"] == "vm.changed" }.compactMap { $0["params"] } }
+    /// The `params` of each `vm.event` notification, in order.
+    public var events: [JSON] { notifications.filter { $0["method"] == "vm.event" }.compactMap { $0["params"] } }
+}
+
+final class IDCounter: @unchecked Sendable {
+    private let lock = NSLockLike()
+    private var value: Int64 = 0
+    func next() -> Int64 { lock.withLock { value += 1; return value } }
+}
+
+final class ReceivedMessages: @unchecked Sendable {
+    private let lock = NSLockLike()
+    private var _paused = false
+    var paused: Bool {
+        get { lock.withLock { _paused } }
+        set { lock.withLock { _paused = newValue } }
+    }
+}
