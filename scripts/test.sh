@@ -15,6 +15,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
+# The Python suites run in the virtual environment setup.sh made (.venv): `python3` is its Python.
+export PATH="$PWD/.venv/bin:$PATH"
 
 failed=()
 run() {

@@ -98,6 +98,20 @@ def test_auto_framing_decides_from_the_first_non_whitespace_byte(framing):
     assert run_once(data, "--framing", "auto", framing=framing).messages == done.messages
 
 
+@pytest.mark.parametrize("framing", FRAMINGS)
+def test_auto_framing_skips_a_byte_order_mark(framing):
+    done = run_once(b"\xef\xbb\xbf" + script(framing, ping(1), ping(2)), framing=framing)
+    assert [m["id"] for m in done.messages] == [1, 2]
+
+
+@pytest.mark.parametrize("first", [b"garbage", b"nul", b"Content-Length 12"])
+def test_auto_framing_answers_a_first_line_that_is_no_header_as_an_ndjson_parse_error(first):
+    done = run_once(first + b"\n" + ping(1) + b"\n" + ping(2) + b"\n")
+    error, *replies = done.messages
+    assert error["id"] is None and error["error"]["code"] == -32700
+    assert [m["id"] for m in replies] == [1, 2]
+
+
 def test_auto_framing_takes_a_batch_as_ndjson():
     done = run_once(b"[" + ping(1) + b"]\n")
     assert done.messages == [[{"jsonrpc": "2.0", "id": 1, "result": {}}]]

@@ -22,9 +22,9 @@ struct Composition {
             clock: clock, timeout: .milliseconds(options.timeoutMs), demoProductCount: options.demoProducts)
         var controls: [(name: String, handler: RPCEngine.Handler)] = []
         if let embedded = api as? EmbeddedBackend {
-            controls.append(("control.backend.script", Self.control { (params) throws(ScriptError) in try embedded.script(params: params) }))
-            controls.append(("control.backend.latency", Self.control { (params) throws(ScriptError) in try embedded.setLatency(params: params) }))
-            controls.append(("control.backend.reset", Self.control { _ in embedded.reset() }))
+            controls.append(("control.backend.script", Self.control(["endpoint", "outcomes"]) { (params) throws(ScriptError) in try embedded.script(params: params) }))
+            controls.append(("control.backend.latency", Self.control(["ms"]) { (params) throws(ScriptError) in try embedded.setLatency(params: params) }))
+            controls.append(("control.backend.reset", Self.control([]) { _ in embedded.reset() }))
         }
         configuration = Host.Configuration(
             clock: clock, factories: Self.kinds(api: api), testControls: options.testControls, controlMethods: controls)
@@ -41,8 +41,17 @@ struct Composition {
     }
 
     /// A control method answered `{}` once `body` accepted its params, or -32602 naming the param.
-    static func control(_ body: @escaping @HostActor (JSON) throws(ScriptError) -> Void) -> RPCEngine.Handler {
+    /// Its params follow the rule of every method (SPEC §3): an object with only `members`.
+    static func control(
+        _ members: Set<String>, _ body: @escaping @HostActor (JSON) throws(ScriptError) -> Void
+    ) -> RPCEngine.Handler {
         { call in
+            do throws(RPCError) {
+                _ = try call.params(allowing: members)
+            } catch {
+                call.fail(error)
+                return
+            }
             do throws(ScriptError) {
                 try body(call.params ?? [:])
                 call.succeed([:])

@@ -24,7 +24,7 @@ enum VMHostCommand {
         OptionSpec(
             "framing", value: "framing", choices: Framing.allCases.map(\.rawValue), defaultValue: "auto",
             abstract: "Message framing: auto, ndjson or lsp.",
-            discussion: "ndjson is one JSON text per line. lsp is 'Content-Length: N' headers. auto decides from the first byte ('{' or '[' means ndjson) and answers in the same framing."),
+            discussion: "ndjson is one JSON text per line. lsp is 'Content-Length: N' headers. auto skips a byte order mark, reads a first header line ('Name: value') as lsp and anything else as ndjson, and answers in the same framing."),
         OptionSpec(
             "backend", value: "embedded|URL", defaultValue: "embedded",
             abstract: "The backend: 'embedded' (deterministic demo data, in-process) or the base URL of an HTTP server.",
