@@ -80,6 +80,14 @@ struct FrameReaderTests {
         #expect(headers.frames == ["{}"])
     }
 
+    @Test func theLargestLimitOverflowsNothing() {
+        // --max-message-bytes accepts any Int from 64 on: no arithmetic on it may trap.
+        for (framing, text) in [(Framing.ndjson, "{}\n{}"), (.lsp, lsp("[]")), (.auto, "{}\n{}")] {
+            let result = read(dripFed(text), framing: framing, limit: Int.max, finish: true)
+            #expect(result.frames.count == (framing == .lsp ? 1 : 2))
+        }
+    }
+
     @Test func autoSkipsAByteOrderMarkHoweverItArrives() {
         let text = "\u{FEFF}{\"a\":1}\n"
         for chunks in [[bytes(text)], dripFed(text)] {

@@ -182,7 +182,7 @@ public struct FrameReader {
     private mutating func scanLine(_ handle: (FrameEvent) -> Void) -> Bool {
         guard let newline = index(of: UInt8(ascii: "\n"), from: max(start, scanned)) else {
             scanned = buffer.count
-            if buffer.count - start > maxMessageBytes + 1 {  // +1: a trailing \r is not content
+            if buffer.count - start - 1 > maxMessageBytes {  // -1: a trailing \r is not content
                 handle(.oversized(byteCount: nil, limit: maxMessageBytes))
                 start = buffer.count
                 state = .skippingLine

@@ -35,6 +35,12 @@ function equal(a, b) {
   return a === b;
 }
 
+/** A pattern string that is no pattern: matched as text. */
+function isPlainText(pattern) {
+  return typeof pattern === "string" && pattern !== "$any" &&
+    !pattern.startsWith("$capture:") && !pattern.startsWith("$ref:");
+}
+
 /** Throws Mismatch naming the first difference; fills `captures`. */
 function match(expected, actual, captures, path = "$") {
   if (typeof expected === "string") {
@@ -67,6 +73,13 @@ function match(expected, actual, captures, path = "$") {
     for (const [key, value] of Object.entries(expected)) {
       if (key === "..." && openEnded) continue;
       if (!has(actual, key)) throw new Mismatch(`${path}: missing member ${show(key)}`);
+      if (key === "message" && path.endsWith(".error") && isPlainText(value)) {
+        // An error's text is for people: SPEC gives it as an example; code and data decide.
+        if (typeof actual[key] !== "string" || actual[key] === "") {
+          throw new Mismatch(`${path}.message: expected a text, got ${show(actual[key])}`);
+        }
+        continue;
+      }
       match(value, actual[key], captures, `${path}.${key}`);
     }
     if (!openEnded) {
@@ -339,4 +352,7 @@ test("match: $literal compares plainly, patterns inside it included", () => {
   assert.throws(() => match({ $literal: "$any" }, 1, captures), Mismatch);
   assert.throws(() => match({ $literal: { "...": true } }, { a: 1 }, captures), Mismatch);
   match({ a: 1, "...": true }, { a: 1, b: 2 }, captures);
+  match({ error: { code: 1, message: "Unknown view-model \"a\"" } }, { error: { code: 1, message: "no view-model a" } }, captures);
+  assert.throws(() => match({ error: { code: 1, message: "x" } }, { error: { code: 1, message: 2 } }, captures), Mismatch);
+  assert.throws(() => match({ error: { code: 1, message: "x" } }, { error: { code: 2, message: "x" } }, captures), Mismatch);
 });
