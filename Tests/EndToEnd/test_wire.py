@@ -154,8 +154,9 @@ LIMIT = 256
 
 def sized_ping(size: int, id) -> bytes:
     """A ping request whose JSON text is exactly `size` bytes."""
-    bare = encode({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"pad": ""}})
-    body = encode({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"pad": "x" * (size - len(bare))}})
+    # Padded with spaces before its last brace: ping takes no params (SPEC §2).
+    bare = encode({"jsonrpc": "2.0", "id": id, "method": "ping"})
+    body = bare[:-1] + b" " * (size - len(bare)) + b"}"
     assert len(body) == size
     return body
 
@@ -191,7 +192,7 @@ def test_crlf_does_not_count_against_the_ndjson_limit():
 
 @pytest.mark.parametrize("framing", FRAMINGS)
 def test_a_frame_far_over_the_limit_is_not_buffered_and_is_skipped(framing):
-    huge = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + b"y" * (8 << 20) + b'"}}'
+    huge = b'{"jsonrpc":"2.0","id":1,"method":"ping"' + b" " * (8 << 20) + b'}'
     done = run_once(frame(huge, framing) + frame(ping(2), framing),
                     "--max-message-bytes", "4096", framing=framing)
     rejected, after = well_formed(done.messages)

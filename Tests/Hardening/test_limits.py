@@ -41,9 +41,10 @@ def ping(id) -> bytes:
 
 
 def sized_ping(size: int, id) -> bytes:
-    """A ping whose JSON text is exactly `size` bytes (padded in params)."""
-    bare = encode({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"pad": ""}})
-    body = encode({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"pad": "x" * (size - len(bare))}})
+    """A ping whose JSON text is exactly `size` bytes (padded with spaces)."""
+    # Padded with spaces before its last brace: ping takes no params (SPEC §2).
+    bare = encode({"jsonrpc": "2.0", "id": id, "method": "ping"})
+    body = bare[:-1] + b" " * (size - len(bare)) + b"}"
     assert len(body) == size
     return body
 
