@@ -567,7 +567,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     os.environ.setdefault("ESCDELAY", "25")
     # The host's stderr is kept, not shown (it would draw over the screen); when the host ends
     # early, e.g. on a bad option, HostExited carries its message and status.
-    host = Host.spawn(*options, binary=binary, stderr=KEEP_STDERR)
+    try:
+        host = Host.spawn(*options, binary=binary, stderr=KEEP_STDERR)
+    except OSError as error:  # no binary, or one that cannot run
+        sys.stderr.write(f"vmhost.demo: {error}\n")
+        return 1
     try:
         host.initialize(**({"locale": locale_name} if locale_name else {}))
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
