@@ -113,6 +113,10 @@ struct FrameReaderTests {
         let typed = read(dripFed("Content-Type: application/json\r\n" + lsp("{}")), framing: .auto)
         #expect(typed.detected == [.lsp])
         #expect(typed.frames == ["{}"])
+        // A name as long as a header block is no header, in one read or byte by byte.
+        let long = String(repeating: "a", count: FrameReader.maxHeaderBytes) + ": 1\n"
+        #expect(read([bytes(long)], framing: .auto, limit: 1 << 16).detected == [.ndjson])
+        #expect(read(dripFed(long), framing: .auto, limit: 1 << 16).detected == [.ndjson])
         // A first line cut off by the end of input is ndjson too.
         let cut = read([bytes("garb")], framing: .auto, finish: true)
         #expect(cut.detected == [.ndjson])

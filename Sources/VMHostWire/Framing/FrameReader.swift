@@ -164,9 +164,11 @@ public struct FrameReader {
         while start < buffer.count, isWhitespace(buffer[start]) { start += 1 }
         guard start < buffer.count else { return false }
         var end = start
-        while end < buffer.count, isHeaderNameByte(buffer[end]), end - start < Self.maxHeaderBytes { end += 1 }
-        if end == buffer.count && end - start < Self.maxHeaderBytes { return false }
-        framing = end > start && end < buffer.count && buffer[end] == UInt8(ascii: ":") ? .lsp : .ndjson
+        while end < buffer.count, end - start < Self.maxHeaderBytes, isHeaderNameByte(buffer[end]) { end += 1 }
+        // A name as long as a whole header block is no header, however the bytes arrive.
+        let tooLong = end - start >= Self.maxHeaderBytes
+        if !tooLong && end == buffer.count { return false }
+        framing = !tooLong && end > start && buffer[end] == UInt8(ascii: ":") ? .lsp : .ndjson
         return true
     }
 
