@@ -8,7 +8,7 @@ Writes two files into DIR:
 - `NAME.d.ts`: TypeScript declarations for the Node and browser clients: per kind, its args, its
   properties and events, and the view-model with its inputs as methods taking their value types,
   `get`, `values` and `on` typed by name; `Kinds` maps each kind name to them. The view-models are
-  the client's own objects (`host.create(...)`), typed with a cast: `as ProductList`.
+  the client's own objects (`host.create(...)`), typed with a cast: `as unknown as ProductList`.
 - `NAME.py`: Python classes with type hints (checked by mypy --strict): per kind a wrapper of
   `vmhost.ViewModel` with `create(host, args)`, value inputs as `set_NAME(value)`, triggers and
   commands as methods, properties as read-only attributes and events as `on_NAME(callback)`;
@@ -58,12 +58,27 @@ def js_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def shared_outputs(kinds: List[Dict[str, Any]]) -> set:
+    """The schemas of outputs that more than one kind has: named once, without a kind's name."""
+    seen: Dict[str, set] = {}
+    for kind in kinds:
+        for output in kind["outputs"]:
+            seen.setdefault(json.dumps(output.get("schema"), sort_keys=True), set()).add(kind["kind"])
+    return {key for key, owners in seen.items() if len(owners) > 1}
+
+
+def output_prefix(kind_name: str, output: Dict[str, Any], shared: set) -> str:
+    return "" if json.dumps(output.get("schema"), sort_keys=True) in shared else kind_name
+
+
 # -- TypeScript -----------------------------------------------------------------------------------
 
 
 class TypeScript:
-    def __init__(self) -> None:
+    def __init__(self, shared: set) -> None:
         self.declarations: List[str] = []
+        self.named: Dict[str, str] = {}
+        self.shared = shared
 
     def type(self, schema: Any, name: str) -> str:
         """The TypeScript type of a JSON schema; object schemas become named interfaces."""
@@ -94,6 +109,10 @@ class TypeScript:
             properties = schema.get("properties")
             if not properties:
                 return "Record<string, unknown>"
+            key = json.dumps(schema, sort_keys=True)
+            if key in self.named:  # the same object schema again (an error event of each kind): one name
+                return self.named[key]
+            self.named[key] = name
             required = set(schema.get("required") or [])
             lines = [f"export interface {name} {{"]
             for key, sub in properties.items():
@@ -114,11 +133,13 @@ class TypeScript:
         props = [o for o in kind["outputs"] if o["kind"] == "property"]
         events = [o for o in kind["outputs"] if o["kind"] == "event"]
         lines = [f"export interface {name}Properties {{"]
-        lines += [f"  {js_string(o['name'])}: {self.type(o.get('schema'), name + pascal(o['name']))};" for o in props]
+        lines += [f"  {js_string(o['name'])}: {self.type(o.get('schema'), output_prefix(name, o, self.shared) + pascal(o['name']))};"
+                  for o in props]
         lines.append("}")
         self.declarations.append("\n".join(lines))
         lines = [f"export interface {name}Events {{"]
-        lines += [f"  {js_string(o['name'])}: {self.type(o.get('schema'), name + pascal(o['name']) + 'Event')};"
+        lines += [f"  {js_string(o['name'])}: "
+                  f"{self.type(o.get('schema'), output_prefix(name, o, self.shared) + pascal(o['name']) + 'Event')};"
                   for o in events]
         lines.append("}")
         self.declarations.append("\n".join(lines))
@@ -134,17 +155,8 @@ class TypeScript:
             if item["name"].isidentifier() and item["name"] not in RESERVED_JS:
                 inputs.append(f"  {item['name']}({param}, options?: RequestOptions): {result};")
         lines = [
-            f"/** A `{kind['kind']}` view-model: `(await host.create({js_string(kind['kind'])}, args)) as {name}`. */",
-            f"export interface {name} extends Omit<ViewModel, TypedMembers> {{",
-            f"  readonly kind: {js_string(kind['kind'])};",
-            f"  values: Partial<{name}Properties>;",
-            f"  get<K extends keyof {name}Properties>(name: K): {name}Properties[K];",
-            f"  fetch<K extends keyof {name}Properties>(...names: K[]): Promise<Pick<{name}Properties, K>>;",
-            f"  subscribe(options?: {{ outputs?: Array<keyof {name}Properties | keyof {name}Events>; diff?: boolean }}): "
-            f"Promise<Partial<{name}Properties>>;",
-            "  on(name: \"changed\", callback: (change: Change) => void): () => void;",
-            "  on(name: \"event\", callback: (event: VMEvent) => void): () => void;",
-            f"  on<K extends keyof {name}Events>(name: K, callback: (value: {name}Events[K]) => void): () => void;",
+            f"/** A `{kind['kind']}` view-model: `(await host.create({js_string(kind['kind'])}, args)) as unknown as {name}`. */",
+            f"export interface {name} extends TypedViewModel<{js_string(kind['kind'])}, {name}Properties, {name}Events> {{",
             *inputs,
             "}",
         ]
@@ -158,14 +170,36 @@ RESERVED_JS = {"host", "id", "kind", "inputs", "outputs", "values", "subscriptio
 
 
 def typescript(kinds: List[Dict[str, Any]], host: str, js_client: str) -> str:
-    ts = TypeScript()
+    ts = TypeScript(shared_outputs(kinds))
     names = [ts.kind(kind) for kind in kinds]
     head = [
         f"// {HEADER.format(host=host)}",
-        f'import type {{ Change, RequestOptions, ViewModel, VMEvent }} from {js_string(js_client)};',
+        f'import type {{ Change, Host, InputInfo, OutputInfo, RequestOptions, VMEvent }} from {js_string(js_client)};',
         "",
-        "/** The members of the client's ViewModel that each kind types by name. */",
-        'type TypedMembers = "kind" | "values" | "get" | "fetch" | "subscribe" | "on" | "send";',
+        "/**",
+        " * The client's ViewModel with its kind, properties and events typed by name (each kind adds its",
+        " * inputs). The objects are the client's: `(await host.create(\"Login\")) as unknown as Login`.",
+        " */",
+        "export interface TypedViewModel<Kind extends string, P, E> {",
+        "  readonly host: Host;",
+        "  readonly id: string;",
+        "  readonly kind: Kind;",
+        "  readonly inputs: InputInfo[];",
+        "  readonly outputs: OutputInfo[];",
+        "  values: Partial<P>;",
+        "  subscription: string | null;",
+        "  readonly propertyNames: string[];",
+        "  readonly eventNames: string[];",
+        "  get<K extends keyof P>(name: K): P[K];",
+        "  fetch<K extends keyof P>(...names: K[]): Promise<Pick<P, K>>;",
+        "  subscribe(options?: { outputs?: Array<keyof P | keyof E>; diff?: boolean }): Promise<Partial<P>>;",
+        '  on(name: "changed", callback: (change: Change) => void): () => void;',
+        '  on(name: "event", callback: (event: VMEvent) => void): () => void;',
+        "  on<K extends keyof E>(name: K, callback: (value: E[K]) => void): () => void;",
+        "  off(name: string, callback: (value: any) => void): void;",
+        "  unsubscribe(): Promise<void>;",
+        "  dispose(): Promise<void>;",
+        "}",
     ]
     kinds_map = ["/** Every kind: its args and its view-model. */", "export interface Kinds {"]
     kinds_map += [f"  {js_string(k['kind'])}: {{ args: {n}Args; viewModel: {n} }};" for k, n in zip(kinds, names)]
@@ -177,9 +211,10 @@ def typescript(kinds: List[Dict[str, Any]], host: str, js_client: str) -> str:
 
 
 class Python:
-    def __init__(self) -> None:
+    def __init__(self, shared: set) -> None:
         self.declarations: List[str] = []
         self.defined: Dict[str, str] = {}
+        self.shared = shared
 
     def type(self, schema: Any, name: str) -> str:
         if not isinstance(schema, dict) or not schema:
@@ -205,7 +240,10 @@ class Python:
             properties = schema.get("properties")
             if not properties:
                 return "Dict[str, Any]"
-            return self.typed_dict(name, properties, set(schema.get("required") or []))
+            key = json.dumps(schema, sort_keys=True)
+            if key not in self.defined:  # the same object schema again (an error event of each kind): one name
+                self.defined[key] = self.typed_dict(name, properties, set(schema.get("required") or []))
+            return self.defined[key]
         return "Any"
 
     def typed_dict(self, name: str, properties: Dict[str, Any], required: set) -> str:
@@ -233,28 +271,14 @@ class Python:
         events = [o for o in kind["outputs"] if o["kind"] == "event"]
         taken = {py_name(o["name"]) for o in props} | {"vm", "create", "KIND", "subscribe", "dispose", "unsubscribe"}
         body = [
-            f"class {name}:",
+            f"class {name}(TypedViewModel):",
             f'    """The `{kind["kind"]}` view-model, typed. `{name}.create(host, args)` or `{name}(host.create(...))`."""',
             "",
             f"    KIND = {kind['kind']!r}",
             "",
-            "    def __init__(self, vm: vmhost.ViewModel) -> None:",
-            "        if vm.kind != self.KIND:",
-            f'            raise TypeError(f"a {{vm.kind}} view-model is not a {kind["kind"]}")',
-            "        self.vm = vm",
-            "",
             "    @classmethod",
             f"    def create(cls, host: vmhost.Host, args: Optional[{name}Args] = None, id: Optional[str] = None) -> {name!r}:",
             "        return cls(host.create(cls.KIND, cast(Optional[Dict[str, Any]], args), id=id))",
-            "",
-            "    def subscribe(self, outputs: Optional[List[str]] = None, diff: bool = False) -> Dict[str, Any]:",
-            "        return self.vm.subscribe(outputs, diff=diff)",
-            "",
-            "    def unsubscribe(self) -> None:",
-            "        self.vm.unsubscribe()",
-            "",
-            "    def dispose(self) -> None:",
-            "        self.vm.dispose()",
         ]
         for item in kind["inputs"]:
             value = self.type(item.get("value"), name + pascal(item["name"]) + "Value")
@@ -273,12 +297,13 @@ class Python:
                      f'        """Input `{item["name"]}` ({what})."""',
                      f"        {call}self.vm.send({item['name']!r}{sent}, timeout=timeout)"]
         for output in props:
-            kind_type = self.type(output.get("schema"), name + pascal(output["name"]))
+            kind_type = self.type(output.get("schema"), output_prefix(name, output, self.shared) + pascal(output["name"]))
             body += ["", "    @property", f"    def {py_name(output['name'])}(self) -> {kind_type}:",
                      f'        """Property `{output["name"]}`, from the mirror (subscribe first)."""',
                      f"        return cast({quoted(kind_type)}, self.vm[{output['name']!r}])"]
         for output in events:
-            kind_type = self.type(output.get("schema"), name + pascal(output["name"]) + "Event")
+            kind_type = self.type(output.get("schema"),
+                                  output_prefix(name, output, self.shared) + pascal(output["name"]) + "Event")
             method = "on_" + py_name(output["name"])
             if method in taken:
                 method += "_"
@@ -309,7 +334,7 @@ def quoted(annotation: str) -> str:
 
 
 def python(kinds: List[Dict[str, Any]], host: str) -> str:
-    py = Python()
+    py = Python(shared_outputs(kinds))
     names = [py.kind(kind) for kind in kinds]
     head = [
         f'"""Typed view-models. {HEADER.format(host=host)}"""',
@@ -320,8 +345,27 @@ def python(kinds: List[Dict[str, Any]], host: str) -> str:
         "",
         "import vmhost",
         "",
-        f"__all__ = {names!r}",
+        f"__all__ = {['TypedViewModel', *names]!r}",
     ]
+    base = '''class TypedViewModel:
+    """A view-model of the client (`vmhost.ViewModel`) checked to be of the subclass's kind."""
+
+    KIND = ""
+
+    def __init__(self, vm: vmhost.ViewModel) -> None:
+        if vm.kind != self.KIND:
+            raise TypeError(f"a {vm.kind} view-model is not a {self.KIND}")
+        self.vm = vm
+
+    def subscribe(self, outputs: Optional[List[str]] = None, diff: bool = False) -> Dict[str, Any]:
+        return self.vm.subscribe(outputs, diff=diff)
+
+    def unsubscribe(self) -> None:
+        self.vm.unsubscribe()
+
+    def dispose(self) -> None:
+        self.vm.dispose()'''
+    py.declarations.insert(0, base)
     kinds_map = "KINDS = {" + ", ".join(f"{k['kind']!r}: {n}" for k, n in zip(kinds, names)) + "}"
     return "\n".join(head) + "\n\n\n" + "\n\n\n".join(py.declarations + [kinds_map]) + "\n"
 

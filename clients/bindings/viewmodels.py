@@ -6,31 +6,18 @@ from typing import Any, Callable, Dict, List, Literal, Optional, TypedDict, Unio
 
 import vmhost
 
-__all__ = ['ProductList', 'Login', 'MenuSubGroup', 'MenuEditGroup']
+__all__ = ['TypedViewModel', 'ProductList', 'Login', 'MenuSubGroup', 'MenuEditGroup']
 
 
-ProductListArgs = TypedDict('ProductListArgs', {'pageSize': int}, total=False)
+class TypedViewModel:
+    """A view-model of the client (`vmhost.ViewModel`) checked to be of the subclass's kind."""
 
-
-ProductListItemsItem = TypedDict('ProductListItemsItem', {'id': str, 'name': str, 'bank': str, 'profit': str, 'saleStatus': str, 'term': str, 'amount': str})
-
-
-ProductListErrorEvent = TypedDict('ProductListErrorEvent', {'kind': Literal["network", "timeout", "server", "business", "decode"], 'code': Optional[Union[int, str]], 'message': str, 'input': Optional[str]})
-
-
-class ProductList:
-    """The `ProductList` view-model, typed. `ProductList.create(host, args)` or `ProductList(host.create(...))`."""
-
-    KIND = 'ProductList'
+    KIND = ""
 
     def __init__(self, vm: vmhost.ViewModel) -> None:
         if vm.kind != self.KIND:
-            raise TypeError(f"a {vm.kind} view-model is not a ProductList")
+            raise TypeError(f"a {vm.kind} view-model is not a {self.KIND}")
         self.vm = vm
-
-    @classmethod
-    def create(cls, host: vmhost.Host, args: Optional[ProductListArgs] = None, id: Optional[str] = None) -> 'ProductList':
-        return cls(host.create(cls.KIND, cast(Optional[Dict[str, Any]], args), id=id))
 
     def subscribe(self, outputs: Optional[List[str]] = None, diff: bool = False) -> Dict[str, Any]:
         return self.vm.subscribe(outputs, diff=diff)
@@ -40,6 +27,25 @@ class ProductList:
 
     def dispose(self) -> None:
         self.vm.dispose()
+
+
+ProductListArgs = TypedDict('ProductListArgs', {'pageSize': int}, total=False)
+
+
+ProductListItemsItem = TypedDict('ProductListItemsItem', {'id': str, 'name': str, 'bank': str, 'profit': str, 'saleStatus': str, 'term': str, 'amount': str})
+
+
+ErrorEvent = TypedDict('ErrorEvent', {'kind': Literal["network", "timeout", "server", "business", "decode"], 'code': Optional[Union[int, str]], 'message': str, 'input': Optional[str]})
+
+
+class ProductList(TypedViewModel):
+    """The `ProductList` view-model, typed. `ProductList.create(host, args)` or `ProductList(host.create(...))`."""
+
+    KIND = 'ProductList'
+
+    @classmethod
+    def create(cls, host: vmhost.Host, args: Optional[ProductListArgs] = None, id: Optional[str] = None) -> 'ProductList':
+        return cls(host.create(cls.KIND, cast(Optional[Dict[str, Any]], args), id=id))
 
     def refresh(self, timeout: Optional[float] = None) -> Any:
         """Input `refresh` (command, policy latest)."""
@@ -83,7 +89,7 @@ class ProductList:
         """Property `isEmpty`, from the mirror (subscribe first)."""
         return cast('bool', self.vm['isEmpty'])
 
-    def on_error(self, callback: Callable[[ProductListErrorEvent], Any]) -> Callable[[], None]:
+    def on_error(self, callback: Callable[[ErrorEvent], Any]) -> Callable[[], None]:
         """Calls *callback* with each `error` event."""
         return self.vm.on('error', callback)
 
@@ -91,34 +97,17 @@ class ProductList:
 LoginArgs = TypedDict('LoginArgs', {'mode': Literal["password", "code"]}, total=False)
 
 
-LoginErrorEvent = TypedDict('LoginErrorEvent', {'kind': Literal["network", "timeout", "server", "business", "decode"], 'code': Optional[Union[int, str]], 'message': str, 'input': Optional[str]})
-
-
 LoginNavigateEvent = TypedDict('LoginNavigateEvent', {'route': Literal["ProductList"]})
 
 
-class Login:
+class Login(TypedViewModel):
     """The `Login` view-model, typed. `Login.create(host, args)` or `Login(host.create(...))`."""
 
     KIND = 'Login'
 
-    def __init__(self, vm: vmhost.ViewModel) -> None:
-        if vm.kind != self.KIND:
-            raise TypeError(f"a {vm.kind} view-model is not a Login")
-        self.vm = vm
-
     @classmethod
     def create(cls, host: vmhost.Host, args: Optional[LoginArgs] = None, id: Optional[str] = None) -> 'Login':
         return cls(host.create(cls.KIND, cast(Optional[Dict[str, Any]], args), id=id))
-
-    def subscribe(self, outputs: Optional[List[str]] = None, diff: bool = False) -> Dict[str, Any]:
-        return self.vm.subscribe(outputs, diff=diff)
-
-    def unsubscribe(self) -> None:
-        self.vm.unsubscribe()
-
-    def dispose(self) -> None:
-        self.vm.dispose()
 
     def set_mode(self, value: Literal["password", "code"], timeout: Optional[float] = None) -> None:
         """Input `mode` (value)."""
@@ -233,7 +222,7 @@ class Login:
         """Property `failureMessage`, from the mirror (subscribe first)."""
         return cast('Optional[str]', self.vm['failureMessage'])
 
-    def on_error(self, callback: Callable[[LoginErrorEvent], Any]) -> Callable[[], None]:
+    def on_error(self, callback: Callable[[ErrorEvent], Any]) -> Callable[[], None]:
         """Calls *callback* with each `error` event."""
         return self.vm.on('error', callback)
 
@@ -248,13 +237,7 @@ MenuSubGroupArgs = TypedDict('MenuSubGroupArgs', {'menuUid': str})
 MenuSubGroupRenameValue = TypedDict('MenuSubGroupRenameValue', {'groupId': str})
 
 
-MenuSubGroupDeleteValue = TypedDict('MenuSubGroupDeleteValue', {'groupId': str})
-
-
 MenuSubGroupGroupsItem = TypedDict('MenuSubGroupGroupsItem', {'id': str, 'name': str, 'dishCount': int})
-
-
-MenuSubGroupErrorEvent = TypedDict('MenuSubGroupErrorEvent', {'kind': Literal["network", "timeout", "server", "business", "decode"], 'code': Optional[Union[int, str]], 'message': str, 'input': Optional[str]})
 
 
 _MenuSubGroupNavigateEventArgsRequired = TypedDict('_MenuSubGroupNavigateEventArgsRequired', {'menuUid': str, 'parent': str})
@@ -268,28 +251,14 @@ class MenuSubGroupNavigateEventArgs(_MenuSubGroupNavigateEventArgsRequired, tota
 MenuSubGroupNavigateEvent = TypedDict('MenuSubGroupNavigateEvent', {'route': Literal["MenuEditGroup"], 'args': MenuSubGroupNavigateEventArgs})
 
 
-class MenuSubGroup:
+class MenuSubGroup(TypedViewModel):
     """The `MenuSubGroup` view-model, typed. `MenuSubGroup.create(host, args)` or `MenuSubGroup(host.create(...))`."""
 
     KIND = 'MenuSubGroup'
 
-    def __init__(self, vm: vmhost.ViewModel) -> None:
-        if vm.kind != self.KIND:
-            raise TypeError(f"a {vm.kind} view-model is not a MenuSubGroup")
-        self.vm = vm
-
     @classmethod
     def create(cls, host: vmhost.Host, args: Optional[MenuSubGroupArgs] = None, id: Optional[str] = None) -> 'MenuSubGroup':
         return cls(host.create(cls.KIND, cast(Optional[Dict[str, Any]], args), id=id))
-
-    def subscribe(self, outputs: Optional[List[str]] = None, diff: bool = False) -> Dict[str, Any]:
-        return self.vm.subscribe(outputs, diff=diff)
-
-    def unsubscribe(self) -> None:
-        self.vm.unsubscribe()
-
-    def dispose(self) -> None:
-        self.vm.dispose()
 
     def load(self, timeout: Optional[float] = None) -> Any:
         """Input `load` (command, policy latest)."""
@@ -303,7 +272,7 @@ class MenuSubGroup:
         """Input `rename` (trigger)."""
         self.vm.send('rename', value, timeout=timeout)
 
-    def delete(self, value: MenuSubGroupDeleteValue, timeout: Optional[float] = None) -> Any:
+    def delete(self, value: MenuSubGroupRenameValue, timeout: Optional[float] = None) -> Any:
         """Input `delete` (command, policy ignorePerKey)."""
         return self.vm.send('delete', value, timeout=timeout)
 
@@ -322,7 +291,7 @@ class MenuSubGroup:
         """Property `isEmpty`, from the mirror (subscribe first)."""
         return cast('bool', self.vm['isEmpty'])
 
-    def on_error(self, callback: Callable[[MenuSubGroupErrorEvent], Any]) -> Callable[[], None]:
+    def on_error(self, callback: Callable[[ErrorEvent], Any]) -> Callable[[], None]:
         """Calls *callback* with each `error` event."""
         return self.vm.on('error', callback)
 
@@ -340,37 +309,17 @@ class MenuEditGroupArgs(_MenuEditGroupArgsRequired, total=False):
     name: str
 
 
-MenuEditGroupErrorEvent = TypedDict('MenuEditGroupErrorEvent', {'kind': Literal["network", "timeout", "server", "business", "decode"], 'code': Optional[Union[int, str]], 'message': str, 'input': Optional[str]})
+MenuEditGroupSavedEvent = TypedDict('MenuEditGroupSavedEvent', {'group': MenuSubGroupGroupsItem})
 
 
-MenuEditGroupSavedEventGroup = TypedDict('MenuEditGroupSavedEventGroup', {'id': str, 'name': str, 'dishCount': int})
-
-
-MenuEditGroupSavedEvent = TypedDict('MenuEditGroupSavedEvent', {'group': MenuEditGroupSavedEventGroup})
-
-
-class MenuEditGroup:
+class MenuEditGroup(TypedViewModel):
     """The `MenuEditGroup` view-model, typed. `MenuEditGroup.create(host, args)` or `MenuEditGroup(host.create(...))`."""
 
     KIND = 'MenuEditGroup'
 
-    def __init__(self, vm: vmhost.ViewModel) -> None:
-        if vm.kind != self.KIND:
-            raise TypeError(f"a {vm.kind} view-model is not a MenuEditGroup")
-        self.vm = vm
-
     @classmethod
     def create(cls, host: vmhost.Host, args: Optional[MenuEditGroupArgs] = None, id: Optional[str] = None) -> 'MenuEditGroup':
         return cls(host.create(cls.KIND, cast(Optional[Dict[str, Any]], args), id=id))
-
-    def subscribe(self, outputs: Optional[List[str]] = None, diff: bool = False) -> Dict[str, Any]:
-        return self.vm.subscribe(outputs, diff=diff)
-
-    def unsubscribe(self) -> None:
-        self.vm.unsubscribe()
-
-    def dispose(self) -> None:
-        self.vm.dispose()
 
     def set_name(self, value: str, timeout: Optional[float] = None) -> None:
         """Input `name` (value)."""
@@ -404,7 +353,7 @@ class MenuEditGroup:
         """Property `isSaving`, from the mirror (subscribe first)."""
         return cast('bool', self.vm['isSaving'])
 
-    def on_error(self, callback: Callable[[MenuEditGroupErrorEvent], Any]) -> Callable[[], None]:
+    def on_error(self, callback: Callable[[ErrorEvent], Any]) -> Callable[[], None]:
         """Calls *callback* with each `error` event."""
         return self.vm.on('error', callback)
 
