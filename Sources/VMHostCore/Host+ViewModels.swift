@@ -90,7 +90,14 @@ extension Host {
     }
 
     func dispose(_ call: Call) throws(RPCError) -> JSON {
-        let entry = try viewModel(try reader(call))
+        let check = remove(try viewModel(try reader(call)))
+        check.verify()
+        return [:]
+    }
+
+    /// Disposes and forgets a view-model; the check verifies, once the entry is dropped, that
+    /// nothing it declared keeps it alive (debug builds).
+    private func remove(_ entry: Entry) -> ReleaseCheck {
         flush(handle: entry.handle)
         entry.context.dispose()
         for id in entry.subscriptions { endSubscription(id) }
@@ -98,7 +105,7 @@ extension Host {
         creationOrder.removeAll { $0 == entry.handle }
         dirty[entry.handle] = nil
         dirtyOrder.removeAll { $0 == entry.handle }
-        return [:]
+        return entry.context.releaseCheck()
     }
 
     func list() -> JSON {
@@ -168,6 +175,8 @@ extension Host {
         switch error {
         case .invalidValue(let decoding):
             return decoding.rpcError
+        case .refused:
+            return .invalidParams(error.message)
         case .disabled(let reason):
             return RPCError(
                 code: RPCError.inputDisabledCode, message: "Input \"\(input)\" is disabled: \(reason)",
