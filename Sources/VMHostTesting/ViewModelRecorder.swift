@@ -115,13 +115,19 @@ public final class ViewModelRecorder: ViewModelContextObserver {
         try target.send(value)
     }
 
-    /// Starts a command; its outcome is collected in ``outcomes`` under the returned index.
+    /// Starts a command; its outcome is collected in ``outcomes`` (in the order of the executions
+    /// started; a refused send takes no place).
     @discardableResult
     public func execute(_ input: String, _ value: JSON = .null) throws(InputError) -> CommandExecution {
         guard let command = context.input(named: input) as? any AnyCommand else { fatalError("no command \(input)") }
         let index = outcomes.count
         outcomes.append(nil)
-        return try command.execute(value) { [weak self] in self?.outcomes[index] = $0 }
+        do throws(InputError) {
+            return try command.execute(value) { [weak self] in self?.outcomes[index] = $0 }
+        } catch {
+            outcomes.removeLast()
+            throw error
+        }
     }
 
     /// Outcomes of ``execute(_:_:)`` calls in order; nil while running.
