@@ -90,6 +90,14 @@ public protocol AnyInput: AnyObject {
     /// Reads `value` as this input would, without applying it: throws what a send of it would
     /// answer -32602 for. What ``valueSchema`` accepts must read here, and what it refuses must not.
     func validate(_ value: JSON) throws(JSONDecodingError)
+    /// Whether the value is a secret (a password, a code): masked wherever a message is recorded
+    /// (the trace, the logs), and `secret: true` in `host.describe`.
+    var isSecret: Bool { get }
+}
+
+extension AnyInput {
+    /// Inputs are not secret unless declared so.
+    public var isSecret: Bool { false }
 }
 
 /// A value or trigger input: applied at once.
@@ -107,11 +115,13 @@ public final class ValueInput<Value: InputValue>: SynchronousInput {
     public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
     public var kind: InputKind { .value }
     public var describeExtras: JSONObject { [:] }
+    public let isSecret: Bool
     private let apply: (Value) -> Void
 
-    init(name: String, schema: JSON?, apply: @escaping (Value) -> Void) {
+    init(name: String, schema: JSON?, secret: Bool = false, apply: @escaping (Value) -> Void) {
         self.name = name
         self.declaredSchema = schema
+        self.isSecret = secret
         self.apply = apply
     }
 
