@@ -12,6 +12,9 @@ let package = Package(
     targets: [
         // The app's kinds, its API protocol and its in-memory backend.
         .target(name: "TodoKinds", dependencies: [.product(name: "VMHost", package: "vmhost")]),
+        // The app's `main`: its kinds served on stdio.
+        .executableTarget(
+            name: "todo-host", dependencies: ["TodoKinds", .product(name: "VMHost", package: "vmhost")]),
         .testTarget(
             name: "TodoKindsTests", dependencies: ["TodoKinds", .product(name: "VMHostTesting", package: "vmhost")]),
     ]
