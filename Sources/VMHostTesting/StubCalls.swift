@@ -120,7 +120,9 @@ public final class PendingCall<Endpoint: Sendable>: Sendable, CustomStringConver
 
     private let state = Mutex(State())
 
-    init(endpoint: Endpoint, arguments: JSON) {
+    /// A pending call to `endpoint` with `arguments`, for a stub that keeps its own calls
+    /// (``StubCalls`` makes them for you).
+    public init(endpoint: Endpoint, arguments: JSON) {
         self.endpoint = endpoint
         self.arguments = arguments
     }
@@ -147,8 +149,9 @@ public final class PendingCall<Endpoint: Sendable>: Sendable, CustomStringConver
     @discardableResult
     public func fail(_ error: any Error) -> Bool { resolve(.answered(.failure(error))) }
 
-    /// Waits for the answer; throws `CancellationError` when the calling task is cancelled first.
-    func reply() async throws -> any Sendable {
+    /// Waits for the answer (what the test passed to ``succeed(_:)``, or the error of ``fail(_:)``);
+    /// throws `CancellationError` when the calling task is cancelled first.
+    public func reply() async throws -> any Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Sendable, any Error>) in
                 let ready = state.withLock { state -> Resolution? in
@@ -182,6 +185,7 @@ public final class PendingCall<Endpoint: Sendable>: Sendable, CustomStringConver
         }
     }
 
+    /// The endpoint and the arguments: `list {}`.
     public var description: String { "\(endpoint) \(arguments)" }
 }
 

@@ -95,7 +95,7 @@ public final class ViewModelRecorder: ViewModelContextObserver {
         if !records.isEmpty { problems.append("output nobody asserted: \(records.map(\.description).joined(separator: "; "))") }
         let running = context.inputs.compactMap { $0 as? any AnyCommand }.filter { $0.runningCount > 0 }.map(\.name)
         if !running.isEmpty { problems.append("commands still running: \(running.joined(separator: ", "))") }
-        let open = outcomes.indices.filter { outcomes[$0] == nil }
+        let open = outcomes.indices.filter { outcomes[$0] == nil && !refused.contains($0) }
         if !open.isEmpty { problems.append("executions without an outcome: \(open.map(String.init).joined(separator: ", "))") }
         if clock.pendingCount > 0 { problems.append("timers still armed: \(clock.pendingCount)") }
         for check in checks {
@@ -115,8 +115,8 @@ public final class ViewModelRecorder: ViewModelContextObserver {
         try target.send(value)
     }
 
-    /// Starts a command; its outcome is collected in ``outcomes`` (in the order of the executions
-    /// started; a refused send takes no place).
+    /// Starts a command; its outcome is collected in ``outcomes`` under the next index. A refused
+    /// send keeps its index, with no outcome ever (nil), and throws the refusal.
     @discardableResult
     public func execute(_ input: String, _ value: JSON = .null) throws(InputError) -> CommandExecution {
         guard let command = context.input(named: input) as? any AnyCommand else { fatalError("no command \(input)") }
@@ -125,13 +125,15 @@ public final class ViewModelRecorder: ViewModelContextObserver {
         do throws(InputError) {
             return try command.execute(value) { [weak self] in self?.outcomes[index] = $0 }
         } catch {
-            outcomes.removeLast()
+            refused.insert(index)
             throw error
         }
     }
 
     /// Outcomes of ``execute(_:_:)`` calls in order; nil while running.
     public private(set) var outcomes: [CommandOutcome?] = []
+    /// The indices of ``outcomes`` whose send was refused.
+    private var refused: Set<Int> = []
 
     /// Why the command `input` would be refused now with `value`, or nil when it would run: the
     /// reason a client reads in -32003 (disabled, or its policy), or the message of -32602.

@@ -4,7 +4,9 @@ import VMHost
 public struct Todo: Sendable, Hashable, JSONEncodable {
     /// Given by the backend: `t1`, `t2`, …
     public var id: String
+    /// What is to be done: 1…80 characters (``TodoTitle``).
     public var title: String
+    /// Whether it is done.
     public var done: Bool
 
     /// A todo as the backend stores it.
@@ -29,17 +31,21 @@ public struct Todo: Sendable, Hashable, JSONEncodable {
 
 /// The value of the inputs that name one todo: `{id}`.
 public struct TodoReference: InputValue, Sendable, Equatable {
+    /// The todo's id.
     public var id: String
 
     /// A reference to the todo `id`.
     public init(id: String) { self.id = id }
 
+    /// How errors name the expected value.
     public static var jsonTypeDescription: String { "an object {id}" }
 
+    /// `{id}`, a non-empty string, and nothing else.
     public static var jsonSchema: JSON {
         ["type": "object", "properties": ["id": ["type": "string", "minLength": 1]], "required": ["id"], "additionalProperties": false]
     }
 
+    /// Reads `{id}`, naming `params.value.id` when it is missing, empty or not a string.
     public init(json: JSON, path: String) throws(JSONDecodingError) {
         let reader = try JSONReader(json, path: path)
         try reader.rejectUnknown(schema: Self.jsonSchema)

@@ -44,11 +44,13 @@ public final class InMemoryTodoBackend: TodoAPI {
         Todo(id: "t1", title: "Buy milk"), Todo(id: "t2", title: "Call the bank", done: true), Todo(id: "t3", title: "Water the plants"),
     ]
 
+    /// Every todo, after the latency.
     public func list() async throws -> [Todo] {
         try await answer()
         return todos
     }
 
+    /// Adds an open todo with the next id, after the latency.
     public func add(title: String) async throws -> Todo {
         try await answer()
         nextID += 1
@@ -57,6 +59,7 @@ public final class InMemoryTodoBackend: TodoAPI {
         return todo
     }
 
+    /// Marks a todo done or open, after the latency; an unknown id is a `business` error.
     public func setDone(id: String, done: Bool) async throws -> Todo {
         try await answer()
         guard let index = todos.firstIndex(where: { $0.id == id }) else { throw Self.notFound(id) }
@@ -64,6 +67,7 @@ public final class InMemoryTodoBackend: TodoAPI {
         return todos[index]
     }
 
+    /// Renames a todo, after the latency; an unknown id is a `business` error.
     public func rename(id: String, title: String) async throws -> Todo {
         try await answer()
         guard let index = todos.firstIndex(where: { $0.id == id }) else { throw Self.notFound(id) }
@@ -71,6 +75,7 @@ public final class InMemoryTodoBackend: TodoAPI {
         return todos[index]
     }
 
+    /// Deletes a todo, after the latency; an unknown id is a `business` error.
     public func delete(id: String) async throws {
         try await answer()
         guard let index = todos.firstIndex(where: { $0.id == id }) else { throw Self.notFound(id) }

@@ -12,8 +12,11 @@ public final class TodoEditorViewModel: ViewModel {
 
     /// `{id, title, parent?}`: the todo edited, its current title, and the list to reload.
     public struct Args: ViewModelArgs, Sendable, Equatable, JSONEncodable {
+        /// The todo edited.
         public var id: String
+        /// Its title when the editor opened: the starting text, and what "unchanged" means.
         public var title: String
+        /// The handle of the `TodoList` to reload after a save.
         public var parent: String?
 
         /// The args of an editor of `id`, titled `title`, opened from `parent`.
@@ -23,12 +26,14 @@ public final class TodoEditorViewModel: ViewModel {
             self.parent = parent
         }
 
+        /// `{id, title, parent?}`.
         public static let schema: JSON = [
             "type": "object",
             "properties": ["id": ["type": "string", "minLength": 1], "title": ["type": "string"], "parent": ["type": "string"]],
             "required": ["id", "title"], "additionalProperties": false,
         ]
 
+        /// Reads `{id, title, parent?}`, naming what is missing or wrong.
         public init(reader: JSONReader) throws(JSONDecodingError) {
             try reader.rejectUnknown(schema: Self.schema)
             id = try reader.required("id")
@@ -39,14 +44,21 @@ public final class TodoEditorViewModel: ViewModel {
 
         /// As the list's `edit` event carries them.
         public var json: JSON { ["id": .string(id), "title": .string(title), "parent": JSON(parent)] }
+        /// The same schema as the args.
         public static var jsonSchema: JSON { schema }
     }
 
+    /// Where its members are declared.
     public let context: ViewModelContext
+    /// The text typed.
     public let title: Property<String>
+    /// Whether `save` would run: the title is valid and changed.
     public let canSave: Property<Bool>
+    /// True while a save runs.
     public let isSaving: Property<Bool>
+    /// The todo as stored, after a save.
     public let saved: Event<Todo>
+    /// Asks the UI to close the editor (after a save, or on `cancel`).
     public let dismiss: Event<NoValue>
 
     private let args: Args
@@ -57,6 +69,7 @@ public final class TodoEditorViewModel: ViewModel {
         ViewModelFactory(TodoEditorViewModel.self) { args, context in TodoEditorViewModel(args: args, context: context, api: api) }
     }
 
+    /// Declares the editor's members in `context`; saves go to `api`.
     public init(args: Args, context: ViewModelContext, api: any TodoAPI) {
         self.context = context
         self.args = args

@@ -2,12 +2,21 @@ import VMHost
 
 /// Which todos the list shows.
 public enum TodoFilter: String, Sendable, CaseIterable, JSONEncodable, InputValue {
-    case all, open, done
+    /// Every todo.
+    case all
+    /// The todos not done.
+    case open
+    /// The todos done.
+    case done
 
+    /// The name: `"all"`, `"open"` or `"done"`.
     public var json: JSON { .string(rawValue) }
+    /// One of the three names.
     public static var jsonSchema: JSON { ["type": "string", "enum": ["all", "open", "done"]] }
+    /// How errors name the expected value.
     public static var jsonTypeDescription: String { #""all", "open" or "done""# }
 
+    /// Reads a filter's name, naming `path` otherwise.
     public init(json: JSON, path: String) throws(JSONDecodingError) {
         guard let text = json.stringValue, let filter = TodoFilter(rawValue: text) else {
             throw JSONDecodingError(path: path, problem: "expected \(Self.jsonTypeDescription), got \(json.typeName)")
@@ -38,28 +47,38 @@ public final class TodoListViewModel: ViewModel {
 
     /// `{filter?}`: the filter shown first, `all` by default.
     public struct Args: ViewModelArgs {
+        /// The filter shown first.
         public var filter: TodoFilter
 
         /// Args showing `filter`.
         public init(filter: TodoFilter = .all) { self.filter = filter }
 
+        /// `{filter?}`; the placeholder `describe` needs is derived from it.
         public static let schema: JSON = [
             "type": "object", "properties": ["filter": ["type": "string", "enum": ["all", "open", "done"], "default": "all"]],
             "additionalProperties": false,
         ]
 
+        /// Reads `{filter?}`; an unknown member or filter fails naming it.
         public init(reader: JSONReader) throws(JSONDecodingError) {
             try reader.rejectUnknown(schema: Self.schema)
             filter = try reader.optional("filter") ?? .all
         }
     }
 
+    /// Where its members are declared.
     public let context: ViewModelContext
+    /// The todos the filter shows, in creation order.
     public let items: Property<[Todo]>
+    /// How many todos are not done, whatever the filter.
     public let remaining: Property<Int>
+    /// The filter shown.
     public let filter: Property<TodoFilter>
+    /// True while any backend call of this list is in flight.
     public let loading: Property<Bool>
+    /// True once a load found no todo at all.
     public let isEmpty: Property<Bool>
+    /// Asks the UI to open an editor: the args of a `TodoEditor`.
     public let edit: Event<TodoEditorViewModel.Args>
 
     private let api: any TodoAPI
@@ -74,6 +93,7 @@ public final class TodoListViewModel: ViewModel {
         ViewModelFactory(TodoListViewModel.self) { args, context in TodoListViewModel(args: args, context: context, api: api) }
     }
 
+    /// Declares the list's members in `context`; its todos come from `api`.
     public init(args: Args, context: ViewModelContext, api: any TodoAPI) {
         self.context = context
         self.api = api
