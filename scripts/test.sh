@@ -12,7 +12,7 @@
 #      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine; Tests/Hardening/corpus;
 #      VMHOST_LIBFUZZER_RUNS, default 15000, about 20 s) and the backend's (Sources/vmhost-fuzz-backend:
 #      body → envelope → models → a ProductList; Tests/Hardening/backend-corpus;
-#      VMHOST_LIBFUZZER_BACKEND_RUNS, default 10000). A crash or a hang fails it; the input is left in
+#      VMHOST_LIBFUZZER_BACKEND_RUNS, default 30000, about 10 s). A crash or a hang fails it; the input is left in
 #      .build-fuzz/artifacts/ and `vmhost-fuzz FILE` (or `vmhost-fuzz-backend FILE`, plain build)
 #      replays it exactly.
 set -uo pipefail
@@ -63,7 +63,7 @@ libfuzzer() {
     fuzz_target vmhost-fuzz Tests/Hardening/corpus Tests/Hardening/libfuzzer.dict \
         "${VMHOST_LIBFUZZER_RUNS:-15000}" 20480 || return 1
     fuzz_target vmhost-fuzz-backend Tests/Hardening/backend-corpus Tests/Hardening/backend.dict \
-        "${VMHOST_LIBFUZZER_BACKEND_RUNS:-10000}" 4096
+        "${VMHOST_LIBFUZZER_BACKEND_RUNS:-30000}" 4096
 }
 run libfuzzer libfuzzer
 

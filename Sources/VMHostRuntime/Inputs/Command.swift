@@ -93,7 +93,7 @@ public final class Command<Value: JSONDecodable & Sendable>: AnyInput {
         let execution = CommandExecution(command: self, key: key, completion: completion)
         if case .latest = policy {
             // A resend carries on the activity of the run it replaces (no `loading` blink between
-            // the two): the new run holds it from now until it ends, as it holds `isExecuting`.
+            // the two, as `isExecuting` has none): the new run holds it until it counts its own.
             if let activity = owner?.activity, running.contains(where: \.holdsActivity) {
                 execution.carry(ActivityLease(activity))
             }
