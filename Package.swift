@@ -99,11 +99,20 @@ let package = Package(
         .executableTarget(
             name: "vmhost-bench", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC"],
             swiftSettings: settings),
-        // A libFuzzer target over the frame reader and the JSON-RPC engine (scripts/test.sh, suite
-        // libfuzzer); without -DFUZZING it builds as a replayer of its corpus (Tests/Hardening/corpus).
+        // Two libFuzzer targets (scripts/test.sh, suite libfuzzer); without -DFUZZING each builds as
+        // a replayer of its corpus. FuzzSupport is their shared `main` (libFuzzer's driver, or the
+        // replayer).
         .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["VMHostEventLoop", "CLibFuzzer"], swiftSettings: settings),
+        // The wire: the frame reader and the JSON-RPC engine (corpus Tests/Hardening/corpus).
         .executableTarget(
-            name: "vmhost-fuzz", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "CLibFuzzer"],
+            name: "vmhost-fuzz", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "FuzzSupport"],
+            swiftSettings: settings),
+        // The backend's response path: body → envelope → models → a ProductList applying a page
+        // (corpus Tests/Hardening/backend-corpus). Only the modules on that path.
+        .executableTarget(
+            name: "vmhost-fuzz-backend",
+            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend", "ProductList", "FuzzSupport"],
             swiftSettings: settings),
 
         // MARK: Tests.

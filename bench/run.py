@@ -9,7 +9,8 @@ ratio to the C server measured in the same run.
 Scenarios: (a) ping, (b) Login inputs, (c) ProductList paging, (d) bytes per load-more of a
 5,000-item list in full and diff mode (vmhost --demo-products 5000), (e) RSS per view-model,
 (f) a client that stops reading while 100,000 property changes happen, (g) the in-process
-micro-benchmarks of Sources/vmhost-bench (JSON layer, dispatch).
+micro-benchmarks of Sources/vmhost-bench (JSON layer, dispatch), (h) 2,000 Login countdowns over
+60 s of a manual clock (one `control.clock.advance`; JSON line only).
 
 Python standard library only. Linux only (/proc). Uses valgrind (callgrind) when it is installed.
 
@@ -522,6 +523,24 @@ def scenario_vm_rss(cmd, args):
 
 
 # --------------------------------------------------------------------------------------------
+# scenario (h): 2,000 Login countdowns over 60 s of a manual clock (timers fired per advance)
+
+def scenario_countdowns(cmd, n=2000):
+    s = Server(cmd + ["--clock", "manual", "--test-controls"])
+    lines = []
+    for i in range(n):
+        lines.append(b'{"jsonrpc":"2.0","id":"c%d","method":"vm.create","params":{"kind":"Login","id":"v%d","args":{"mode":"code"}}}\n' % (i, i))
+        lines.append(b'{"jsonrpc":"2.0","id":"p%d","method":"vm.send","params":{"vm":"v%d","input":"phone","value":"13912345678"}}\n' % (i, i))
+        lines.append(b'{"jsonrpc":"2.0","id":"s%d","method":"vm.send","params":{"vm":"v%d","input":"sendCode"}}\n' % (i, i))
+    pipelined(s, b"".join(lines), 3 * n, only_responses=True)
+    secs, cpu = pipelined(s, b'{"jsonrpc":"2.0","id":"adv","method":"control.clock.advance","params":{"ms":60000}}\n', 1,
+                          only_responses=True)
+    s.close()
+    emit("countdowns", "vmhost", metric="advance_60s", n=n, timers_fired=n * 60,
+         wall_s=round(secs, 3), cpu_ms=round(cpu / 1000, 1))
+
+
+# --------------------------------------------------------------------------------------------
 # scenario (f): a client that stops reading while property changes happen
 
 def slow_input(i):
@@ -764,7 +783,7 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="use the binaries as they are (by default scripts/build-release.sh brings the tuned release build in .build-release up to date first)")
     ap.add_argument("--no-callgrind", action="store_true", help="skip valgrind even when it is installed")
     ap.add_argument("--json-out", default=os.path.join(OUT, "results.jsonl"), help="also write the JSON lines here")
-    ap.add_argument("--only", default="abcdefg", metavar="LETTERS",
+    ap.add_argument("--only", default="abcdefgh", metavar="LETTERS",
                     help="run only these scenarios, e.g. --only dfg (default: all of abcdefg)")
     args = ap.parse_args()
     unknown = set(args.only) - set("abcdefg")
@@ -834,6 +853,8 @@ def main():
         scenario_slow_client(vmhost_cmd, args)
     if "g" in args.only:
         scenario_micro(args.bench_bin, args)
+    if "h" in args.only:
+        scenario_countdowns(vmhost_cmd)
 
     with open(args.json_out, "w") as f:
         for r in RESULTS:

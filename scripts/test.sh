@@ -11,11 +11,14 @@
 #   6. examples: Examples/TodoApp, a separate package on the public products only, is built (into its
 #      own .build, ignored by git), its tests run, and its client script drives its executable
 #      through a pipe: the framework's public API cannot break unnoticed
-#   7. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
-#      its corpus (Tests/Hardening/corpus), then is built with -sanitize=fuzzer into .build-fuzz and
-#      run seeded and bounded: -seed=1 and VMHOST_LIBFUZZER_RUNS inputs (default 15000, about 20 s),
-#      -max_total_time as a guard. A crash or a hang fails it; the input is left in .build-fuzz/artifacts/
-#      and `vmhost-fuzz FILE` (plain build) replays it exactly.
+#   7. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
+#      .build-fuzz and run seeded and bounded: -seed=1 and a count of inputs, -max_total_time as a
+#      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine; Tests/Hardening/corpus;
+#      VMHOST_LIBFUZZER_RUNS, default 15000, about 20 s) and the backend's (Sources/vmhost-fuzz-backend:
+#      body → envelope → models → a ProductList; Tests/Hardening/backend-corpus;
+#      VMHOST_LIBFUZZER_BACKEND_RUNS, default 30000, about 10 s). A crash or a hang fails it; the input is left in
+#      .build-fuzz/artifacts/ and `vmhost-fuzz FILE` (or `vmhost-fuzz-backend FILE`, plain build)
+#      replays it exactly.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
@@ -59,24 +62,32 @@ examples() {
 }
 run examples examples
 
-libfuzzer() {
-    .build/debug/vmhost-fuzz Tests/Hardening/corpus || return 1
-    swift build -c release --product vmhost-fuzz --scratch-path .build-fuzz \
+# One libFuzzer target: replays its corpus with the plain build, then fuzzes it seeded and bounded.
+fuzz_target() {
+    local name=$1 corpus=$2 dict=$3 runs=$4 max_len=$5
+    .build/debug/"$name" "$corpus" || return 1
+    swift build -c release --product "$name" --scratch-path .build-fuzz \
         -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING || return 1
     # New inputs go to a scratch directory (the first one named), never into the committed corpus.
     # Swift's hashing is seeded per process unless told otherwise: fixed, the exploration repeats
     # from run to run, except where hit counts depend on the allocator's state (rarely).
-    local work status log=.build-fuzz/libfuzzer.log
+    local work status log=.build-fuzz/$name.log
     work=$(mktemp -d)
     mkdir -p .build-fuzz/artifacts
-    SWIFT_DETERMINISTIC_HASHING=1 .build-fuzz/release/vmhost-fuzz -seed=1 \
-        -runs="${VMHOST_LIBFUZZER_RUNS:-15000}" -max_total_time=120 -max_len=20480 -timeout=10 \
-        -rss_limit_mb=2048 -dict=Tests/Hardening/libfuzzer.dict -print_final_stats=1 \
-        -artifact_prefix=.build-fuzz/artifacts/ "$work" Tests/Hardening/corpus >"$log" 2>&1
+    SWIFT_DETERMINISTIC_HASHING=1 .build-fuzz/release/"$name" -seed=1 \
+        -runs="$runs" -max_total_time=120 -max_len="$max_len" -timeout=10 \
+        -rss_limit_mb=2048 -dict="$dict" -print_final_stats=1 \
+        -artifact_prefix=.build-fuzz/artifacts/ "$work" "$corpus" >"$log" 2>&1
     status=$?
     rm -rf "$work"
     if [ "$status" -ne 0 ]; then tail -n 60 "$log"; return "$status"; fi
     grep -E "INITED|DONE|^Done|^stat::" "$log"
+}
+libfuzzer() {
+    fuzz_target vmhost-fuzz Tests/Hardening/corpus Tests/Hardening/libfuzzer.dict \
+        "${VMHOST_LIBFUZZER_RUNS:-15000}" 20480 || return 1
+    fuzz_target vmhost-fuzz-backend Tests/Hardening/backend-corpus Tests/Hardening/backend.dict \
+        "${VMHOST_LIBFUZZER_BACKEND_RUNS:-30000}" 4096
 }
 run libfuzzer libfuzzer
 

@@ -96,6 +96,12 @@ extension Host {
         guard let clock = configuration.clock as? ManualClock else {
             throw RPCError.invalidParams("control.clock.advance needs a manual clock (start the host with --clock manual)")
         }
+        // Checked against the clock's ceiling (SPEC §9): refused whole, the clock unchanged.
+        let remaining = clock.remaining.milliseconds
+        guard ms <= remaining else {
+            throw RPCError.invalidParams(
+                "params.ms: the manual clock stops at \(ManualClock.ceilingMilliseconds) ms; from now (\(clock.now.milliseconds) ms) it can move at most \(remaining) ms")
+        }
         flush()
         clock.advance(by: .milliseconds(ms))
         return ["now": .int(clock.now.milliseconds)]

@@ -119,9 +119,15 @@ public final class Command<Value: InputValue & Sendable>: AnyInput {
     @discardableResult
     public func execute(_ value: JSON, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution {
         let (decoded, key) = try admit(value)
-        if case .latest = policy { cancelAll() }
-
         let execution = CommandExecution(command: self, key: key, completion: completion)
+        if case .latest = policy {
+            // A resend carries on the activity of the run it replaces (no `loading` blink between
+            // the two, as `isExecuting` has none): the new run holds it until it counts its own.
+            if let activity = owner?.activity, running.contains(where: \.holdsActivity) {
+                execution.carry(ActivityLease(activity))
+            }
+            cancelAll()
+        }
         running.append(execution)
         isExecuting.value = true
         let body = self.body
@@ -131,7 +137,7 @@ public final class Command<Value: InputValue & Sendable>: AnyInput {
             defer { context?.taskEnded() }
             let outcome: CommandOutcome
             do {
-                outcome = .succeeded(try await body(decoded))
+                outcome = .succeeded(try await CommandExecution.$current.withValue(execution) { try await body(decoded) })
             } catch is CancellationError {
                 outcome = .cancelled
             } catch let error as DomainError {
@@ -175,6 +181,13 @@ public final class CommandExecution {
     fileprivate var task: Task<Void, Never>?
     private weak var command: (any AnyCommandEnding)?
     public private(set) var isFinished = false
+    /// The activity this run counts (``ActivityCounter/track(_:)`` inside it), released when it ends.
+    private var leases: [ActivityLease] = []
+    /// The activity carried on from the run this one replaced (`latest`), until this run counts its own.
+    private var carried: ActivityLease?
+
+    /// The execution whose body the current task runs, for ``ActivityCounter/track(_:)``.
+    @TaskLocal static var current: CommandExecution?
 
     fileprivate init<V>(command: Command<V>, key: String?, completion: @escaping (CommandOutcome) -> Void) {
         self.command = command
@@ -189,10 +202,31 @@ public final class CommandExecution {
         finish(.cancelled)
     }
 
+    /// True while an operation of this run is counted by its view-model's activity.
+    var holdsActivity: Bool { carried != nil || leases.contains { !$0.isReleased } }
+
+    /// Counts `lease` as part of this run: it is released when the run ends, if not before. It takes
+    /// over from the activity carried on from a replaced run.
+    func hold(_ lease: ActivityLease) {
+        if isFinished { lease.release() } else { leases.append(lease) }
+        carried?.release()
+        carried = nil
+    }
+
+    /// Holds the activity of the run this one replaces until this one counts its own (or ends).
+    func carry(_ lease: ActivityLease) {
+        carried = lease
+    }
+
     fileprivate func finish(_ outcome: CommandOutcome) {
         guard !isFinished else { return }
         isFinished = true
         task = nil
+        // The run's activity ends with it, before its flags and its caller's answer (SPEC §6).
+        for lease in leases { lease.release() }
+        leases = []
+        carried?.release()
+        carried = nil
         command?.end(self, outcome)
     }
 }

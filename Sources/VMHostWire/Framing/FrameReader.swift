@@ -244,9 +244,12 @@ public struct FrameReader {
     private enum HeaderResult { case success(Int), failure(String) }
 
     private func parseHeader(_ range: Range<Int>) -> HeaderResult {
+        // The messages name the line, never its bytes: a confused client may put anything there.
         var length: Int?
         var lineStart = range.lowerBound
+        var lineNumber = 0
         while lineStart < range.upperBound {
+            lineNumber += 1
             var lineEnd = lineStart
             while lineEnd < range.upperBound, buffer[lineEnd] != UInt8(ascii: "\n") { lineEnd += 1 }
             let line = buffer[lineStart..<lineEnd]
@@ -254,13 +257,13 @@ public struct FrameReader {
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
                 let text = String(decoding: line, as: UTF8.self).trimmingWhitespace()
                 if text.isEmpty { continue }
-                return .failure("malformed header line \"\(text.prefix(80))\" (expected \"Name: value\")")
+                return .failure("malformed header line \(lineNumber) of the block (expected \"Name: value\")")
             }
             let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self).trimmingWhitespace()
             guard name.lowercased() == "content-length" else { continue }
             let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingWhitespace()
             guard let parsed = Int(value), parsed >= 0 else {
-                return .failure("Content-Length \"\(value.prefix(40))\" is not a non-negative integer")
+                return .failure("the Content-Length value (header line \(lineNumber)) is not a non-negative integer")
             }
             length = parsed
         }

@@ -25,8 +25,11 @@ public enum ErrorMapping {
         let json: JSON
         do {
             json = try JSON.parse(body)
+        } catch let error as JSONParseError {
+            // Where, never what: the body may hold a token (the parse error quotes none of it).
+            throw .decode("the response body is not JSON (\(error.message) at line \(error.line), column \(error.column))")
         } catch {
-            throw .decode("the response body is not JSON (\(error))")
+            throw .decode("the response body is not JSON")
         }
         return try envelope(status: status, json: json)
     }
