@@ -7,7 +7,9 @@
 #   5. the hardening suite (pytest, Tests/Hardening): a generative fuzzer of malformed frames, and the
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
 #      every limit of protocol/SPEC.md §10 at and past its value
-#   6. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
+#   6. tagged-dependency: a consumer package depending on vmhost `from: "1.0.0"` (a local tag of HEAD)
+#      builds and answers through the server entry (Tests/Dependency)
+#   7. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
 #      its corpus (Tests/Hardening/corpus), then is built with -sanitize=fuzzer into .build-fuzz and
 #      run seeded and bounded: -seed=1 and VMHOST_LIBFUZZER_RUNS inputs (default 15000, about 20 s),
 #      -max_total_time as a guard. A crash or a hang fails it; the input is left in .build-fuzz/artifacts/
@@ -34,6 +36,9 @@ if compgen -G "clients/js/test/*.test.js" >/dev/null; then
     run node-client node --test clients/js/test/
 fi
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
+# A package that depends on a version tag of vmhost resolves, builds (the framework and swift-log
+# only) and serves (Tests/Dependency: a clone of HEAD tagged 1.0.0 in a temporary directory).
+run tagged-dependency python3 -m pytest -q -p no:cacheprovider Tests/Dependency
 
 libfuzzer() {
     .build/debug/vmhost-fuzz Tests/Hardening/corpus || return 1
