@@ -21,7 +21,7 @@ public final class Connection {
     /// The host the frames are fed to.
     public let host: Host
     private var reader: FrameReader
-    /// Called once the framing is known (for `auto`: after the first non-whitespace byte).
+    /// Called once the framing is known (for `auto`: once the first line shows whether it is a header).
     public var onFramingDetected: ((Framing) -> Void)?
     /// Called after each frame is handled, while more wait or not (see the type's discussion).
     public var betweenFrames: (() -> Void)?

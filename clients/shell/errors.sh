@@ -3,7 +3,7 @@
 # and a -32004 reply carrying the same object. jq prints both.
 # Usage: clients/shell/errors.sh
 set -euo pipefail
-VMHOST=${VMHOST_BIN:-vmhost}
+source "$(dirname "$0")/vmhost-path.sh"
 # At EOF the host starts no more commands (protocol/SPEC.md §7), so its input stays open until the
 # reply to the refresh (id 4) is out; then closing it ends the host.
 coproc HOST { "$VMHOST" --test-controls; }
