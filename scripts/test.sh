@@ -11,7 +11,9 @@
 #   6. examples: Examples/TodoApp, a separate package on the public products only, is built (into its
 #      own .build, ignored by git), its tests run, and its client script drives its executable
 #      through a pipe: the framework's public API cannot break unnoticed
-#   7. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
+#   7. tagged-dependency: a consumer package depending on vmhost `from: "1.0.0"` (a local tag of HEAD)
+#      builds and answers through the server entry (Tests/Dependency)
+#   8. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
 #      .build-fuzz and run seeded and bounded: -seed=1 and a count of inputs, -max_total_time as a
 #      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine; Tests/Hardening/corpus;
 #      VMHOST_LIBFUZZER_RUNS, default 15000, about 20 s) and the backend's (Sources/vmhost-fuzz-backend:
@@ -51,6 +53,9 @@ bindings() {
 }
 run bindings bindings
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
+# A package that depends on a version tag of vmhost resolves, builds (the framework and swift-log
+# only) and serves (Tests/Dependency: a clone of HEAD tagged 1.0.0 in a temporary directory).
+run tagged-dependency python3 -m pytest -q -p no:cacheprovider Tests/Dependency
 
 examples() {
     (

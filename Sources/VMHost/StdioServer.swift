@@ -117,12 +117,14 @@ enum ServerLifecycle {
     static var trace: TraceRecorder?
     static var logger = Logger(label: "vmhost")
     static var exiting = false
+    static var protocolFD: Int32 = -1
 
     static func start(
         server: Server, settings: ServerSettings, arguments: ParsedArguments, protocolFD: Int32, logger: Logger,
         traceFD: Int32?
     ) {
         self.logger = logger
+        self.protocolFD = protocolFD
         let configuration = server.configuration
         let clock: any HostClock = settings.manualClock ? ManualClock() : SystemClock()
         let environment = ServerEnvironment(
@@ -170,17 +172,63 @@ enum ServerLifecycle {
         let summary = app.summary.map { ", \($0)" } ?? ""
         logger.debug(
             "\(configuration.name) \(configuration.version) serving on stdio (framing \(settings.framing.rawValue)\(summary))")
+        connection.betweenFrames = {
+            // A long backlog keeps its output moving, so that a client that reads sees it go.
+            if host.outputQueue.pendingCount >= 256 { writer.flush() }
+            readAhead(connection)
+        }
         EventLoop.shared.watchInput(fd: 0) { event in
             switch event {
             case .data(let bytes): connection.consume(bytes)
-            case .end:
+            case .end: connection.finish()
+            }
+            if connection.inputEnded { terminate(code: 0, reason: "end of input") }
+        }
+    }
+
+    /// At most this many bytes of frames wait to be handled; reading ahead stops there.
+    static let readAheadLimit = 8 << 20
+    static var readAheadBuffer: [UInt8] = []
+
+    /// Reads the input that is there already, without waiting, while few frames wait: so the end of
+    /// input is seen while a backlog is still being handled, and the backlog then starts no command.
+    static func readAhead(_ connection: Connection) {
+        if readAheadBuffer.isEmpty { readAheadBuffer = [UInt8](repeating: 0, count: 64 * 1024) }
+        while !connection.inputEnded, !exiting, connection.waitingBytes < readAheadLimit {
+            var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 0) > 0 else { return }
+            let count = readAheadBuffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
+            if count > 0 {
+                readAheadBuffer.withUnsafeBytes { connection.consume(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            } else {
+                EventLoop.shared.stopWatchingInput()
                 connection.finish()
-                terminate(code: 0, reason: "end of input")
             }
         }
     }
 
-    /// Cancels everything, flushes the output (at most a second), and exits with `code`.
+    /// Waits until `queue` is written: as long as the client keeps reading, every frame is written
+    /// whole whatever the backlog; once a second passes with no progress (a client that stopped
+    /// reading), or after 30 s in all (a client that trickles), what is left is dropped.
+    static let flushCeilingNanoseconds: UInt64 = 30_000_000_000
+
+    static func flush(_ queue: OutputQueue<ChangedMessage>) {
+        let fd = protocolFD
+        var last = (queue.pendingCount, queue.pendingPlainBytes)
+        let start = EventLoop.monotonicNanoseconds()
+        while !queue.waitUntilFlushed(nanoseconds: 1_000_000_000) {
+            // A reader that trickles cannot keep the process alive for ever.
+            guard EventLoop.monotonicNanoseconds() - start < flushCeilingNanoseconds else { return }
+            let now = (queue.pendingCount, queue.pendingPlainBytes)
+            var room = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let progressed = now != last || poll(&room, 1, 0) > 0
+            guard progressed else { return }
+            last = now
+        }
+    }
+
+    /// Cancels everything, flushes the output (see ``flush(_:)``), and exits with `code`.
     static func terminate(code: Int32, reason: String) {
         guard !exiting else { return }
         exiting = true
@@ -190,7 +238,7 @@ enum ServerLifecycle {
         writer?.flush()
         if let queue = host?.outputQueue {
             queue.close()
-            _ = queue.waitUntilFlushed(nanoseconds: 900_000_000)
+            flush(queue)
         }
         trace?.flush(nanoseconds: 200_000_000)
         StderrLogHandler.flush()

@@ -7,16 +7,39 @@ import VMHostWire
 ///
 /// Used by the stdio transport and by in-process tests alike, so both see the same order.
 ///
+/// Frames wait in a queue of their own between being read and being handled, and
+/// ``betweenFrames`` runs after each one: the stdio transport reads more input there, so that it
+/// learns of the end of input while earlier frames are still waiting. Once the input has ended
+/// (``finish()``), what is still waiting is handled with the host refusing to start commands
+/// (``Host/inputEnded``): each request is answered, and none starts work that EOF would cancel.
+///
 /// - Important: Call ``consume(_:)`` and ``finish()`` from the host thread outside any job
-///   (an input handler or a closure posted with ``EventLoop/execute(_:)``).
+///   (an input handler or a closure posted with ``EventLoop/execute(_:)``), or from
+///   ``betweenFrames`` (then they only queue, and the frames are handled by the call running).
 @HostActor
 public final class Connection {
+    /// The host the frames are fed to.
     public let host: Host
     private var reader: FrameReader
     /// Called once the framing is known (for `auto`: once the first line shows whether it is a header).
     public var onFramingDetected: ((Framing) -> Void)?
+    /// Called after each frame is handled, while more wait or not (see the type's discussion).
+    public var betweenFrames: (() -> Void)?
     private var drainHook: Int?
+    /// Frames read and not handled yet, from ``head`` on.
+    private var waiting: [Waiting] = []
+    private var head = 0
+    /// The bytes of the frames waiting.
+    public private(set) var waitingBytes = 0
+    private var handling = false
 
+    private enum Waiting {
+        case frame([UInt8])
+        case oversized(byteCount: Int?, limit: Int)
+        case badHeader(String)
+    }
+
+    /// A connection feeding `host`, reading `framing` with messages of at most `maxMessageBytes`.
     public init(host: Host, framing: Framing, maxMessageBytes: Int) {
         self.host = host
         self.reader = FrameReader(framing: framing, maxMessageBytes: maxMessageBytes)
@@ -29,27 +52,70 @@ public final class Connection {
         drainHook = nil
     }
 
+    /// The framing read (for `auto`, once detected).
     public var framing: Framing { reader.framing }
+
+    /// Whether the end of input was reached (``finish()``).
+    public var inputEnded: Bool { host.inputEnded }
 
     /// Handles a chunk of input bytes.
     public func consume(_ bytes: UnsafeRawBufferPointer) {
-        // The replies to one chunk of input are handed to the writer together (see OutputQueue.holdWakeups).
-        host.outputQueue.holdWakeups()
-        defer { host.outputQueue.releaseWakeups() }
-        reader.consume(bytes) { event in handle(event) }
+        reader.consume(bytes) { event in enqueue(event) }
+        handleWaiting()
     }
 
-    /// Handles the end of input: a last unterminated ndjson line is still a message.
+    /// Handles the end of input: a last unterminated ndjson line is still a message, and every
+    /// frame still waiting is answered without starting commands.
     public func finish() {
-        reader.finish { event in handle(event) }
+        reader.finish { event in enqueue(event) }
+        host.inputEnded = true
+        handleWaiting()
     }
 
-    private func handle(_ event: FrameEvent) {
+    private func enqueue(_ event: FrameEvent) {
         switch event {
         case .framingDetected(let framing):
             onFramingDetected?(framing)
-            return
-        case .frame(let bytes): host.engine.receive(frame: bytes)
+        case .frame(let bytes):
+            waiting.append(.frame(Array(bytes)))
+            waitingBytes += bytes.count
+        case .oversized(let count, let limit):
+            waiting.append(.oversized(byteCount: count, limit: limit))
+        case .badHeader(let problem):
+            waiting.append(.badHeader(problem))
+        }
+    }
+
+    /// Handles the frames waiting, in order, one at a time; a nested call (from ``betweenFrames``)
+    /// leaves them to the running one.
+    private func handleWaiting() {
+        guard !handling else { return }
+        handling = true
+        defer { handling = false }
+        // The replies to one chunk of input are handed to the writer together (see OutputQueue.holdWakeups).
+        host.outputQueue.holdWakeups()
+        defer { host.outputQueue.releaseWakeups() }
+        while head < waiting.count {
+            let next = waiting[head]
+            waiting[head] = .badHeader("")
+            head += 1
+            handle(next)
+            if head == waiting.count {
+                waiting.removeAll(keepingCapacity: waiting.capacity <= 1024)
+                head = 0
+            } else if head >= 1024 && head * 2 >= waiting.count {
+                waiting.removeFirst(head)
+                head = 0
+            }
+            betweenFrames?()
+        }
+    }
+
+    private func handle(_ next: Waiting) {
+        switch next {
+        case .frame(let bytes):
+            waitingBytes -= bytes.count
+            bytes.withUnsafeBytes { host.engine.receive(frame: $0) }
         case .oversized(let count, let limit): host.engine.receiveOversized(byteCount: count, limit: limit)
         case .badHeader(let problem): host.engine.receiveBadHeader(problem)
         }

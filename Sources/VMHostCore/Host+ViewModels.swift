@@ -192,6 +192,7 @@ extension Host {
                     throw rpcError(error, input: name)
                 }
             } else if let command = input as? any AnyCommand {
+                guard !inputEnded else { throw RPCError.endOfInput }
                 let execution: CommandExecution
                 do throws(InputError) {
                     execution = try command.execute(value) { outcome in
@@ -234,4 +235,10 @@ extension Host {
             return .failure(.internalError(detail))
         }
     }
+}
+
+extension RPCError {
+    /// A command sent after the end of input: not started (protocol/SPEC.md §7).
+    static let endOfInput = RPCError(
+        code: requestCancelledCode, message: "Request cancelled: end of input", data: ["reason": "end of input"])
 }

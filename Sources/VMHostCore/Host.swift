@@ -113,6 +113,9 @@ public final class Host {
     /// Called for log-worthy problems (bad input that was answered with an error).
     public var log: ((String) -> Void)?
     public internal(set) var hasShutDown = false
+    /// Set once the input has ended: a command sent now is not started and answers -32800 with
+    /// `data: {reason: "end of input"}` (protocol/SPEC.md §7); other requests are answered as usual.
+    public var inputEnded = false
 
     public init(configuration: Configuration) {
         self.configuration = configuration

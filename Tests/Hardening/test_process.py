@@ -462,3 +462,139 @@ def test_thousands_of_view_models_created_and_disposed_leave_no_trace(tmp_path, 
     rest_of_stdout(host)  # whole frames (countdown ticks of the system clock may still come)
     assert exit_status(host) == 0
     assert_no_crash(tmp_path)
+
+
+# -- the end of input with a backlog (SPEC §7) ---------------------------------------------------
+
+
+def test_a_command_read_before_eof_but_not_started_answers_end_of_input(tmp_path):
+    """Input from a file: the host reads it whole at once and sees EOF right after the first message,
+    so every command behind it is refused (-32800, reason "end of input") without running, while
+    the other requests are answered as usual."""
+    script = tmp_path / "input.ndjson"
+    script.write_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in [
+        request(1, "vm.create", {"kind": "ProductList", "id": "p"}),
+        request(2, "vm.send", {"vm": "p", "input": "refresh"}),
+        {"jsonrpc": "2.0", "method": "vm.send", "params": {"vm": "p", "input": "loadMore"}},
+        request(3, "ping"),
+        request(4, "vm.get", {"vm": "p", "outputs": ["items", "isRefreshing"]}),
+        request(5, "vm.send", {"vm": "p", "input": "cancel"}),
+    ]))
+    with open(script, "rb") as stdin:
+        done = subprocess.run([binary()], stdin=stdin, capture_output=True, timeout=PROMPT)
+    assert done.returncode == 0, done.stderr
+    replies = responses(parse_frames(done.stdout, "ndjson"))
+    assert replies[1]["result"]["vm"] == "p"
+    assert replies[2]["error"]["code"] == CANCELLED
+    assert replies[2]["error"]["data"] == {"reason": "end of input"}
+    assert replies[3]["result"] == {}
+    assert replies[4]["result"] == {"values": {"items": [], "isRefreshing": False}}  # nothing ran
+    assert replies[5]["result"] == {}
+
+
+def test_eof_behind_a_backlog_of_commands_answers_every_request_in_whole_frames(tmp_path):
+    """5,000 `loadMore` notifications on a 100,000-product catalogue, one `ping`, EOF, with a client
+    that reads continuously: the host exits promptly (the backlog starts no command once EOF is
+    seen), every frame is whole and the `ping` is answered."""
+    host = start(tmp_path, "--demo-products", "100000")
+    ok(host, "vm.create", {"kind": "ProductList", "id": "p"})
+    ok(host, "vm.subscribe", {"vm": "p"})
+    ok(host, "vm.send", {"vm": "p", "input": "refresh"})
+    load_more = json.dumps({"jsonrpc": "2.0", "method": "vm.send", "params": {"vm": "p", "input": "loadMore"}}).encode() + b"\n"
+    backlog = load_more * 5000 + json.dumps(request("last", "ping")).encode() + b"\n"
+    received: list[bytes] = []
+
+    def read_continuously() -> None:
+        fd = host.process.stdout.fileno()
+        while True:
+            ready, _, _ = select.select([fd], [], [], HANG_LIMIT)
+            if not ready:
+                return
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return
+            received.append(chunk)
+
+    reader = threading.Thread(target=read_continuously)
+    reader.start()
+    host.process.stdin.write(backlog)
+    host.process.stdin.close()
+    status = exit_status(host)
+    reader.join(HANG_LIMIT)
+    assert status == 0
+    data = host.buffer + b"".join(received)
+    assert data.endswith(b"\n"), data[-200:]
+    messages = parse_frames(data, "ndjson")
+    assert responses(messages)["last"]["result"] == {}
+    assert_no_crash(tmp_path)
+
+
+# -- descriptors at start-up (SPEC §7) and the trace (SPEC §8) ------------------------------------
+
+
+def run_with_closed(fd: int, data: bytes, *args: str) -> subprocess.CompletedProcess:
+    """Runs the host with descriptor `fd` closed (stdin from `data` otherwise, stdout and stderr
+    captured unless closed)."""
+    return subprocess.run(
+        [binary(), *args], input=None if fd == 0 else data, capture_output=True,
+        preexec_fn=lambda: os.close(fd), timeout=PROMPT)
+
+
+def test_started_with_stderr_closed_the_logs_stay_out_of_the_protocol_stream():
+    data = b"".join(json.dumps(m).encode() + b"\n" for m in [
+        {"jsonrpc": "2.0", "method": "no.such.method"},  # logged at debug level
+        request(1, "ping"),
+    ])
+    done = run_with_closed(2, data, "--log-level", "trace")
+    assert done.returncode == 0
+    assert parse_frames(done.stdout, "ndjson") == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+
+
+@pytest.mark.parametrize("fd, status, name", [(0, 66, b"stdin"), (1, 74, b"stdout")])
+def test_started_without_stdin_or_stdout_it_says_so_and_exits_with_a_clear_status(fd, status, name):
+    done = run_with_closed(fd, json.dumps(request(1, "ping")).encode() + b"\n")
+    assert done.returncode == status, (done.returncode, done.stderr)
+    assert name + b" (fd %d) is closed" % fd in done.stderr
+    for mark in (b"Fatal error", b"Stack dump", b"Illegal instruction"):
+        assert mark not in done.stderr
+
+
+def test_a_trace_fifo_nobody_reads_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    done = subprocess.run([binary(), "--trace", str(fifo)], input=b"", capture_output=True, timeout=PROMPT)
+    assert done.returncode == 2
+    assert b"no process reads" in done.stderr
+
+
+def test_sigterm_ends_the_host_while_its_trace_fifo_is_not_read(tmp_path):
+    """The trace's reader opened the FIFO and stopped reading: the host's trace writer is stuck, the
+    host itself is not, and SIGTERM ends it."""
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        host = start(tmp_path, "--trace", str(fifo))
+        big = "x" * 60_000
+        for i in range(8):  # well over the FIFO's 64 KiB: each is traced whole, and refused (-32602)
+            assert host.request("ping", {"pad": big}).code == -32602
+        host.process.send_signal(signal.SIGTERM)
+        assert exit_status(host) == 0
+        assert_no_crash(tmp_path)
+    finally:
+        os.close(reader)
+
+
+def test_sigterm_ends_a_host_busy_with_a_backlog_within_the_bound(tmp_path):
+    """The input stays open, so a backlog of 5,000 `loadMore` on a 100,000-product catalogue runs
+    (each page grows the subscribed list); SIGTERM ends the process anyway, in whole frames."""
+    host = start(tmp_path, "--demo-products", "100000")
+    ok(host, "vm.create", {"kind": "ProductList", "id": "p"})
+    ok(host, "vm.subscribe", {"vm": "p"})
+    ok(host, "vm.send", {"vm": "p", "input": "refresh"})
+    load_more = json.dumps({"jsonrpc": "2.0", "method": "vm.send", "params": {"vm": "p", "input": "loadMore"}}).encode() + b"\n"
+    host.write_raw(load_more * 5000)  # returns once the host has read most of it
+    host.process.send_signal(signal.SIGTERM)
+    status = exit_status(host)
+    assert status == 0
+    assert_no_crash(tmp_path)

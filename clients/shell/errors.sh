@@ -4,12 +4,22 @@
 # Usage: clients/shell/errors.sh
 set -euo pipefail
 source "$(dirname "$0")/vmhost-path.sh"
+# At EOF the host starts no more commands (protocol/SPEC.md §7), so its input stays open until the
+# reply to the refresh (id 4) is out; then closing it ends the host.
+coproc HOST { "$VMHOST" --test-controls; }
 printf '%s\n' \
   '{"jsonrpc":"2.0","id":1,"method":"vm.create","params":{"kind":"ProductList","id":"p"}}' \
   '{"jsonrpc":"2.0","id":2,"method":"vm.subscribe","params":{"vm":"p","outputs":["error"]}}' \
   '{"jsonrpc":"2.0","id":3,"method":"control.backend.script","params":{"endpoint":"products","outcomes":["http:500"]}}' \
   '{"jsonrpc":"2.0","id":4,"method":"vm.send","params":{"vm":"p","input":"refresh"}}' \
-  | "$VMHOST" --test-controls \
-  | jq -c 'if .method == "vm.event" then {event: .params.name, value: .params.value}
-           elif .id == 4 then {reply: .error.code, data: .error.data}
-           else empty end'
+  >&"${HOST[1]}"
+out=
+while IFS= read -r line <&"${HOST[0]}"; do
+  out+=$line$'\n'
+  case $line in *'"id":4,'*) break ;; esac
+done
+exec {HOST[1]}>&-
+wait "$HOST_PID"
+jq -c 'if .method == "vm.event" then {event: .params.name, value: .params.value}
+       elif .id == 4 then {reply: .error.code, data: .error.data}
+       else empty end' <<<"$out"

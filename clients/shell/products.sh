@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
-# Loads the whole product list (refresh, then load-more until hasMore is false) in one pipe and
-# prints a table of the cells with jq. The host answers every request in order, so the requests
-# can be written at once; the last vm.get reads the final list.
+# Loads the whole product list (refresh, then load-more until hasMore is false) and prints a table
+# of the cells with jq. The host answers every request in order, so the requests can be written at
+# once; the last vm.get reads the final list.
 # Usage: clients/shell/products.sh [locale]   (zh-Hans by default, or en)
 set -euo pipefail
 source "$(dirname "$0")/vmhost-path.sh"
 LOCALE=${1:-zh-Hans}
-{
+requests() {
   printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"locale\":\"$LOCALE\"}}"
   printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"vm.create","params":{"kind":"ProductList","id":"p"}}'
   printf '%s\n' '{"jsonrpc":"2.0","id":3,"method":"vm.send","params":{"vm":"p","input":"refresh"}}'
   printf '%s\n' '{"jsonrpc":"2.0","id":4,"method":"vm.send","params":{"vm":"p","input":"loadMore"}}'
   printf '%s\n' '{"jsonrpc":"2.0","id":5,"method":"vm.send","params":{"vm":"p","input":"loadMore"}}'
   printf '%s\n' '{"jsonrpc":"2.0","id":6,"method":"vm.get","params":{"vm":"p","outputs":["items","page","hasMore"]}}'
-} | "$VMHOST" \
-  | jq -r 'select(.id == 6) | .result.values
-      | "page \(.page), more: \(.hasMore), \(.items | length) products",
-        (.items[] | [.id, .name, .bank, .profit, .saleStatus, .term, .amount] | @tsv)'
+}
+# At EOF the host starts no more commands (protocol/SPEC.md §7), so its input stays open until the
+# last reply is out; then closing it ends the host.
+coproc HOST { "$VMHOST"; }
+requests >&"${HOST[1]}"
+reply=
+while IFS= read -r line <&"${HOST[0]}"; do
+  case $line in *'"id":6,'*) reply=$line; break ;; esac
+done
+exec {HOST[1]}>&-
+wait "$HOST_PID"
+jq -r '.result.values
+    | "page \(.page), more: \(.hasMore), \(.items | length) products",
+      (.items[] | [.id, .name, .bank, .profit, .saleStatus, .term, .amount] | @tsv)' <<<"$reply"

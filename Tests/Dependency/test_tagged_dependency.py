@@ -1,0 +1,100 @@
+"""A package that depends on vmhost by version resolves and builds, and serves through the server
+entry (issue: vmhost as a framework). The repository's committed HEAD is cloned into a temporary
+directory and tagged 1.0.0 there; a tiny consumer package depends on it `from: "1.0.0"`, imports
+`VMHost`, declares one kind and a `main` of three lines, is built, and answers `initialize`,
+`ping` and `host.describe` through a pipe. Only the framework and swift-log are built: the
+reference app's modules are not part of the `VMHost` product.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD_LIMIT = 1500  # seconds: a deadline for a cold build on a loaded machine, not a measure
+
+CONSUMER_MANIFEST = """\
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "consumer",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(url: "{url}", from: "1.0.0"),
+    ],
+    targets: [
+        .executableTarget(name: "consumer", dependencies: [.product(name: "VMHost", package: "vmhost")]),
+    ]
+)
+"""
+
+CONSUMER_MAIN = """\
+import VMHost
+
+/// One kind: a text input echoed in a property.
+@HostActor
+final class EchoViewModel: ViewModel {
+    typealias Args = NoArgs
+    static let kind = "Echo"
+    let text: Property<String>
+
+    init(context: ViewModelContext) {
+        text = context.property("text", "")
+        context.value("text", of: String.self) { [unowned self] in text.value = $0 }
+        context.value("secret", of: String.self, secret: true) { _ in }
+    }
+}
+
+Server(name: "consumer", version: "2.3.4") { _ in
+    ServedApp(kinds: [ViewModelFactory(EchoViewModel.self) { _, context in EchoViewModel(context: context) }])
+}.run()
+"""
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def test_a_package_depending_on_a_version_tag_builds_and_serves(tmp_path):
+    clone = tmp_path / "vmhost"
+    git("clone", "--quiet", str(ROOT), str(clone), cwd=tmp_path)
+    git("-c", "user.name=test", "-c", "user.email=test@example.invalid", "tag", "1.0.0", cwd=clone)
+
+    consumer = tmp_path / "consumer"
+    (consumer / "Sources" / "consumer").mkdir(parents=True)
+    (consumer / "Package.swift").write_text(CONSUMER_MANIFEST.format(url=clone.as_uri()))
+    (consumer / "Sources" / "consumer" / "main.swift").write_text(CONSUMER_MAIN)
+
+    built = subprocess.run(["swift", "build", "--product", "consumer"], cwd=consumer, capture_output=True,
+                           text=True, timeout=BUILD_LIMIT)
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    resolved = json.loads((consumer / "Package.resolved").read_text())
+    pins = {pin["identity"]: pin["state"] for pin in resolved["pins"]}
+    assert pins["vmhost"].get("version") == "1.0.0", pins
+    # Nothing of the reference app was compiled for the consumer.
+    objects = {path.parent.name for path in (consumer / ".build").rglob("*.o")}
+    assert not any(name.startswith(("Backend", "ProductList", "Login", "MenuGroups")) for name in objects), objects
+
+    binary = next(path for path in (consumer / ".build").glob("*/debug/consumer") if path.is_file())
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize"},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 3, "method": "host.describe"},
+    ]
+    done = subprocess.run([str(binary)], input="".join(json.dumps(m) + "\n" for m in messages).encode(),
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    replies = {reply["id"]: reply for reply in map(json.loads, done.stdout.decode().splitlines())}
+    assert replies[1]["result"]["serverInfo"] == {"name": "consumer", "version": "2.3.4"}
+    assert replies[2]["result"] == {}
+    (kind,) = replies[3]["result"]["kinds"]
+    assert kind["kind"] == "Echo"
+    assert [(i["name"], i.get("secret", False)) for i in kind["inputs"]] == [("text", False), ("secret", True)]
+
+    usage = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 0 and "--trace" in usage.stdout and "consumer" in usage.stdout
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+    assert version.stdout.strip() == "consumer 2.3.4"

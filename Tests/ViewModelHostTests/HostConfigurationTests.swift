@@ -1,0 +1,73 @@
+import Testing
+import VMHostEventLoop
+import VMHostJSONRPC
+import VMHostRuntime
+import VMHostTesting
+import VMHostWire
+@testable import VMHostCore
+
+/// A kind with one plain and one secret input, and commands that fail with a domain error.
+@HostActor
+private final class VaultViewModel: ViewModel {
+    typealias Args = NoArgs
+    static let kind = "Vault"
+
+    init(context: ViewModelContext) {
+        context.value("label", of: String.self) { _ in }
+        context.value("pin", of: String.self, secret: true) { _ in }
+    }
+
+    static func factory() -> ViewModelFactory {
+        ViewModelFactory(VaultViewModel.self) { _, context in VaultViewModel(context: context) }
+    }
+}
+
+@Suite("What an app chooses about its host")
+struct HostConfigurationTests {
+    @HostActor
+    private func host(errorKinds: [DomainError.Kind] = DomainError.Kind.allCases) -> Host {
+        Host(configuration: .init(
+            clock: ManualClock(), factories: [VaultViewModel.factory(), ProbeViewModel.factory()], serverName: "vault",
+            serverVersion: "9.9.9", defaultLocale: .en, locales: [.en], errorKinds: errorKinds))
+    }
+
+    @Test @HostActor func secretInputsAreDescribedAndMasked() {
+        let host = host()
+        guard case .object(let vault)? = host.describe(kind: "Vault"), case .array(let inputs)? = vault["inputs"] else {
+            Issue.record("no description")
+            return
+        }
+        #expect(inputs.map { $0["secret"] } == [nil, true])
+        let redaction = host.redaction(secretMembers: ["token"])
+        let send: JSON = ["method": "vm.send", "params": ["vm": "v", "input": "pin", "value": 1234]]
+        #expect(redaction.redact(send)["params"] == ["vm": "v", "input": "pin", "value": "***"])
+        let plain: JSON = ["method": "vm.send", "params": ["vm": "v", "input": "label", "value": "home"]]
+        #expect(redaction.redact(plain)["params"] == ["vm": "v", "input": "label", "value": "home"])
+        #expect(redaction.redact(["pin": "1234", "token": "t", "label": "x"]) == ["pin": "***", "token": "***", "label": "x"])
+    }
+
+    @Test @HostActor func initializeNamesTheAppAndOffersItsLocalesOnly() {
+        let host = host()
+        func reply(_ text: String) -> JSON? {
+            Array(text.utf8).withUnsafeBytes { host.engine.receive(frame: $0) }
+            return host.outputQueue.takeAll().last.flatMap { try? JSON.parse($0) }
+        }
+        let english = reply(#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#)
+        #expect(english?["result"]?["serverInfo"] == ["name": "vault", "version": "9.9.9"])
+        #expect(english?["result"]?["locale"] == "en")
+        let chinese = reply(#"{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"locale":"zh-Hans"}}"#)
+        #expect(chinese?["error"]?["code"] == -32602)
+        #expect(chinese?["error"]?["message"] == "Invalid params: params.locale: unsupported locale \"zh-Hans\" (supported: en)")
+    }
+
+    @Test @HostActor func theErrorEventListsTheAppsErrorKinds() {
+        let narrowed = host(errorKinds: [.network, .business])
+        guard case .object(let vault)? = narrowed.describe(kind: "Vault"), case .array(let outputs)? = vault["outputs"],
+            let error = outputs.first(where: { $0["name"] == "error" })
+        else {
+            Issue.record("no error event")
+            return
+        }
+        #expect(error["schema"]?["properties"]?["kind"] == ["enum": ["network", "business"]])
+    }
+}
