@@ -88,9 +88,9 @@ enum ReferenceApp {
         var controls: [TestControl] = []
         if let embedded = transport as? EmbeddedBackend {
             controls = [
-                control("control.backend.script") { (params) throws(ScriptError) in try embedded.script(params: params) },
-                control("control.backend.latency") { (params) throws(ScriptError) in try embedded.setLatency(params: params) },
-                control("control.backend.reset") { _ in
+                control("control.backend.script", params: ["endpoint", "outcomes"]) { (params) throws(ScriptError) in try embedded.script(params: params) },
+                control("control.backend.latency", params: ["ms"]) { (params) throws(ScriptError) in try embedded.setLatency(params: params) },
+                control("control.backend.reset", params: []) { _ in
                     embedded.reset()
                     session.end(.logout)
                 },
@@ -105,16 +105,18 @@ enum ReferenceApp {
         [
             ProductListViewModel.factory(api: api),
             LoginViewModel.factory(api: api),
-            SessionViewModel.factory(session: session),
             MenuSubGroupViewModel.factory(api: api),
             MenuEditGroupViewModel.factory(api: api),
+            SessionViewModel.factory(session: session),
         ]
     }
 
     /// A control answered `{}` once `body` accepted its params, or -32602 naming the param.
     @HostActor
-    static func control(_ name: String, _ body: @escaping @HostActor (JSON) throws(ScriptError) -> Void) -> TestControl {
-        TestControl(name) { (params) throws(RPCError) in
+    static func control(
+        _ name: String, params members: Set<String>, _ body: @escaping @HostActor (JSON) throws(ScriptError) -> Void
+    ) -> TestControl {
+        TestControl(name, params: members) { (params) throws(RPCError) in
             do throws(ScriptError) {
                 try body(params)
             } catch {
