@@ -81,10 +81,14 @@ let package = Package(
         .target(
             name: "MenuGroups", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
             path: "Sources/ReferenceApp/MenuGroups", swiftSettings: settings),
+        // What the app keeps between runs with --state-dir: SQLite, loaded on first use.
+        .target(
+            name: "StateStore", dependencies: ["VMHostEventLoop"],
+            path: "Sources/ReferenceApp/StateStore", swiftSettings: settings),
         // The executable: the reference app's kinds served on stdio.
         .executableTarget(
             name: "vmhost",
-            dependencies: ["VMHost", "Backend", "ProductList", "Login", "MenuGroups"],
+            dependencies: ["VMHost", "Backend", "ProductList", "Login", "MenuGroups", "StateStore"],
             path: "Sources/ReferenceApp/vmhost",
             swiftSettings: settings
         ),
@@ -130,5 +134,6 @@ let package = Package(
         .testTarget(name: "LoginTests", dependencies: ["Login", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "MenuGroupsTests", dependencies: ["MenuGroups", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "BackendTests", dependencies: ["Backend", "BackendTesting"], swiftSettings: settings),
+        .testTarget(name: "StateStoreTests", dependencies: ["StateStore"], swiftSettings: settings),
     ]
 )

@@ -113,6 +113,7 @@ struct ListProbe {
 @HostActor
 final class BodyAPI: APIClient {
     let body: [UInt8]
+    var token: String?
 
     init(body: [UInt8]) { self.body = body }
 

@@ -29,16 +29,12 @@ extension LoginSuites {
         enum SubmitPoint: String, CaseIterable, Sendable, CustomTestStringConvertible {
             /// Password mode, the first attempt.
             case password
-            /// Password mode, after a login succeeded (the token is kept).
-            case passwordAfterLogin
             /// Password mode, while the message of an earlier failed login is shown.
             case passwordAfterFailure
             /// Code mode, the first attempt.
             case code
             /// Code mode, a code was just sent: the countdown runs.
             case codeDuringCountdown
-            /// Code mode, after a login succeeded.
-            case codeAfterLogin
             /// Code mode, while a `sendCode` is in flight (it succeeds afterwards).
             case codeDuringSendCode
 
@@ -111,8 +107,6 @@ extension LoginSuites {
             let viewModel = try open(point.mode)
             var concurrent: StubCall?
             switch point {
-            case .passwordAfterLogin, .codeAfterLogin:
-                #expect(try await run("submit", point.endpoint, .success(.session(Session(token: "t-1")))) == .succeeded(nil))
             case .passwordAfterFailure:
                 try await run("submit", point.endpoint, .failure(Self.earlierFailure))
             case .codeDuringCountdown:
@@ -160,12 +154,14 @@ extension LoginSuites {
                 #expect(recorder.take() == [changed("countdown", 59), changed("sendCodeTitle", "重新发送(59s)")])
             }
 
-            // Submitting again, answered: the message goes, the login navigates.
+            // Submitting again, answered: the message goes, the login navigates, and the open
+            // session refuses a further submit.
             #expect(try await run("submit", point.endpoint, .success(.session(Session(token: "t-2")))) == .succeeded(nil))
             #expect(recorder.take() == [
                 changed("isSubmitting", true), changed("canSubmit", false), changed("failureMessage", nil),
-                event("navigate", ["route": "ProductList"]), changed("isSubmitting", false), changed("canSubmit", true),
+                event("navigate", ["route": "ProductList"]), changed("isSubmitting", false),
             ])
+            #expect(recorder.disabledReason("submit") == "the login succeeded already; the session is open")
             #expect(api.token == "t-2")
             #expect(api.pendingCalls.isEmpty)
         }
@@ -216,7 +212,7 @@ extension LoginSuites {
                 concurrent.call.succeed(.session(Session(token: "t-1")))
                 #expect(await recorder.finished(concurrent.index) == .succeeded(nil))
                 #expect(recorder.take() == [
-                    event("navigate", ["route": "ProductList"]), changed("isSubmitting", false), changed("canSubmit", true),
+                    event("navigate", ["route": "ProductList"]), changed("isSubmitting", false),
                 ])
             }
 

@@ -52,6 +52,11 @@ extension LoginSuites {
             #expect(errorCode(try host.request("vm.send", ["vm": "l", "input": "password", "value": [.string(Self.secretPassword)]])) == -32602)
             _ = try send("password", "123456")
             #expect(events(try send("submit")) == ["navigate"])
+            // The session is open: this Login refuses another submit; a new one starts the code login.
+            _ = try host.request("control.backend.reset", [:])
+            _ = try host.request("vm.dispose", ["vm": "l"])
+            _ = try host.request("vm.create", ["kind": "Login", "id": "l"])
+            _ = try host.request("vm.subscribe", ["vm": "l"])
 
             // Code mode: send a code, let the countdown run out, a wrong (secret) code fails, the demo code succeeds.
             _ = try send("mode", "code")

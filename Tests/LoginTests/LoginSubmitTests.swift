@@ -18,12 +18,14 @@ extension LoginSuites {
             try harness.recorder.execute("submit")
             #expect(harness.recorder.take() == [changed("isSubmitting", true), changed("canSubmit", false)])
             await harness.recorder.settle()
-            #expect(harness.recorder.take() == [
-                Self.navigateToProducts, changed("isSubmitting", false), changed("canSubmit", true),
-            ])
+            // canSubmit stays false: the session is open, a second submit is refused.
+            #expect(harness.recorder.take() == [Self.navigateToProducts, changed("isSubmitting", false)])
             #expect(harness.recorder.outcomes == [.succeeded(nil)])
             // The API client keeps the token for later calls (Authorization).
             #expect(harness.backend.token == "demo-token-1")
+            #expect(throws: InputError.disabled(reason: "the login succeeded already; the session is open")) {
+                try harness.recorder.execute("submit")
+            }
         }
 
         @Test func codeLoginSucceedsAndNavigates() async throws {
@@ -32,9 +34,7 @@ extension LoginSuites {
             try harness.recorder.execute("submit")
             #expect(harness.recorder.take() == [changed("isSubmitting", true), changed("canSubmit", false)])
             await harness.recorder.settle()
-            #expect(harness.recorder.take() == [
-                Self.navigateToProducts, changed("isSubmitting", false), changed("canSubmit", true),
-            ])
+            #expect(harness.recorder.take() == [Self.navigateToProducts, changed("isSubmitting", false)])
             #expect(harness.recorder.outcomes == [.succeeded(nil)])
             #expect(harness.backend.token == "demo-token-1")
         }
@@ -76,7 +76,7 @@ extension LoginSuites {
             await harness.recorder.settle()
             #expect(harness.recorder.take() == [
                 changed("isSubmitting", true), changed("canSubmit", false),
-                Self.navigateToProducts, changed("isSubmitting", false), changed("canSubmit", true),
+                Self.navigateToProducts, changed("isSubmitting", false),
             ])
         }
 
@@ -94,7 +94,7 @@ extension LoginSuites {
             #expect(harness.recorder.take() == [
                 changed("isSubmitting", true), changed("canSubmit", false),
                 changed("failureMessage", nil), Self.navigateToProducts,
-                changed("isSubmitting", false), changed("canSubmit", true),
+                changed("isSubmitting", false),
             ])
         }
 
@@ -130,7 +130,7 @@ extension LoginSuites {
             #expect(throws: InputError.disabled(reason: "already running")) { try harness.recorder.execute("submit") }
             #expect(harness.recorder.take() == [changed("isSubmitting", true), changed("canSubmit", false)])
             let records = await harness.advance(ms: 300)
-            #expect(records == [Self.navigateToProducts, changed("isSubmitting", false), changed("canSubmit", true)])
+            #expect(records == [Self.navigateToProducts, changed("isSubmitting", false)])
         }
 
         @Test func disposingCancelsTheLoginWithoutAnError() async throws {

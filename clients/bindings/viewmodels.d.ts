@@ -50,7 +50,7 @@ export interface ProductListProperties {
 }
 
 export interface ErrorEvent {
-  "kind": "network" | "timeout" | "server" | "business" | "decode";
+  "kind": "network" | "timeout" | "server" | "business" | "decode" | "unauthorized";
   "code": number | string | null;
   "message": string;
   "input": string | null;
@@ -221,10 +221,34 @@ export interface MenuEditGroup extends TypedViewModel<"MenuEditGroup", MenuEditG
   cancel(value?: null, options?: RequestOptions): Promise<{}>;
 }
 
+export type SessionArgs = Record<string, never>;
+
+export interface SessionProperties {
+  "isLoggedIn": boolean;
+  "username": string | null;
+}
+
+export interface SessionNavigateEvent {
+  "route": "Login";
+}
+
+export interface SessionEvents {
+  "error": ErrorEvent;
+  "navigate": SessionNavigateEvent;
+}
+
+/** A `Session` view-model: `(await host.create("Session", args)) as unknown as Session`. */
+export interface Session extends TypedViewModel<"Session", SessionProperties, SessionEvents> {
+  /** Input `logout` (command, policy ignore). */
+  send(input: "logout", value?: null, options?: RequestOptions): Promise<unknown>;
+  logout(value?: null, options?: RequestOptions): Promise<unknown>;
+}
+
 /** Every kind: its args and its view-model. */
 export interface Kinds {
   "ProductList": { args: ProductListArgs; viewModel: ProductList };
   "Login": { args: LoginArgs; viewModel: Login };
   "MenuSubGroup": { args: MenuSubGroupArgs; viewModel: MenuSubGroup };
   "MenuEditGroup": { args: MenuEditGroupArgs; viewModel: MenuEditGroup };
+  "Session": { args: SessionArgs; viewModel: Session };
 }

@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, List, Literal, Optional, TypedDict, Unio
 
 import vmhost
 
-__all__ = ['TypedViewModel', 'ProductList', 'Login', 'MenuSubGroup', 'MenuEditGroup']
+__all__ = ['TypedViewModel', 'ProductList', 'Login', 'MenuSubGroup', 'MenuEditGroup', 'Session']
 
 
 class TypedViewModel:
@@ -35,7 +35,7 @@ ProductListArgs = TypedDict('ProductListArgs', {'pageSize': int}, total=False)
 ProductListItemsItem = TypedDict('ProductListItemsItem', {'id': str, 'name': str, 'bank': str, 'profit': str, 'saleStatus': str, 'term': str, 'amount': str})
 
 
-ErrorEvent = TypedDict('ErrorEvent', {'kind': Literal["network", "timeout", "server", "business", "decode"], 'code': Optional[Union[int, str]], 'message': str, 'input': Optional[str]})
+ErrorEvent = TypedDict('ErrorEvent', {'kind': Literal["network", "timeout", "server", "business", "decode", "unauthorized"], 'code': Optional[Union[int, str]], 'message': str, 'input': Optional[str]})
 
 
 class ProductList(TypedViewModel):
@@ -366,4 +366,42 @@ class MenuEditGroup(TypedViewModel):
         return self.vm.on('dismiss', callback)
 
 
-KINDS = {'ProductList': ProductList, 'Login': Login, 'MenuSubGroup': MenuSubGroup, 'MenuEditGroup': MenuEditGroup}
+SessionArgs = Dict[str, Any]
+
+
+SessionNavigateEvent = TypedDict('SessionNavigateEvent', {'route': Literal["Login"]})
+
+
+class Session(TypedViewModel):
+    """The `Session` view-model, typed. `Session.create(host, args)` or `Session(host.create(...))`."""
+
+    KIND = 'Session'
+
+    @classmethod
+    def create(cls, host: vmhost.Host, args: Optional[SessionArgs] = None, id: Optional[str] = None) -> 'Session':
+        return cls(host.create(cls.KIND, cast(Optional[Dict[str, Any]], args), id=id))
+
+    def logout(self, timeout: Optional[float] = None) -> Any:
+        """Input `logout` (command, policy ignore)."""
+        return self.vm.send('logout', timeout=timeout)
+
+    @property
+    def isLoggedIn(self) -> bool:
+        """Property `isLoggedIn`, from the mirror (subscribe first)."""
+        return cast('bool', self.vm['isLoggedIn'])
+
+    @property
+    def username(self) -> Optional[str]:
+        """Property `username`, from the mirror (subscribe first)."""
+        return cast('Optional[str]', self.vm['username'])
+
+    def on_error(self, callback: Callable[[ErrorEvent], Any]) -> Callable[[], None]:
+        """Calls *callback* with each `error` event."""
+        return self.vm.on('error', callback)
+
+    def on_navigate(self, callback: Callable[[SessionNavigateEvent], Any]) -> Callable[[], None]:
+        """Calls *callback* with each `navigate` event."""
+        return self.vm.on('navigate', callback)
+
+
+KINDS = {'ProductList': ProductList, 'Login': Login, 'MenuSubGroup': MenuSubGroup, 'MenuEditGroup': MenuEditGroup, 'Session': Session}

@@ -16,6 +16,11 @@ import VMHostRuntime
 /// - Important: Calls are made on the host actor; implementations never block it.
 @HostActor
 public protocol APIClient: AnyObject, Sendable {
+    /// The bearer token sent as `Authorization: Bearer` on every call; nil sends none. A login sets
+    /// it; ``AuthenticatedAPI`` sets and clears it as the app's session starts and ends.
+    ///
+    /// - Important: A secret: never log it.
+    var token: String? { get set }
     /// `GET /products?page=N&pageSize=M`: one page of the product list (pages are 1-based).
     func products(page: Int, pageSize: Int) async throws -> Page<Product>
     /// `POST /auth/login`: logs in with an account and password and keeps the token for later calls.

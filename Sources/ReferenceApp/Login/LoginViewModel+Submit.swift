@@ -31,6 +31,7 @@ extension LoginViewModel {
             throw error
         }
         failureMessage.value = nil
+        loggedIn.value = true
         navigate.emit(.productList)
     }
 }

@@ -52,6 +52,8 @@ public final class LoginViewModel: ViewModel {
     let password = Property("password", "")
     let phone = Property("phone", "")
     let code = Property("code", "")
+    /// True once a login succeeded: a second `submit` is refused (the session is open).
+    let loggedIn = Property("loggedIn", false)
     /// The countdown's next tick, while one is armed.
     var countdownTimer: ClockTimer?
 
@@ -92,7 +94,7 @@ public final class LoginViewModel: ViewModel {
         deriveAppearance()
         deriveValidity()
         isSubmitting.bind(to: submit.isExecuting)
-        derive(canSubmit, from: [mode, usernameValid, passwordValid, phoneValid, codeValid, isSubmitting]) { [unowned self] in
+        derive(canSubmit, from: [mode, usernameValid, passwordValid, phoneValid, codeValid, isSubmitting, loggedIn]) { [unowned self] in
             !isSubmitting.value && submitBlocker() == nil
         }
         sendCodeTitle.bind(to: countdown) { [locale = context.locale] in Strings.sendCodeTitle(countdown: $0)(locale) }
@@ -146,6 +148,7 @@ public final class LoginViewModel: ViewModel {
 
     /// Why the current mode's fields cannot be submitted, or nil when they can.
     func submitBlocker() -> String? {
+        if loggedIn.value { return Strings.Reason.alreadyLoggedIn }
         switch mode.value {
         case .password:
             if !usernameValid.value { return Strings.Reason.usernameInvalid }

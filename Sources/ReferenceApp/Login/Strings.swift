@@ -24,6 +24,7 @@ enum Strings {
         static func countdownRunning(_ seconds: Int) -> String { "a code was just sent; wait \(seconds)s before sending another" }
         static let usernameInvalid = "the username is not a valid mainland mobile number"
         static let passwordTooShort = "the password is shorter than \(LoginValidation.minimumPasswordLength) characters"
+        static let alreadyLoggedIn = "the login succeeded already; the session is open"
         static let codeInvalid = "the code is not \(LoginValidation.codeLength) digits"
     }
 }

@@ -2,6 +2,7 @@ import Backend
 import Login
 import MenuGroups
 import ProductList
+import StateStore
 import VMHost
 
 /// The reference app as a server: its name and version, its own command-line options (the
@@ -39,6 +40,10 @@ enum ReferenceApp {
         OptionSpec(
             "timeout-ms", value: "timeout-ms", defaultValue: "15000",
             abstract: "Deadline of every backend call, in milliseconds, on the host's clock."),
+        OptionSpec(
+            "state-dir", value: "DIR",
+            abstract: "Keep the session (and the last good lists) in DIR between runs.",
+            discussion: "DIR is created (mode 0700) when missing; the database DIR/state.sqlite3 is mode 0600. Without it nothing is written anywhere. See protocol/viewmodels/Session.md."),
     ]
 
     /// The backend the options choose, the kinds over it, and the embedded backend's test controls.
@@ -67,28 +72,42 @@ enum ReferenceApp {
                 throw UsageError("--demo-products applies to the embedded backend only, not to --backend \(text)")
             }
         }
-        let api = backend.makeClient(
+        var storage: StoredSession?
+        if let directory = arguments.value("state-dir") {
+            do throws(StateStoreError) {
+                storage = StoredSession(store: try StateStore(directory: directory), logger: environment.logger)
+            } catch {
+                throw UsageError(error.message)
+            }
+        }
+        let session = AppSession(storage: storage)
+        let transport = backend.makeClient(
             clock: environment.clock, timeout: .milliseconds(timeoutMs),
             demoProductCount: demoProducts ?? DemoCatalog.productCount)
+        let api = AuthenticatedAPI(transport, session: session)
         var controls: [TestControl] = []
-        if let embedded = api as? EmbeddedBackend {
+        if let embedded = transport as? EmbeddedBackend {
             controls = [
                 control("control.backend.script", params: ["endpoint", "outcomes"]) { (params) throws(ScriptError) in try embedded.script(params: params) },
                 control("control.backend.latency", params: ["ms"]) { (params) throws(ScriptError) in try embedded.setLatency(params: params) },
-                control("control.backend.reset", params: []) { _ in embedded.reset() },
+                control("control.backend.reset", params: []) { _ in
+                    embedded.reset()
+                    session.end(.logout)
+                },
             ]
         }
-        return ServedApp(kinds: kinds(api: api), controls: controls, summary: "backend \(text)")
+        return ServedApp(kinds: kinds(api: api, session: session), controls: controls, summary: "backend \(text)")
     }
 
     /// Every view-model kind the host serves, in `host.describe` order. One line per kind.
     @HostActor
-    static func kinds(api: any APIClient) -> [ViewModelFactory] {
+    static func kinds(api: any APIClient, session: AppSession) -> [ViewModelFactory] {
         [
             ProductListViewModel.factory(api: api),
             LoginViewModel.factory(api: api),
             MenuSubGroupViewModel.factory(api: api),
             MenuEditGroupViewModel.factory(api: api),
+            SessionViewModel.factory(session: session),
         ]
     }
 

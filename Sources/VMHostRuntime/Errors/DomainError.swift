@@ -9,11 +9,13 @@ import VMHostWire
 /// - `business`: the envelope said `success: false`. `code` is the envelope's code (a string) and
 ///   `message` the envelope's message.
 /// - `decode`: the body could not be parsed or had the wrong shape. `code` null.
+/// - `unauthorized`: the server answered HTTP 401 to a call made with the session's token; the
+///   session has ended. `code` 401.
 ///
 /// Cancellation is never a `DomainError`: a cancelled call throws `CancellationError`.
 public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable {
-        case network, timeout, server, business, decode
+        case network, timeout, server, business, decode, unauthorized
     }
 
     public var kind: Kind
@@ -39,6 +41,10 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
         .init(kind: .business, code: .string(code), message: message)
     }
     public static func decode(_ message: String) -> DomainError { .init(kind: .decode, message: message) }
+    /// The session ended because the server refused its token (HTTP 401).
+    public static func unauthorized(_ message: String = "the session has ended: log in again") -> DomainError {
+        .init(kind: .unauthorized, code: .int(401), message: message)
+    }
 
     /// The error object of the wire.
     public var json: JSON {

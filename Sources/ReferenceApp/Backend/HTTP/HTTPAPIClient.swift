@@ -35,7 +35,7 @@ public final class HTTPAPIClient: APIClient {
     /// The token of the last successful login, sent as `Authorization: Bearer`; nil before.
     ///
     /// - Important: A secret: never log it.
-    public internal(set) var token: String?
+    public var token: String?
 
     let session: URLSession
 

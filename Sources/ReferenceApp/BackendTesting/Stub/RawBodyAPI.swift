@@ -8,6 +8,8 @@ import VMHostRuntime
 @HostActor
 public final class RawBodyAPI: APIClient {
     public var body: [UInt8]
+    /// Sent with no call: every call is answered with ``body``.
+    public var token: String?
 
     public init(_ body: String) { self.body = Array(body.utf8) }
 

@@ -23,7 +23,7 @@ public final class StubAPI: APIClient {
     /// Every call so far, in the order made.
     public private(set) var calls: [StubCall] = []
     /// The token of the last successful login.
-    public private(set) var token: String?
+    public var token: String?
 
     private var queued: [BackendEndpoint: [Result<StubReply, DomainError>]] = [:]
     private var waiters: [(endpoint: BackendEndpoint, occurrence: Int, continuation: CheckedContinuation<StubCall, Never>)] = []

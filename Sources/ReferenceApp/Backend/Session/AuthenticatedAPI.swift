@@ -1,0 +1,81 @@
+import VMHostEventLoop
+import VMHostRuntime
+
+/// An ``APIClient`` that ties another one to the app's ``AppSession``: a successful login starts
+/// the session, every call is sent with the session's token, and a call made with the token that
+/// the server answers with HTTP 401 ends the session and fails as `unauthorized` (code 401).
+///
+/// The view-models of the reference app talk to the backend through it, so that the session has
+/// one owner whatever the transport (HTTP, the embedded backend, a stub in tests).
+@HostActor
+public final class AuthenticatedAPI: APIClient {
+    /// The client that makes the calls.
+    public let base: any APIClient
+    /// The session the calls belong to.
+    public let session: AppSession
+
+    /// Wraps `base`, giving it the session's token (a session restored from storage included).
+    public init(_ base: any APIClient, session: AppSession) {
+        self.base = base
+        self.session = session
+        base.token = session.token
+    }
+
+    /// The session's token, as the base client sends it.
+    public var token: String? {
+        get { base.token }
+        set { base.token = newValue }
+    }
+
+    public func products(page: Int, pageSize: Int) async throws -> Page<Product> {
+        try await authenticated { try await base.products(page: page, pageSize: pageSize) }
+    }
+
+    public func login(username: String, password: String) async throws -> Session {
+        let result = try await authenticated { try await base.login(username: username, password: password) }
+        session.signIn(token: result.token, username: username)
+        return result
+    }
+
+    public func sendSMSCode(phone: String) async throws {
+        try await authenticated { try await base.sendSMSCode(phone: phone) }
+    }
+
+    public func loginWithCode(phone: String, code: String) async throws -> Session {
+        let result = try await authenticated { try await base.loginWithCode(phone: phone, code: code) }
+        session.signIn(token: result.token, username: phone)
+        return result
+    }
+
+    public func groups(menuUid: String) async throws -> [MenuGroup] {
+        try await authenticated { try await base.groups(menuUid: menuUid) }
+    }
+
+    public func createGroup(menuUid: String, name: String) async throws -> MenuGroup {
+        try await authenticated { try await base.createGroup(menuUid: menuUid, name: name) }
+    }
+
+    public func renameGroup(menuUid: String, groupId: String, name: String) async throws -> MenuGroup {
+        try await authenticated { try await base.renameGroup(menuUid: menuUid, groupId: groupId, name: name) }
+    }
+
+    public func deleteGroup(menuUid: String, groupId: String) async throws {
+        try await authenticated { try await base.deleteGroup(menuUid: menuUid, groupId: groupId) }
+    }
+
+    /// Runs `call` with the session's token; a 401 to a call that carried it ends the session.
+    private func authenticated<T>(_ call: @HostActor () async throws -> T) async throws -> T {
+        let sentToken = session.token
+        base.token = sentToken
+        do {
+            return try await call()
+        } catch let error as DomainError where error.kind == .server && error.code == .int(401) && sentToken != nil {
+            // Only the session the call was made in ends: a newer login during the call stands.
+            if session.token == sentToken {
+                base.token = nil
+                session.end(.unauthorized)
+            }
+            throw DomainError.unauthorized()
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Backend
+import Testing
+import VMHostEventLoop
+import VMHostRuntime
+import VMHostTesting
+import VMHostWire
+@testable import Login
+
+/// A storage that keeps the session in memory and records what was asked of it.
+@HostActor
+final class MemorySessionStorage: SessionStorage {
+    var stored: (token: String, username: String?)?
+    var log: [String] = []
+
+    init(stored: (token: String, username: String?)? = nil) { self.stored = stored }
+
+    func loadSession() -> (token: String, username: String?)? { stored }
+    func saveSession(token: String, username: String?) {
+        stored = (token, username)
+        log.append("save \(username ?? "nil")")
+    }
+    func deleteSession() {
+        stored = nil
+        log.append("delete")
+    }
+}
+
+extension LoginSuites {
+    /// The `Session` kind and the app's one session behind it: logins start it, `logout` and a 401
+    /// to a call made with the token end it, every live `Session` follows, and storage keeps it.
+    @Suite("Session")
+    @HostActor
+    struct SessionTests {
+        let clock = ManualClock()
+        let backend: EmbeddedBackend
+        let storage = MemorySessionStorage()
+        let session: AppSession
+        let api: AuthenticatedAPI
+
+        init() {
+            backend = EmbeddedBackend(clock: clock)
+            session = AppSession(storage: storage)
+            api = AuthenticatedAPI(backend, session: session)
+        }
+
+        func makeSession(_ handle: String = "s") -> ViewModelRecorder {
+            let recorder = ViewModelRecorder(kind: SessionViewModel.kind, clock: clock, handle: handle)
+            _ = recorder.keep(SessionViewModel(args: NoArgs(), context: recorder.context, session: session))
+            return recorder
+        }
+
+        @Test func aLoginOpensTheSessionAndLogoutEndsIt() async throws {
+            let recorder = makeSession()
+            #expect(recorder.value("isLoggedIn") == false)
+            #expect(recorder.value("username") == .null)
+
+            _ = try await api.login(username: "13800138000", password: "123456")
+            #expect(recorder.take() == [.changed("isLoggedIn", true), .changed("username", "13800138000")])
+            #expect(backend.token == "demo-token-1")
+            #expect(storage.log == ["save 13800138000"])
+
+            try recorder.execute("logout")
+            await recorder.settle()
+            #expect(recorder.take() == [
+                .changed("isLoggedIn", false), .changed("username", .null), .event("navigate", ["route": "Login"]),
+            ])
+            #expect(recorder.outcomes == [.succeeded(nil)])
+            #expect(storage.log == ["save 13800138000", "delete"])
+            #expect(storage.stored == nil)
+            // No session: logging out again changes nothing.
+            try recorder.execute("logout")
+            await recorder.settle()
+            #expect(recorder.take() == [])
+        }
+
+        @Test func aCodeLoginNamesTheSessionByThePhone() async throws {
+            let recorder = makeSession()
+            try await api.sendSMSCode(phone: "13912345678")
+            _ = try await api.loginWithCode(phone: "13912345678", code: "123456")
+            #expect(recorder.take() == [.changed("isLoggedIn", true), .changed("username", "13912345678")])
+        }
+
+        @Test func a401ToACallWithTheTokenEndsTheSessionForEveryScreen() async throws {
+            let first = makeSession("s1")
+            let second = makeSession("s2")
+            _ = try await api.login(username: "13800138000", password: "123456")
+            _ = first.take()
+            _ = second.take()
+
+            backend.script(.products, [.http(status: 401)])
+            await #expect(throws: DomainError.unauthorized()) { _ = try await api.products(page: 1, pageSize: 20) }
+            let ended: [ViewModelRecorder.Record] = [
+                .changed("isLoggedIn", false), .changed("username", .null), .event("navigate", ["route": "Login"]),
+            ]
+            #expect(first.take() == ended)
+            #expect(second.take() == ended)
+            #expect(backend.token == nil)
+            #expect(session.token == nil)
+            #expect(storage.stored == nil)
+            // Later calls go without a token.
+            _ = try await api.products(page: 1, pageSize: 20)
+            #expect(backend.token == nil)
+        }
+
+        @Test func a401WithoutASessionIsAServerErrorAndChangesNothing() async throws {
+            let recorder = makeSession()
+            backend.script(.products, [.http(status: 401)])
+            await #expect(throws: DomainError.server(status: 401)) { _ = try await api.products(page: 1, pageSize: 20) }
+            #expect(recorder.take() == [])
+            #expect(storage.log == [])
+        }
+
+        @Test func otherFailuresLeaveTheSessionOpen() async throws {
+            let recorder = makeSession()
+            _ = try await api.login(username: "13800138000", password: "123456")
+            _ = recorder.take()
+            backend.script(.products, [.http(status: 403), .http(status: 500), .network])
+            for _ in 0..<3 {
+                await #expect(throws: DomainError.self) { _ = try await api.products(page: 1, pageSize: 20) }
+            }
+            #expect(recorder.take() == [])
+            #expect(session.isLoggedIn)
+        }
+
+        @Test func aStoredSessionIsOpenAtStartAndSentWithTheFirstCall() async throws {
+            let storage = MemorySessionStorage(stored: ("stored-token", "13800138000"))
+            let session = AppSession(storage: storage)
+            let backend = EmbeddedBackend(clock: clock)
+            _ = AuthenticatedAPI(backend, session: session)
+            #expect(backend.token == "stored-token")
+            let recorder = ViewModelRecorder(kind: SessionViewModel.kind, clock: clock)
+            _ = recorder.keep(SessionViewModel(args: NoArgs(), context: recorder.context, session: session))
+            #expect(recorder.value("isLoggedIn") == true)
+            #expect(recorder.value("username") == "13800138000")
+        }
+
+        @Test func aDisposedSessionScreenNoLongerFollows() async throws {
+            let recorder = makeSession()
+            recorder.context.dispose()
+            _ = try await api.login(username: "13800138000", password: "123456")
+            #expect(recorder.take() == [])
+        }
+    }
+}
