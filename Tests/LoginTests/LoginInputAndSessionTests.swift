@@ -80,20 +80,13 @@ extension LoginSuites {
         /// Two `Login`s of one app session (one host): the second, opened while the first one's
         /// countdown runs, does not allow an immediate resend to the same phone.
         @Test func reopeningLoginKeepsTheCountdownOfThePhone() async throws {
-            let clock = ManualClock()
-            let cooldown = SMSCodeCooldown()
-            let backend = EmbeddedBackend(clock: clock)
-            let first = ViewModelRecorder(kind: LoginViewModel.kind, clock: clock, handle: "l1")
-            first.keep(LoginViewModel(args: LoginArgs(mode: .code), context: first.context, api: backend, cooldown: cooldown))
-            try first.send("phone", .string(Demo.phone))
-            try first.execute("sendCode")
-            await first.settle()
+            let session = AppSession()
+            let first = try await session.loginThatSentACode()
             #expect(first.value("countdown") == 60)
             await first.advance(ms: 20_500)
             first.context.dispose()
 
-            let second = ViewModelRecorder(kind: LoginViewModel.kind, clock: clock, handle: "l2")
-            second.keep(LoginViewModel(args: LoginArgs(mode: .code), context: second.context, api: backend, cooldown: cooldown))
+            let second = session.login(handle: "l2")
             // Typed differently, the same phone: 39.5 s are left, shown as 40.
             try second.send("phone", "139 1234 5678")
             #expect(second.take() == [
@@ -114,21 +107,13 @@ extension LoginSuites {
         }
 
         @Test func anotherPhoneIsNotHeldBack() async throws {
-            let clock = ManualClock()
-            let cooldown = SMSCodeCooldown()
-            let backend = EmbeddedBackend(clock: clock)
-            let first = ViewModelRecorder(kind: LoginViewModel.kind, clock: clock, handle: "l1")
-            first.keep(LoginViewModel(args: LoginArgs(mode: .code), context: first.context, api: backend, cooldown: cooldown))
-            try first.send("phone", .string(Demo.phone))
-            try first.execute("sendCode")
-            await first.settle()
-
-            let second = ViewModelRecorder(kind: LoginViewModel.kind, clock: clock, handle: "l2")
-            second.keep(LoginViewModel(args: LoginArgs(mode: .code), context: second.context, api: backend, cooldown: cooldown))
+            let session = AppSession()
+            _ = try await session.loginThatSentACode()
+            let second = session.login(handle: "l2")
             try second.send("phone", "13800138000")
             #expect(second.take() == [changed("phoneValid", true), changed("canSendCode", true)])
-            #expect(cooldown.remaining(for: "13800138000", at: clock.now) == .zero)
-            #expect(cooldown.remaining(for: Demo.phone, at: clock.now) == .seconds(60))
+            #expect(session.cooldown.remaining(for: "13800138000", at: session.clock.now) == .zero)
+            #expect(session.cooldown.remaining(for: Demo.phone, at: session.clock.now) == .seconds(60))
         }
 
         @Test func loginsOfOneFactoryShareTheirCooldown() async throws {
@@ -144,6 +129,32 @@ extension LoginSuites {
             let values = await client.request("vm.get", ["vm": "b", "outputs": ["countdown", "canSendCode"]]).result?["values"]
             #expect(values == ["countdown": 60, "canSendCode": false])
             #expect(await client.request("vm.send", ["vm": "b", "input": "sendCode"]).errorCode == -32003)
+        }
+
+        /// One app session: a clock, the session's cooldown and a backend shared by its `Login`s.
+        @HostActor
+        final class AppSession {
+            let clock = ManualClock()
+            let cooldown = SMSCodeCooldown()
+            let backend: EmbeddedBackend
+
+            init() { backend = EmbeddedBackend(clock: clock) }
+
+            /// A code-mode `Login` of this session.
+            func login(handle: String) -> ViewModelRecorder {
+                let recorder = ViewModelRecorder(kind: LoginViewModel.kind, clock: clock, handle: handle)
+                recorder.keep(LoginViewModel(args: LoginArgs(mode: .code), context: recorder.context, api: backend, cooldown: cooldown))
+                return recorder
+            }
+
+            /// A `Login` ("l1") that sent a code to the demo phone just now.
+            func loginThatSentACode() async throws -> ViewModelRecorder {
+                let first = login(handle: "l1")
+                try first.send("phone", .string(Demo.phone))
+                try first.execute("sendCode")
+                await first.settle()
+                return first
+            }
         }
 
         private func advance(_ recorder: ViewModelRecorder, ms: Int) async -> [ViewModelRecorder.Record] {

@@ -72,14 +72,17 @@ struct MenuSubGroupLoadTests {
         ])
     }
 
-    /// ActivityIndicator: two requests in flight keep `loading` true until the second one ends.
-    @Test func overlappingRequestsKeepLoadingUntilBothEnd() async throws {
+    /// The demo groups loaded, then a reload and a delete of g1 sent and left pending.
+    private func loadAndDeleteInFlight() async throws -> (load: StubCall, delete: StubCall) {
         try await recorder.loadedSubGroup(api: api, keeper: keeper)
-
         try recorder.execute("load")
         try recorder.execute("delete", ["groupId": "g1"])
-        let load = await api.call(.groupsList, occurrence: 2)
-        let delete = await api.call(.groupsDelete)
+        return (await api.call(.groupsList, occurrence: 2), await api.call(.groupsDelete))
+    }
+
+    /// ActivityIndicator: two requests in flight keep `loading` true until the second one ends.
+    @Test func overlappingRequestsKeepLoadingUntilBothEnd() async throws {
+        let (load, delete) = try await loadAndDeleteInFlight()
         #expect(recorder.take() == [.changed("loadState", "loading"), .changed("loading", true)])
 
         delete.succeed(.done)
@@ -141,11 +144,7 @@ struct MenuSubGroupLoadTests {
     /// The seed's base view-model `cancel`: every request of the screen in flight is cancelled, the
     /// list and the load state stay as they were, and nothing is reported.
     @Test func theCancelTriggerCancelsTheLoadAndTheDeletes() async throws {
-        try await recorder.loadedSubGroup(api: api, keeper: keeper)
-        try recorder.execute("load")
-        try recorder.execute("delete", ["groupId": "g1"])
-        let load = await api.call(.groupsList, occurrence: 2)
-        let delete = await api.call(.groupsDelete)
+        let (load, delete) = try await loadAndDeleteInFlight()
         _ = recorder.take()
         try recorder.send("cancel")
         await recorder.until { recorder.context.activity.count == 0 }

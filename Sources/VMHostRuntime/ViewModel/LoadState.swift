@@ -36,6 +36,8 @@ public final class LoadTracker {
     /// The outcome of the last load that ended; not an output.
     private let settled = Property("settledLoadState", LoadState.idle)
     private let context: ViewModelContext
+    /// The `isExecuting` of the load commands.
+    private var flags: [Property<Bool>] = []
 
     /// Declares `loadState` and `lastError` on `context`; ``track(_:)`` names the load commands.
     public init(context: ViewModelContext) {
@@ -46,8 +48,11 @@ public final class LoadTracker {
 
     /// Makes `loadState` follow the running state of `commands` (each one's `isExecuting`).
     public func track(_ commands: [Property<Bool>]) {
+        flags = commands
+        // Reads the flags through `self`: a closure holding them would be kept by their own
+        // observers, a cycle that outlives the view-model.
         derive(loadState, from: commands.map { $0 as any ObservableProperty } + [settled]) { [unowned self] in
-            commands.contains { $0.value } ? .loading : settled.value
+            flags.contains { $0.value } ? .loading : settled.value
         }
     }
 
