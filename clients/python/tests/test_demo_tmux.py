@@ -190,7 +190,7 @@ def test_a_failed_load_shows_the_friendly_error_and_a_retry_recovers() -> None:
     subprocess.run(["tmux", "-u", "-L", session.socket, "new-session", "-d", "-s", "demo",
                     "-x", "120", "-y", "40", *command], check=True, env=env, timeout=10)
     try:
-        session.wait_for("Login", "Username")
+        session.wait_for("Login", "Mobile", "Account + password")
         session.keys("+86 138 0013 8000", literal=True)
         session.keys("Enter")
         session.keys("123456", literal=True)
