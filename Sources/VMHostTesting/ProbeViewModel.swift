@@ -80,7 +80,7 @@ public final class ProbeViewModel: ViewModel {
             let ms = value["ms"]?.intValue ?? 0
             if ms > 0 { try await context.perform { try await context.clock.sleep(for: .milliseconds(ms)) } }
             let kind = DomainError.Kind(rawValue: value["kind"]?.stringValue ?? "business") ?? .business
-            throw DomainError(kind: kind, code: kind == .server ? 500 : kind == .business ? "E42" : .null, message: "probe failure")
+            throw DomainError(kind: kind, code: kind == .server ? 500 : kind == .business ? "E42" : .null, detail: "probe failure")
         }
         context.command("perKey", of: JSON.self, policy: .ignorePerKey({ $0["key"]?.stringValue ?? "" })) { [unowned context] value in
             try await context.perform { try await context.clock.sleep(for: .milliseconds(100)) }

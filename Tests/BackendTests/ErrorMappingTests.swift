@@ -32,6 +32,45 @@ import VMHostWire
         }
     }
 
+    /// Without `success`, the code decides: `"0"` or `0` is success, `msg` the message (the seed's
+    /// `{"code": "1", "msg": "失败"}`).
+    @Test(arguments: [#"{"code":"0","msg":"成功","data":{"token":"t"}}"#, #"{"code":0,"msg":"成功","data":{"token":"t"}}"#])
+    func aZeroCodeWithoutSuccessIsSuccess(body: String) throws {
+        let envelope = try ErrorMapping.envelope(status: 200, body: Array(body.utf8))
+        #expect(envelope.success)
+        #expect(envelope.code == "0")
+        #expect(envelope.message == "成功")
+        #expect(envelope.data == ["token": "t"])
+    }
+
+    @Test(arguments: [
+        (#"{"code":"1","msg":"失败"}"#, "1", "失败"), (#"{"code":1001,"msg":"用户名或密码错误"}"#, "1001", "用户名或密码错误"),
+        (#"{"code":"2","message":"旧字段"}"#, "2", "旧字段"), (#"{"code":"3"}"#, "3", ""),
+    ])
+    func anotherCodeWithoutSuccessIsABusinessFailureWithItsMsg(body: String, code: String, message: String) {
+        #expect(throws: DomainError.business(code: code, message: message)) {
+            try ErrorMapping.envelope(status: 200, body: Array(body.utf8))
+        }
+    }
+
+    /// With `success` present it alone decides, whatever the code says.
+    @Test func successDecidesWhenPresent() throws {
+        let ok = try ErrorMapping.envelope(status: 200, body: Array(#"{"success":true,"code":"7","msg":"ignored"}"#.utf8))
+        #expect(ok.code == "7")
+        #expect(ok.message == "")
+        #expect(throws: DomainError.business(code: "0", message: "no")) {
+            try ErrorMapping.envelope(status: 200, body: Array(#"{"success":false,"code":"0","message":"no"}"#.utf8))
+        }
+    }
+
+    @Test func bothConventionsWriteAndReadBack() throws {
+        for convention in EnvelopeConvention.allCases {
+            for envelope in [Envelope.ok(["a": 1], page: PageInfo(index: 1, size: 20, total: 3)), .failure(code: "9", message: "坏")] {
+                #expect(try Envelope(json: envelope.json(in: convention)) == envelope)
+            }
+        }
+    }
+
     @Test func numericEnvelopeCodeIsKeptAsAString() {
         let body = Array(#"{"success":false,"code":42,"message":"x"}"#.utf8)
         #expect(throws: DomainError.business(code: "42", message: "x")) {
@@ -40,8 +79,9 @@ import VMHostWire
     }
 
     @Test(arguments: [
-        "", "not json", #"{"success":tru"#, "[]", "null", #"{"code":"0"}"#, #"{"success":"yes"}"#,
-        #"{"success":true,"message":7}"#, #"{"success":true,"page":{"index":1}}"#,
+        "", "not json", #"{"success":tru"#, "[]", "null", "{}", #"{"msg":"成功"}"#, #"{"success":"yes"}"#,
+        #"{"success":true,"message":7}"#, #"{"success":true,"page":{"index":1}}"#, #"{"code":"0","msg":7}"#,
+        #"{"code":true,"msg":"x"}"#, #"{"code":"0","page":{"index":1}}"#,
     ])
     func unparsableOrWronglyShapedBodyIsDecode(body: String) {
         let error = #expect(throws: DomainError.self) { try ErrorMapping.envelope(status: 200, body: Array(body.utf8)) }

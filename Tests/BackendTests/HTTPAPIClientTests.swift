@@ -209,7 +209,7 @@ struct HTTPAPIClientTests {
         server.setFault(.raw(status: 200, body: Array(body.utf8)), forPath: "/products")
         let error = await domainError { _ = try await client.products(page: 1, pageSize: 20) }
         #expect(error?.kind == .decode)
-        #expect(error?.message.hasPrefix("data[0]: product.id") == true)
+        #expect(error?.detail.hasPrefix("data[0]: product.id") == true)
 
         server.setFault(.raw(status: 200, body: Array(#"{"success":true,"data":[]}"#.utf8)), forPath: "/products")
         #expect(await domainError { _ = try await client.products(page: 1, pageSize: 20) } == .decode("envelope.page is missing"))

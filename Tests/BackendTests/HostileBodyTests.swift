@@ -69,25 +69,25 @@ import VMHostWire
     func noDecodeErrorQuotesTheBody(body: String) {
         let error = #expect(throws: DomainError.self) { try ErrorMapping.envelope(status: 200, body: Array(body.utf8)).session() }
         #expect(error?.kind == .decode)
-        #expect(error?.message.contains("SECRET") == false, "\(error?.message ?? "")")
-        #expect(error?.message.hasPrefix("the response body is not JSON (") == true)
+        #expect(error?.detail.contains("SECRET") == false, "\(error?.detail ?? "")")
+        #expect(error?.detail.hasPrefix("the response body is not JSON (") == true)
     }
 
     @Test func aLoneSurrogateIsNamedWithoutItsText() {
         let error = #expect(throws: DomainError.self) {
             try ErrorMapping.envelope(status: 200, body: Array(#"{"success":true,"data":"SECRET\ud800"}"#.utf8))
         }
-        #expect(error?.message.contains("invalid Unicode escape (a lone or misordered surrogate)") == true)
-        #expect(error?.message.contains("SECRET") == false)
-        #expect(error?.message.lowercased().contains("ud800") == false)
+        #expect(error?.detail.contains("invalid Unicode escape (a lone or misordered surrogate)") == true)
+        #expect(error?.detail.contains("SECRET") == false)
+        #expect(error?.detail.lowercased().contains("ud800") == false)
     }
 
     @Test func anUnknownSaleStatusIsNotQuoted() {
         let body = String(decoding: Self.productsBody(index: "1"), as: UTF8.self).replacingOccurrences("onSale", "SECRET-status")
         let error = #expect(throws: DomainError.self) { try Self.page(Array(body.utf8)) }
         #expect(error?.kind == .decode)
-        #expect(error?.message.contains("saleStatus") == true)
-        #expect(error?.message.contains("SECRET") == false)
+        #expect(error?.detail.contains("saleStatus") == true)
+        #expect(error?.detail.contains("SECRET") == false)
     }
 }
 
@@ -108,7 +108,7 @@ struct HostileBodyOverHTTPTests {
         #expect(await domainError { _ = try await fixture.client.products(page: 1, pageSize: 20) }
             == .decode("page.index: out of range (must be at least 1)"))
         server.setFault(.raw(status: 200, body: HostileBodyTests.productsBody(index: "1", rate: "1e17")), forPath: "/products")
-        #expect(await domainError { _ = try await fixture.client.products(page: 1, pageSize: 20) }?.message
+        #expect(await domainError { _ = try await fixture.client.products(page: 1, pageSize: 20) }?.detail
             == "data[0]: product.annualRate: out of range (must be between -1000000.0 and 1000000.0)")
     }
 
@@ -117,7 +117,7 @@ struct HostileBodyOverHTTPTests {
         server.setFault(.raw(status: 200, body: Array(HostileBodyTests.secretBodies[0].utf8)), forPath: "/auth/login")
         let error = await domainError { _ = try await fixture.client.login(username: "13800138000", password: "123456") }
         #expect(error?.kind == .decode)
-        #expect(error?.message.contains("SECRET") == false)
+        #expect(error?.detail.contains("SECRET") == false)
     }
 }
 

@@ -49,7 +49,7 @@ import VMHostWire
         }
         let error = #expect(throws: DomainError.self) { try Product(json: json) }
         #expect(error?.kind == .decode)
-        #expect(error?.message.contains("saleStatus") == true)
+        #expect(error?.detail.contains("saleStatus") == true)
     }
 
     @Test func theSessionHidesItsTokenWhenPrinted() {

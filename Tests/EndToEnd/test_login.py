@@ -123,13 +123,17 @@ VALIDATION = [
     ("username", "1380013800", False),
     ("username", "138001380001", False),
     ("username", "1380013800a", False),
-    ("username", "１３８００１３８０００", False),
+    ("username", "１３８００１３８０００", True),  # full-width digits, normalized
+    ("username", "+86 138-0013-8000", True),
+    ("username", "0086 13800138000", False),
     ("password", "12345", False),
     ("password", "123456", True),
     ("password", "密码密码密码", True),
     ("phone", "13912345678", True),
     ("phone", "11012345678", False),
-    ("phone", "+8613912345678", False),
+    ("phone", "+8613912345678", True),
+    ("phone", "139 1234 5678", True),
+    ("phone", "139.1234.5678", False),
     ("code", "123456", True),
     ("code", "12345", False),
     ("code", "1234567", False),
@@ -193,7 +197,8 @@ def test_a_failed_send_emits_error_and_starts_no_countdown(host):
     send(host, "phone", PHONE)
     host.request("control.backend.script", {"endpoint": "auth.smsCode", "outcomes": ["network"]})
     failed = send(host, "sendCode")
-    error = {"kind": "network", "code": None, "message": "could not connect to the server", "input": "sendCode"}
+    error = {"kind": "network", "code": None, "message": "网络连接失败，请检查网络后重试",
+             "detail": "could not connect to the server", "input": "sendCode"}
     assert failed.code == -32004
     assert failed.error["data"] == error
     assert failed.notifications == [changed({"canSendCode": False}), changed({"canSendCode": True}), event("error", error)]
@@ -256,7 +261,8 @@ def test_a_failed_login_shows_its_message_until_a_field_changes(host, mode, fiel
     for input, text in fields.items():
         send(host, input, text)
     submit = send(host, "submit")
-    error = {"kind": "business", "code": code, "message": message, "input": "submit"}
+    error = {"kind": "business", "code": code, "message": message,
+             "detail": 'the server reported failure code "%s"' % code, "input": "submit"}
     assert submit.code == -32004
     assert submit.error["data"] == error
     assert submit.notifications == [

@@ -41,9 +41,12 @@ def open_groups(host: HostProcess) -> None:
     """Creates MenuSubGroup `groups`, subscribes (s1) and loads the demo groups."""
     assert host.request("vm.create", {"kind": "MenuSubGroup", "args": {"menuUid": "m1"}, "id": "groups"}).error is None
     assert host.request("vm.subscribe", {"vm": "groups"}).result == {
-        "subscription": "s1", "values": {"groups": [], "loading": False, "isEmpty": False}}
+        "subscription": "s1",
+        "values": {"groups": [], "loading": False, "isEmpty": False, "loadState": "idle", "lastError": None}}
     load = host.request("vm.send", {"vm": "groups", "input": "load"})
-    assert load.messages == [changed("s1", "groups", {"groups": DEMO}), result(load.id, {})]
+    assert load.messages == [
+        changed("s1", "groups", {"loadState": "loading"}),
+        changed("s1", "groups", {"groups": DEMO, "loadState": "loaded"}), result(load.id, {})]
 
 
 def open_editor(host: HostProcess, navigate, values: dict) -> None:
@@ -73,12 +76,14 @@ def test_create_flow_reloads_the_parent_inside_the_host(host):
         changed("s2", "editor", {"isSaving": True}),
         event("s2", "editor", "saved", {"group": group}),
         event("s2", "editor", "dismiss", None),
+        # The saved group is shown on the parent at once, and its reload starts.
+        changed("s1", "groups", {"groups": DEMO + [group], "loadState": "loading"}),
         changed("s2", "editor", {"isSaving": False}),
         result(save.id, {"value": group}),
     ]
     # The parent's reload is written right behind the reply, with no request from the client.
     ping = host.request("ping")
-    assert ping.messages == [changed("s1", "groups", {"groups": DEMO + [group]}), result(ping.id, {})]
+    assert ping.messages == [changed("s1", "groups", {"loadState": "loaded"}), result(ping.id, {})]
 
 
 def test_rename_flow_with_latency_shows_loading_on_the_parent(host):
@@ -97,27 +102,31 @@ def test_rename_flow_with_latency_shows_loading_on_the_parent(host):
     host.send({"jsonrpc": "2.0", "id": "save", "method": "vm.send", "params": {"vm": "editor", "input": "save"}})
     advanced = host.request("control.clock.advance", {"ms": 100})
     renamed = {"id": "g2", "name": "凉菜", "dishCount": 8}
+    expected = [dict(g, name="凉菜") if g["id"] == "g2" else g for g in DEMO]
     assert advanced.messages == [
         changed("s2", "editor", {"isSaving": True}),
         event("s2", "editor", "saved", {"group": renamed}),
         event("s2", "editor", "dismiss", None),
+        changed("s1", "groups", {"groups": expected, "loadState": "loading"}),
         changed("s2", "editor", {"isSaving": False}),
         result("save", {"value": renamed}),
         changed("s1", "groups", {"loading": True}),
         result(advanced.id, {"now": 100}),
     ]
     reloaded = host.request("control.clock.advance", {"ms": 100})
-    expected = [dict(g, name="凉菜") if g["id"] == "g2" else g for g in DEMO]
     assert reloaded.messages == [
-        changed("s1", "groups", {"groups": expected, "loading": False}),
+        changed("s1", "groups", {"loading": False, "loadState": "loaded"}),
         result(reloaded.id, {"now": 200}),
     ]
 
 
 @pytest.mark.parametrize("outcome, error", [
-    ("network", {"kind": "network", "code": None, "message": "could not connect to the server"}),
-    ("http:500", {"kind": "server", "code": 500, "message": "the server answered HTTP 500"}),
-    ("business:2001:分组名称须为1到20个字符", {"kind": "business", "code": "2001", "message": "分组名称须为1到20个字符"}),
+    ("network", {"kind": "network", "code": None, "message": "网络连接失败，请检查网络后重试",
+                 "detail": "could not connect to the server"}),
+    ("http:500", {"kind": "server", "code": 500, "message": "服务器错误（500），请稍后重试",
+                  "detail": "the server answered HTTP 500"}),
+    ("business:2001:分组名称须为1到20个字符", {"kind": "business", "code": "2001", "message": "分组名称须为1到20个字符",
+                                       "detail": 'the server reported failure code "2001"'}),
 ])
 def test_a_failed_rename_keeps_every_screens_data(host, outcome, error):
     open_groups(host)
@@ -145,18 +154,22 @@ def test_a_failed_load_and_delete_keep_the_groups(host):
     load = host.request("vm.send", {"vm": "groups", "input": "load"})
     assert load.code == -32004 and load.error["data"]["kind"] == "decode"
     assert [e["name"] for e in load.events] == ["error"]
-    assert load.changes == []
+    # No row changes; the load state says it failed, with the error.
+    assert [c["values"] for c in load.changes] == [
+        {"loadState": "loading"}, {"lastError": load.error["data"], "loadState": "failed"}]
 
     host.request("control.backend.script", {"endpoint": "groups.delete", "outcomes": ["timeout"]})
     host.send({"jsonrpc": "2.0", "id": "del", "method": "vm.send", "params": {"vm": "groups", "input": "delete", "value": {"groupId": "g1"}}})
     again = host.request("vm.send", {"vm": "groups", "input": "delete", "value": {"groupId": "g1"}})
     assert again.messages[0] == changed("s1", "groups", {"loading": True})
     assert again.code == -32003 and again.error["data"] == {"input": "delete", "reason": "already running for g1"}
-    timeout = {"kind": "timeout", "code": None, "message": "the request timed out", "input": "delete"}
+    timeout = {"kind": "timeout", "code": None, "message": "请求超时，请稍后重试", "detail": "the request timed out",
+               "input": "delete"}
     advanced = host.request("control.clock.advance", {"ms": 15000})
     assert advanced.notifications == [
         changed("s1", "groups", {"loading": False}), event("s1", "groups", "error", timeout)]
-    assert host.request("vm.get", {"vm": "groups"}).result["values"] == {"groups": DEMO, "loading": False, "isEmpty": False}
+    assert host.request("vm.get", {"vm": "groups"}).result["values"] == {
+        "groups": DEMO, "loading": False, "isEmpty": False, "loadState": "failed", "lastError": load.error["data"]}
 
 
 def test_a_save_after_the_parent_was_disposed_succeeds(host):

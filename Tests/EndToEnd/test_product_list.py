@@ -28,6 +28,7 @@ def cell(n: int, en: bool = False) -> dict:
         "id": "p%03d" % n, "name": "%s%d号" % (SERIES[i % 6], n), "bank": BANKS[i % 8],
         "profit": "%d.%02d%%" % (rate // 100, rate % 100),
         "saleStatus": (STATUS_EN if en else STATUS_ZH)[status],
+        "saleStatusCode": status,
         "term": ("%d days" % days) if en else ("%d天" % days),
         "amount": "¥{:,}".format(amount),
     }
@@ -53,7 +54,9 @@ def cancelled(id) -> dict:
     return {"jsonrpc": "2.0", "id": id, "error": {"code": -32800, "message": "Request cancelled"}}
 
 
-INITIAL = {"items": [], "page": 0, "hasMore": True, "isRefreshing": False, "isLoadingMore": False, "isEmpty": False}
+INITIAL = {"items": [], "page": 0, "hasMore": True, "isRefreshing": False, "isLoadingMore": False, "isEmpty": False,
+           "loadState": "idle", "lastError": None}
+LOADED = {"loadState": "loaded"}
 
 
 class List:
@@ -95,13 +98,15 @@ def host():
 
 def test_first_load_and_three_pages_to_the_end(host):
     pl = List(host)
-    assert pl.start("refresh", "r1") == changed({"isRefreshing": True})
-    assert pl.advance(100) == [changed({"items": cells(1, 20), "page": 1, "isRefreshing": False}), result("r1", {})]
-    assert pl.start("loadMore", "m2") == changed({"isLoadingMore": True})
-    assert pl.advance(100) == [changed({"items": cells(1, 40), "page": 2, "isLoadingMore": False}), result("m2", {})]
-    assert pl.start("loadMore", "m3") == changed({"isLoadingMore": True})
+    assert pl.start("refresh", "r1") == changed({"isRefreshing": True, "loadState": "loading"})
     assert pl.advance(100) == [
-        changed({"items": cells(1, 57), "page": 3, "hasMore": False, "isLoadingMore": False}), result("m3", {}),
+        changed({"items": cells(1, 20), "page": 1, "isRefreshing": False, **LOADED}), result("r1", {})]
+    assert pl.start("loadMore", "m2") == changed({"isLoadingMore": True, "loadState": "loading"})
+    assert pl.advance(100) == [
+        changed({"items": cells(1, 40), "page": 2, "isLoadingMore": False, **LOADED}), result("m2", {})]
+    assert pl.start("loadMore", "m3") == changed({"isLoadingMore": True, "loadState": "loading"})
+    assert pl.advance(100) == [
+        changed({"items": cells(1, 57), "page": 3, "hasMore": False, "isLoadingMore": False, **LOADED}), result("m3", {}),
     ]
     refused = host.request("vm.send", {"vm": "pl", "input": "loadMore"}, id="m4")
     assert refused.messages == [{
@@ -113,7 +118,7 @@ def test_first_load_and_three_pages_to_the_end(host):
 
 def test_load_more_is_refused_while_a_refresh_runs(host):
     pl = List(host)
-    assert pl.start("refresh", "r1") == changed({"isRefreshing": True})
+    assert pl.start("refresh", "r1") == changed({"isRefreshing": True, "loadState": "loading"})
     refused = host.request("vm.send", {"vm": "pl", "input": "loadMore"})
     assert refused.code == -32003
     assert refused.error["data"] == {"input": "loadMore", "reason": "a fetch is in flight"}
@@ -124,21 +129,21 @@ def test_refresh_during_load_more(host):
     pl = List(host)
     pl.start("refresh", "r1")
     pl.advance(100)
-    assert pl.start("loadMore", "m1") == changed({"isLoadingMore": True})
+    assert pl.start("loadMore", "m1") == changed({"isLoadingMore": True, "loadState": "loading"})
     host.send({"jsonrpc": "2.0", "id": "r2", "method": "vm.send", "params": {"vm": "pl", "input": "refresh"}})
     assert [host.read_message() for _ in range(3)] == [
         changed({"isLoadingMore": False}), cancelled("m1"), changed({"isRefreshing": True}),
     ]
     # Only the refresh's fetch remains; page 1 again, so the items do not change.
-    assert pl.advance(100) == [changed({"isRefreshing": False}), result("r2", {})]
-    assert pl.values() == {**INITIAL, "items": cells(1, 20), "page": 1}
+    assert pl.advance(100) == [changed({"isRefreshing": False, **LOADED}), result("r2", {})]
+    assert pl.values() == {**INITIAL, "items": cells(1, 20), "page": 1, **LOADED}
 
 
 def test_cancel_input(host):
     pl = List(host)
-    assert pl.start("refresh", "r1") == changed({"isRefreshing": True})
+    assert pl.start("refresh", "r1") == changed({"isRefreshing": True, "loadState": "loading"})
     reply = host.request("vm.send", {"vm": "pl", "input": "cancel"}, id="c1")
-    assert reply.messages == [changed({"isRefreshing": False}), cancelled("r1"), result("c1", {})]
+    assert reply.messages == [changed({"isRefreshing": False, "loadState": "idle"}), cancelled("r1"), result("c1", {})]
     assert pl.advance(5000) == []
     assert pl.values() == INITIAL
 
@@ -147,68 +152,72 @@ def test_cancel_request(host):
     pl = List(host)
     pl.start("refresh", "r1")
     pl.advance(100)
-    assert pl.start("loadMore", "m1") == changed({"isLoadingMore": True})
+    assert pl.start("loadMore", "m1") == changed({"isLoadingMore": True, "loadState": "loading"})
     host.notify("$/cancelRequest", {"id": "m1"})
-    assert [host.read_message() for _ in range(2)] == [changed({"isLoadingMore": False}), cancelled("m1")]
+    assert [host.read_message() for _ in range(2)] == [changed({"isLoadingMore": False, **LOADED}), cancelled("m1")]
     assert pl.advance(5000) == []
-    assert pl.values() == {**INITIAL, "items": cells(1, 20), "page": 1}
+    assert pl.values() == {**INITIAL, "items": cells(1, 20), "page": 1, **LOADED}
 
 
 def test_dispose(host):
     pl = List(host)
-    assert pl.start("refresh", "r1") == changed({"isRefreshing": True})
+    assert pl.start("refresh", "r1") == changed({"isRefreshing": True, "loadState": "loading"})
     reply = host.request("vm.dispose", {"vm": "pl"}, id="d1")
-    assert reply.messages == [changed({"isRefreshing": False}), cancelled("r1"), result("d1", {})]
+    assert reply.messages == [changed({"isRefreshing": False, "loadState": "idle"}), cancelled("r1"), result("d1", {})]
     assert pl.advance(5000) == []
     assert host.request("vm.list").result == []
 
 
+# outcome, wait, kind, code, the user's message (zh-Hans), the developer's detail (None: the parser's).
 FAILURES = [
-    ("network", 100, "network", None, "could not connect to the server"),
-    ("timeout", 15000, "timeout", None, "the request timed out"),
-    ("http:404", 100, "server", 404, None),
-    ("http:500", 100, "server", 500, None),
-    ("business:1009:系统繁忙", 100, "business", "1009", "系统繁忙"),
-    ("malformed", 100, "decode", None, None),
+    ("network", 100, "network", None, "网络连接失败，请检查网络后重试", "could not connect to the server"),
+    ("timeout", 15000, "timeout", None, "请求超时，请稍后重试", "the request timed out"),
+    ("http:404", 100, "server", 404, "服务器错误（404），请稍后重试", "the server answered HTTP 404"),
+    ("http:500", 100, "server", 500, "服务器错误（500），请稍后重试", "the server answered HTTP 500"),
+    ("business:1009:系统繁忙", 100, "business", "1009", "系统繁忙", 'the server reported failure code "1009"'),
+    ("malformed", 100, "decode", None, "服务器返回的数据无法识别，请稍后重试", None),
 ]
 
 
-@pytest.mark.parametrize("outcome,wait,kind,code,message", FAILURES)
-def test_every_failure_kind_keeps_the_list(host, outcome, wait, kind, code, message):
+@pytest.mark.parametrize("outcome,wait,kind,code,message,detail", FAILURES)
+def test_every_failure_kind_keeps_the_list(host, outcome, wait, kind, code, message, detail):
     pl = List(host)
     pl.start("refresh", "r1")
     pl.advance(100)
     for input, flag in (("loadMore", "isLoadingMore"), ("refresh", "isRefreshing")):
         pl.script(outcome)
-        assert pl.start(input, input) == changed({flag: True})
+        assert pl.start(input, input) == changed({flag: True, "loadState": "loading"})
         messages = pl.advance(wait)
         assert len(messages) == 3
         error = messages[1]["params"]["value"]
         assert error["kind"] == kind and error["code"] == code and error["input"] == input
-        assert error["message"] == message if message else error["message"]
+        assert error["message"] == message
+        assert error["detail"] == detail if detail else error["detail"]
         assert messages == [
-            changed({flag: False}),
+            changed({"lastError": error, flag: False, "loadState": "failed"}),
             event("error", error),
             {"jsonrpc": "2.0", "id": input,
              "error": {"code": -32004, "message": "Command failed: %s: %s" % (kind, error["message"]), "data": error}},
         ]
-    assert pl.values() == {**INITIAL, "items": cells(1, 20), "page": 1}
+    assert pl.values() == {**INITIAL, "items": cells(1, 20), "page": 1, "loadState": "failed", "lastError": error}
 
 
 def test_english(host):
     pl = List(host, locale="en")
-    assert pl.start("refresh", "r1") == changed({"isRefreshing": True})
-    assert pl.advance(100) == [changed({"items": cells(1, 20, en=True), "page": 1, "isRefreshing": False}), result("r1", {})]
+    assert pl.start("refresh", "r1") == changed({"isRefreshing": True, "loadState": "loading"})
+    assert pl.advance(100) == [
+        changed({"items": cells(1, 20, en=True), "page": 1, "isRefreshing": False, **LOADED}), result("r1", {})]
     assert cell(1, en=True) == {
         "id": "p001", "name": "稳健增利1号", "bank": "招商银行", "profit": "4.35%", "saleStatus": "On sale",
-        "term": "90 days", "amount": "¥50,000",
+        "saleStatusCode": "onSale", "term": "90 days", "amount": "¥50,000",
     }
 
 
 def test_page_size(host):
     pl = List(host, args={"pageSize": 50})
     pl.start("refresh", "r1")
-    assert pl.advance(100) == [changed({"items": cells(1, 50), "page": 1, "isRefreshing": False}), result("r1", {})]
+    assert pl.advance(100) == [
+        changed({"items": cells(1, 50), "page": 1, "isRefreshing": False, **LOADED}), result("r1", {})]
 
 
 @pytest.mark.parametrize("value,problem", [
@@ -228,5 +237,7 @@ def test_describe(host):
     assert [(i["name"], i["kind"], i.get("policy")) for i in kind["inputs"]] == [
         ("refresh", "command", "latest"), ("loadMore", "command", "ignore"), ("cancel", "trigger", None),
     ]
-    assert [o["name"] for o in kind["outputs"]] == ["items", "page", "hasMore", "isRefreshing", "isLoadingMore", "isEmpty", "error"]
-    assert kind["outputs"][0]["schema"]["items"]["required"] == ["id", "name", "bank", "profit", "saleStatus", "term", "amount"]
+    assert [o["name"] for o in kind["outputs"]] == [
+        "items", "page", "hasMore", "isRefreshing", "isLoadingMore", "isEmpty", "loadState", "lastError", "error"]
+    assert kind["outputs"][0]["schema"]["items"]["required"] == [
+        "id", "name", "bank", "profit", "saleStatus", "saleStatusCode", "term", "amount"]

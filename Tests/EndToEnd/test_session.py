@@ -107,22 +107,18 @@ def test_the_token_is_in_no_log_and_no_trace(tmp_path: Path) -> None:
         assert PASSWORD.encode() not in data.replace(ACCOUNT.encode(), b""), name
 
 
-def test_without_a_state_dir_nothing_is_written(tmp_path: Path) -> None:
+def test_without_a_state_dir_nothing_is_written(tmp_path: Path, monkeypatch) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    env = dict(os.environ, HOME=str(home), XDG_STATE_HOME=str(home / "state"), XDG_DATA_HOME=str(home / "data"))
-    process = subprocess.run(
-        [os.environ.get("VMHOST_BIN") or str(Path(__file__).resolve().parents[2] / ".build/debug/vmhost")],
-        input=b"".join(line.encode() + b"\n" for line in [
-            '{"jsonrpc":"2.0","id":1,"method":"vm.create","params":{"kind":"Login","id":"l"}}',
-            '{"jsonrpc":"2.0","method":"vm.send","params":{"vm":"l","input":"username","value":"13800138000"}}',
-            '{"jsonrpc":"2.0","method":"vm.send","params":{"vm":"l","input":"password","value":"123456"}}',
-            '{"jsonrpc":"2.0","id":2,"method":"vm.send","params":{"vm":"l","input":"submit"}}',
-            '{"jsonrpc":"2.0","id":3,"method":"vm.create","params":{"kind":"Session","id":"s"}}',
-            '{"jsonrpc":"2.0","id":4,"method":"vm.send","params":{"vm":"s","input":"logout"}}',
-        ]), capture_output=True, cwd=home, env=env, timeout=20)
-    assert process.returncode == 0
-    assert b'"id":2,"result":{}' in process.stdout
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.chdir(home)
+    with HostProcess() as host:
+        log_in(host)
+        session_values(host)
+        assert host.request("vm.send", {"vm": "session", "input": "logout"}).result == {}
+        assert host.close() == 0
     assert list(home.iterdir()) == []
 
 

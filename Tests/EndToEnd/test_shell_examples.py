@@ -32,7 +32,8 @@ def test_products_loads_every_page_and_prints_the_cells():
 
 def test_errors_shows_one_event_and_the_same_object_in_the_reply():
     lines = [json.loads(line) for line in run("errors.sh").splitlines()]
-    error = {"kind": "server", "code": 500, "message": "the server answered HTTP 500", "input": "refresh"}
+    error = {"kind": "server", "code": 500, "message": "服务器错误（500），请稍后重试",
+             "detail": "the server answered HTTP 500", "input": "refresh"}
     assert lines == [{"event": "error", "value": error}, {"reply": -32004, "data": error}]
 
 

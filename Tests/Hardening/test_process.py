@@ -389,7 +389,10 @@ class Cycler:
             if i % 3 == 0:
                 out.append(request("s%d" % i, "vm.subscribe", {"vm": vm, "diff": i % 5 == 0}))
             if kind == "Login":
-                out.append(request("p%d" % i, "vm.send", {"vm": vm, "input": "phone", "value": "13800138000"}))
+                # The SMS countdown belongs to the host's session, per phone: every Login of every
+                # cycle sends to a phone of its own (the session keeps a few bytes per phone for 60 s).
+                phone = "13%09d" % (self.cycles * VIEW_MODELS + i)
+                out.append(request("p%d" % i, "vm.send", {"vm": vm, "input": "phone", "value": phone}))
             if kind == "MenuEditGroup":
                 out.append(request("n%d" % i, "vm.send", {"vm": vm, "input": "name", "value": "group %d" % i}))
             input = {"ProductList": "refresh", "Login": "sendCode", "MenuSubGroup": "load", "MenuEditGroup": "save"}[kind]

@@ -89,7 +89,7 @@ extension LoginSuites {
             harness.backend.script(.authSMSCode, [.network])
             try harness.recorder.execute("sendCode")
             await harness.recorder.settle()
-            let error = DomainError(kind: .network, message: "could not connect to the server", input: "sendCode")
+            let error = DomainError.network("could not connect to the server").reaching(input: "sendCode", locale: .zhHans)
             #expect(harness.recorder.take() == [
                 changed("canSendCode", false),
                 changed("canSendCode", true),
@@ -105,7 +105,10 @@ extension LoginSuites {
             #expect(harness.recorder.take() == [
                 changed("canSendCode", false),
                 changed("canSendCode", true),
-                event("error", ["kind": "business", "code": "1009", "message": "发送太频繁", "input": "sendCode"]),
+                event("error", [
+                    "kind": "business", "code": "1009", "message": "发送太频繁", "detail": #"the server reported failure code "1009""#,
+                    "input": "sendCode",
+                ]),
             ])
         }
 

@@ -126,14 +126,15 @@ extension LoginSuites {
             let occurrence = api.calls(to: point.endpoint).count + 1
             try recorder.execute("submit")
             await api.call(point.endpoint, occurrence: occurrence).fail(error)
-            var failure = error
-            failure.input = "submit"
+            let failure = error.reaching(input: "submit", locale: .zhHans)
             #expect(await recorder.finished(index) == .failed(failure))
 
-            // The flag drops, the message shows, one error; the rest is as it was.
-            let message = JSON.string(error.message)
+            // The attempt clears the last failure; the flag drops, the (user-facing) message shows, one
+            // error; the rest is as it was.
+            let message = JSON.string(failure.message)
             #expect(recorder.take() == [changed("isSubmitting", true), changed("canSubmit", false)]
-                + (before["failureMessage"] == message ? [] : [changed("failureMessage", message)])
+                + (before["failureMessage"] == .some(JSON.null) ? [] : [changed("failureMessage", nil)])
+                + [changed("failureMessage", message)]
                 + [changed("isSubmitting", false), changed("canSubmit", true), event("error", failure.json)])
             var expected = before
             expected["failureMessage"] = message

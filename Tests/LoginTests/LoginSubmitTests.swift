@@ -44,7 +44,7 @@ extension LoginSuites {
             try harness.fill([("username", Demo.account), ("password", "654321")])
             try harness.recorder.execute("submit")
             await harness.recorder.settle()
-            let error = DomainError(kind: .business, code: "1001", message: "用户名或密码错误", input: "submit")
+            let error = DomainError.business(code: "1001", message: "用户名或密码错误").reaching(input: "submit", locale: .zhHans)
             #expect(harness.recorder.take() == [
                 changed("isSubmitting", true), changed("canSubmit", false),
                 changed("failureMessage", "用户名或密码错误"),
@@ -63,7 +63,7 @@ extension LoginSuites {
             try harness.fill([("phone", Demo.phone), ("code", "654321")])
             try harness.recorder.execute("submit")
             await harness.recorder.settle()
-            let error = DomainError(kind: .business, code: "1003", message: "验证码错误", input: "submit")
+            let error = DomainError.business(code: "1003", message: "验证码错误").reaching(input: "submit", locale: .zhHans)
             #expect(harness.recorder.take() == [
                 changed("isSubmitting", true), changed("canSubmit", false),
                 changed("failureMessage", "验证码错误"),

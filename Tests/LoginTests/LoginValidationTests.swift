@@ -27,8 +27,12 @@ extension LoginSuites {
             .init(input: "username", text: "1380013800", valid: false),  // 10 digits
             .init(input: "username", text: "138001380001", valid: false),  // 12 digits
             .init(input: "username", text: "1380013800a", valid: false),
-            .init(input: "username", text: " 13800138000", valid: false),
-            .init(input: "username", text: "１３８００１３８０００", valid: false),  // full-width digits
+            // Typed as people type a phone number: normalized first (spaces, dashes, +86, full-width).
+            .init(input: "username", text: " 13800138000", valid: true),
+            .init(input: "username", text: "１３８００１３８０００", valid: true),  // full-width digits
+            .init(input: "username", text: "138 0013 8000", valid: true),
+            .init(input: "username", text: "+86 138-0013-8000", valid: true),
+            .init(input: "username", text: "12 800138000", valid: false),  // still second digit 2
             .init(input: "username", text: "", valid: false),
             // password: at least 6 characters.
             .init(input: "password", text: "12345", valid: false),
@@ -41,8 +45,13 @@ extension LoginSuites {
             .init(input: "phone", text: "13912345678", valid: true),
             .init(input: "phone", text: "15000000000", valid: true),
             .init(input: "phone", text: "11012345678", valid: false),
-            .init(input: "phone", text: "+8613912345678", valid: false),
-            .init(input: "phone", text: "139-1234-5678", valid: false),
+            .init(input: "phone", text: "+8613912345678", valid: true),
+            .init(input: "phone", text: "8613912345678", valid: true),
+            .init(input: "phone", text: "＋８６　１３９－１２３４－５６７８", valid: true),  // full-width, ideographic space
+            .init(input: "phone", text: "139-1234-5678", valid: true),
+            .init(input: "phone", text: "0086 13912345678", valid: false),  // only +86 or 86
+            .init(input: "phone", text: "86139123456", valid: false),  // 86 then 9 digits: not a prefix
+            .init(input: "phone", text: "139.1234.5678", valid: false),
             // code: exactly 6 ASCII digits.
             .init(input: "code", text: "123456", valid: true),
             .init(input: "code", text: "000000", valid: true),
@@ -70,7 +79,7 @@ extension LoginSuites {
                 switch row.input {
                 case "password": LoginValidation.isPassword
                 case "code": LoginValidation.isSMSCode
-                default: LoginValidation.isMobileNumber
+                default: { LoginValidation.isMobileNumber(LoginValidation.normalizedMobileNumber($0)) }
                 }
             #expect(rule(row.text) == row.valid)
         }

@@ -92,7 +92,10 @@ extension LoginSuites {
             await client.request("vm.send", send("phone", "13912345678"))
             await client.request("vm.send", send("code", "654321"))
             let submit = await client.request("vm.send", send("submit"))
-            let error: JSON = ["kind": "business", "code": "1003", "message": "验证码错误", "input": "submit"]
+            let error: JSON = [
+                "kind": "business", "code": "1003", "message": "验证码错误", "detail": #"the server reported failure code "1003""#,
+                "input": "submit",
+            ]
             #expect(submit.errorCode == -32004)
             #expect(submit.error?["data"] == error)
             #expect(submit.notifications.map { $0["params"] } == [

@@ -118,9 +118,7 @@ struct MenuFaultMatrixTests {
 
     /// The failure as `error` and -32004 carry it.
     private func failure(_ error: DomainError, input: String) -> DomainError {
-        var error = error
-        error.input = input
-        return error
+        error.reaching(input: input, locale: .zhHans)
     }
 
     private func hasEvents(_ records: [ViewModelRecorder.Record]) -> Bool {
@@ -158,9 +156,13 @@ struct MenuFaultMatrixTests {
         call.fail(error)
         #expect(await recorder.finished(index) == .failed(failure(error, input: "load")))
 
-        // One error; `loading` stays up only while the other request runs; no row changed.
+        // One error; `loading` stays up only while the other request runs; no row changed; the load
+        // state says `failed` with the error until a load succeeds.
         let loading: [ViewModelRecorder.Record] = concurrent == nil ? [.changed("loading", true), .changed("loading", false)] : []
-        #expect(recorder.take() == loading + [.event("error", Fixtures.error(error, input: "load"))])
+        #expect(recorder.take() == [.changed("loadState", "loading")] + loading + [
+            .changed("lastError", Fixtures.error(error, input: "load")), .changed("loadState", "failed"),
+            .event("error", Fixtures.error(error, input: "load")),
+        ])
         #expect(groupsSnapshot() == before)
         if let concurrent {
             concurrent.call.succeed(.done)
@@ -173,6 +175,8 @@ struct MenuFaultMatrixTests {
         #expect(try await run("load", answering: .groupsList, with: .success(.groups(server))) == .succeeded(nil))
         #expect(!hasEvents(recorder.take()))
         #expect(groupsSnapshot() == ["groups": Fixtures.rows(server), "isEmpty": .bool(server.isEmpty), "loading": false])
+        #expect(recorder.value("loadState") == (server.isEmpty ? "empty" : "loaded"))
+        #expect(recorder.value("lastError") == .null)
         #expect(api.pendingCalls.isEmpty)
     }
 
@@ -220,7 +224,8 @@ struct MenuFaultMatrixTests {
                 concurrent.call.succeed(.groups(server))
             }
             #expect(await recorder.finished(concurrent.index) == .succeeded(nil))
-            let rows: [ViewModelRecorder.Record] = point == .besideDelete ? [.changed("groups", Fixtures.rows(server))] : []
+            let rows: [ViewModelRecorder.Record] =
+                point == .besideDelete ? [.changed("groups", Fixtures.rows(server))] : [.changed("loadState", "loaded")]
             #expect(recorder.take() == [.changed("loading", false)] + rows)
         }
         #expect(recorder.value("loading") == false)
@@ -251,12 +256,15 @@ struct MenuFaultMatrixTests {
         let rest = Self.demo.filter { $0.id != "g2" }
         deleteCall.succeed(.done)
         #expect(await recorder.finished(deleteIndex) == .succeeded(nil))
-        #expect(recorder.take() == [.changed("loading", true), .changed("groups", Fixtures.rows(rest))])
+        let started: [ViewModelRecorder.Record] = loadStartedFirst
+            ? [.changed("loadState", "loading"), .changed("loading", true)]
+            : [.changed("loading", true), .changed("loadState", "loading")]
+        #expect(recorder.take() == started + [.changed("groups", Fixtures.rows(rest))])
 
         // The list as the server had it before the delete.
         loadCall.succeed(.demoGroups)
         #expect(await recorder.finished(loadIndex) == .succeeded(nil))
-        #expect(recorder.take() == [.changed("loading", false)])
+        #expect(recorder.take() == [.changed("loading", false), .changed("loadState", "loaded")])
         #expect(recorder.value("groups") == Fixtures.rows(rest))
 
         // A load sent after the delete is shown as the server answers it.
@@ -326,7 +334,7 @@ struct MenuFaultMatrixTests {
             #expect(!parentLoad.call.wasCancelled)
             parentLoad.call.succeed(.demoGroups)
             #expect(await recorder.finished(parentLoad.index) == .succeeded(nil))
-            #expect(recorder.take() == [.changed("loading", false)])
+            #expect(recorder.take() == [.changed("loading", false), .changed("loadState", "loaded")])
         }
 
         // Saving again, answered: saved, dismissed, and the parent reloads the server's list.
@@ -344,7 +352,8 @@ struct MenuFaultMatrixTests {
     }
 
     /// The save succeeds and the parent's reload (started inside the host) fails: the editor's save
-    /// stands, the parent keeps its last good groups and reports the failure on its own `error`.
+    /// stands, the parent shows the saved group (applied before the reload), keeps it when the
+    /// reload fails, and reports the failure on its own `error`.
     @Test(arguments: [false, true], kinds)
     func aFailedReloadAfterASaveKeepsTheParentsGroups(renaming: Bool, error: DomainError) async throws {
         let parent = try await recorder.loadedSubGroup(api: api, keeper: keeper)
@@ -358,16 +367,20 @@ struct MenuFaultMatrixTests {
         #expect(editor.take() == [
             .changed("isSaving", true), .event("saved", ["group": group.json]), .event("dismiss", nil), .changed("isSaving", false),
         ])
+        let server = renaming ? Self.demo.map { $0.id == "g2" ? group : $0 } : Self.demo + [group]
         await api.call(.groupsList, occurrence: 2).fail(error)
         await recorder.until { !parentLoads }
         #expect(recorder.take() == [
-            .changed("loading", true), .changed("loading", false), .event("error", Fixtures.error(error, input: "load")),
+            .changed("groups", Fixtures.rows(server)),
+            .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
+            .changed("lastError", Fixtures.error(error, input: "load")), .changed("loadState", "failed"),
+            .event("error", Fixtures.error(error, input: "load")),
         ])
-        #expect(groupsSnapshot() == before)
+        #expect(before["groups"] == Fixtures.rows(Self.demo))
+        #expect(groupsSnapshot() == ["groups": Fixtures.rows(server), "isEmpty": false, "loading": false])
         #expect(editor.take() == [])
 
         // The parent's next load, answered, shows the saved group.
-        let server = renaming ? Self.demo.map { $0.id == "g2" ? group : $0 } : Self.demo + [group]
         #expect(try await run("load", answering: .groupsList, with: .success(.groups(server))) == .succeeded(nil))
         #expect(!hasEvents(recorder.take()))
         #expect(groupsSnapshot() == ["groups": Fixtures.rows(server), "isEmpty": false, "loading": false])

@@ -28,10 +28,14 @@ struct MenuGroupsWireTests {
     private func openGroups() async throws {
         #expect(await client.request("vm.create", ["kind": "MenuSubGroup", "args": ["menuUid": "m1"], "id": "groups"]).errorCode == nil)
         #expect(await client.request("vm.subscribe", ["vm": "groups"]).log == [
-            .result(["subscription": "s1", "values": ["groups": [], "loading": false, "isEmpty": false]]),
+            .result([
+                "subscription": "s1",
+                "values": ["groups": [], "loading": false, "isEmpty": false, "loadState": "idle", "lastError": nil],
+            ]),
         ])
         #expect(await client.request("vm.send", ["vm": "groups", "input": "load"]).log == [
-            .changed("s1", ["groups": Self.demo]), .result([:]),
+            // `loading` rises and falls inside the load's own turn: only the load state shows it.
+            .changed("s1", ["loadState": "loading"]), .changed("s1", ["groups": Self.demo, "loadState": "loaded"]), .result([:]),
         ])
     }
 
@@ -62,10 +66,12 @@ struct MenuGroupsWireTests {
             .changed("s2", ["isSaving": true]),
             .event("s2", "saved", ["group": group]),
             .event("s2", "dismiss", nil),
+            // The parent shows the saved group at once and reloads by itself: its subscriber sees the
+            // new list with no request of its own.
+            .changed("s1", ["groups": .array(Fixtures.demo.map(\.json) + [group]), "loadState": "loading"]),
             .changed("s2", ["isSaving": false]),
             .result(["value": group]),
-            // The parent reloaded by itself: its subscriber sees the new list with no request of its own.
-            .changed("s1", ["groups": .array(Fixtures.demo.map(\.json) + [group])]),
+            .changed("s1", ["loadState": "loaded"]),
         ])
         #expect(backend.server.menus["m1"]?.count == 5)
     }
@@ -83,9 +89,10 @@ struct MenuGroupsWireTests {
         ])
         let group: JSON = ["id": "g5", "name": "特色小炒", "dishCount": 0]
         let saved = await client.advance(ms: 100)
-        #expect(saved.messages.map(WireLog.init).prefix(6) == [
+        #expect(saved.messages.map(WireLog.init).prefix(7) == [
             .event("s2", "saved", ["group": group]),
             .event("s2", "dismiss", nil),
+            .changed("s1", ["groups": .array(Fixtures.demo.map(\.json) + [group]), "loadState": "loading"]),
             .changed("s2", ["isSaving": false]),
             .result(["value": group]),  // the save's reply
             .changed("s1", ["loading": true]),
@@ -93,7 +100,7 @@ struct MenuGroupsWireTests {
         ])
         let reloaded = await client.advance(ms: 100)
         #expect(reloaded.log == [
-            .changed("s1", ["groups": .array(Fixtures.demo.map(\.json) + [group]), "loading": false]), .result(["now": 200]),
+            .changed("s1", ["loading": false, "loadState": "loaded"]), .result(["now": 200]),
         ])
     }
 
@@ -118,9 +125,10 @@ struct MenuGroupsWireTests {
             .changed("s2", ["isSaving": true]),
             .event("s2", "saved", ["group": renamed]),
             .event("s2", "dismiss", nil),
+            .changed("s1", ["groups": Fixtures.rows(groups), "loadState": "loading"]),
             .changed("s2", ["isSaving": false]),
             .result(["value": renamed]),
-            .changed("s1", ["groups": Fixtures.rows(groups)]),
+            .changed("s1", ["loadState": "loaded"]),
         ])
     }
 
@@ -131,7 +139,10 @@ struct MenuGroupsWireTests {
             from: navigate, expectedValues: ["title": "重命名分组", "name": "爽口凉菜", "canSave": false, "isSaving": false])
         await client.request("vm.send", ["vm": "editor", "input": "name", "value": "凉菜"])
         backend.script(.groupsRename, [.http(status: 500)])
-        let failure: JSON = ["kind": "server", "code": 500, "message": "the server answered HTTP 500", "input": "save"]
+        let failure: JSON = [
+            "kind": "server", "code": 500, "message": "服务器错误（500），请稍后重试", "detail": "the server answered HTTP 500",
+            "input": "save",
+        ]
         #expect(await client.request("vm.send", ["vm": "editor", "input": "save"]).log == [
             .changed("s2", ["isSaving": true]),
             .changed("s2", ["isSaving": false]),
@@ -199,11 +210,14 @@ struct MenuGroupsWireTests {
         try await openGroups()
         backend.script(.groupsList, [.timeout])
         #expect(await client.start("vm.send", ["vm": "groups", "input": "load"], id: "load").map(WireLog.init) == [
-            .changed("s1", ["loading": true]),
+            .changed("s1", ["loadState": "loading"]), .changed("s1", ["loading": true]),
         ])
-        let failure: JSON = ["kind": "timeout", "code": nil, "message": "the request timed out", "input": "load"]
+        let failure: JSON = [
+            "kind": "timeout", "code": nil, "message": "请求超时，请稍后重试", "detail": "the request timed out", "input": "load",
+        ]
         #expect(await client.advance(ms: 1000).messages.map(WireLog.init) == [
-            .changed("s1", ["loading": false]), .event("s1", "error", failure), .error(-32004, failure), .result(["now": 1000]),
+            .changed("s1", ["loading": false, "lastError": failure, "loadState": "failed"]),
+            .event("s1", "error", failure), .error(-32004, failure), .result(["now": 1000]),
         ])
         #expect(await client.request("vm.get", ["vm": "groups"]).result?["values"]?["groups"] == Self.demo)
     }
@@ -231,10 +245,12 @@ struct MenuGroupsWireTests {
         let described = await client.request("host.describe", ["kind": "MenuSubGroup"])
         let kind = described.result?["kinds"]?.arrayValue?.first ?? described.result
         let outputs = kind?["outputs"]?.arrayValue ?? []
-        #expect(outputs.map { $0["name"]?.stringValue } == ["groups", "loading", "isEmpty", "error", "navigate"])
+        #expect(outputs.map { $0["name"]?.stringValue } == [
+            "groups", "loading", "isEmpty", "loadState", "lastError", "error", "navigate",
+        ])
         #expect(outputs.first?["schema"]?["items"] == GroupRow.jsonSchema)
         let inputs = kind?["inputs"]?.arrayValue ?? []
-        #expect(inputs.map { $0["name"]?.stringValue } == ["load", "create", "rename", "delete"])
-        #expect(inputs.map { $0["policy"]?.stringValue } == ["latest", nil, nil, "ignorePerKey"])
+        #expect(inputs.map { $0["name"]?.stringValue } == ["load", "create", "rename", "delete", "cancel"])
+        #expect(inputs.map { $0["policy"]?.stringValue } == ["latest", nil, nil, "ignorePerKey", nil])
     }
 }

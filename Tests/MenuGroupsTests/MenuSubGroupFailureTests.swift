@@ -37,7 +37,8 @@ struct MenuSubGroupFailureTests {
         try recorder.execute("load")
         await recorder.finished(0)
         #expect(recorder.take() == [
-            .changed("loading", true), .changed("loading", false), .changed("groups", Fixtures.rows(Fixtures.demo)),
+            .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
+            .changed("groups", Fixtures.rows(Fixtures.demo)), .changed("loadState", "loaded"),
         ])
     }
 
@@ -69,10 +70,11 @@ struct MenuSubGroupFailureTests {
         try recorder.execute("load")
         await finish(outcome)
         #expect(recorder.take() == [
-            .changed("loading", true), .changed("loading", false), .event("error", Fixtures.error(expected, input: "load")),
+            .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
+            .changed("lastError", Fixtures.error(expected, input: "load")), .changed("loadState", "failed"),
+            .event("error", Fixtures.error(expected, input: "load")),
         ])
-        var failed = expected
-        failed.input = "load"
+        let failed = expected.reaching(input: "load", locale: .zhHans)
         #expect(recorder.outcomes.last == .failed(failed))
         #expect(recorder.value("groups") == Fixtures.rows(Fixtures.demo))
     }
@@ -87,8 +89,10 @@ struct MenuSubGroupFailureTests {
         #expect(recorder.take() == [
             .changed("loading", true), .changed("loading", false), .event("error", Fixtures.error(expected, input: "delete")),
         ])
-        var failed = expected
-        failed.input = "delete"
+        let failed = expected.reaching(input: "delete", locale: .zhHans)
+        // A failed delete is no failed load: the list is still `loaded`.
+        #expect(recorder.value("loadState") == "loaded")
+        #expect(recorder.value("lastError") == .null)
         #expect(recorder.outcomes.last == .failed(failed))
         #expect(viewModel.groups.value.map(\.id) == ["g1", "g2", "g3", "g4"])
     }
@@ -98,7 +102,9 @@ struct MenuSubGroupFailureTests {
         try recorder.execute("load")
         await recorder.finished(0)
         #expect(recorder.take() == [
-            .changed("loading", true), .changed("loading", false),
+            .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
+            .changed("lastError", Fixtures.error(.network("could not connect to the server"), input: "load")),
+            .changed("loadState", "failed"),
             .event("error", Fixtures.error(.network("could not connect to the server"), input: "load")),
         ])
         #expect(recorder.value("isEmpty") == false)
@@ -110,7 +116,8 @@ struct MenuSubGroupFailureTests {
         try recorder.execute("load")
         await recorder.finished(0)
         #expect(recorder.take() == [
-            .changed("loading", true), .changed("loading", false),
+            .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
+            .changed("lastError", Fixtures.error(.server(status: 404), input: "load")), .changed("loadState", "failed"),
             .event("error", Fixtures.error(.server(status: 404), input: "load")),
         ])
     }

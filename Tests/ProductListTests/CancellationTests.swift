@@ -28,8 +28,13 @@ extension ProductListSuites {
             // The server answering late changes nothing.
             #expect(!call.succeed(.demoProducts(page: 1)))
             await recorder.settle()
-            #expect(recorder.take() == [.changed("isRefreshing", true), .changed("isRefreshing", false)])
+            // A cancelled first load goes back to idle, with no error.
+            #expect(recorder.take() == [
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
+                .changed("isRefreshing", false), .changed("loadState", "idle"),
+            ])
             #expect(recorder.value("page") == 0)
+            #expect(recorder.value("lastError") == .null)
         }
 
         @Test func cancelStopsALoadMoreAndKeepsTheList() async throws {
@@ -42,7 +47,10 @@ extension ProductListSuites {
             #expect(call.wasCancelled)
             #expect(!call.succeed(.demoProducts(page: 2)))
             await recorder.settle()
-            #expect(recorder.take() == [.changed("isLoadingMore", true), .changed("isLoadingMore", false)])
+            #expect(recorder.take() == [
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
+            ])
             #expect(recorder.value("items") == Expect.cells(1...20))
             #expect(recorder.value("page") == 1)
 
@@ -68,7 +76,8 @@ extension ProductListSuites {
             await harness.until { !moreCall.isPending }
             #expect(moreCall.wasCancelled)
             #expect(recorder.take() == [
-                .changed("isLoadingMore", true),
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
+                // Still loading: the refresh starts in the same turn.
                 .changed("isLoadingMore", false),
                 .changed("isRefreshing", true),
             ])
@@ -81,7 +90,7 @@ extension ProductListSuites {
             #expect(await harness.answer(refresh, occurrence: 3, with: fresh) == .succeeded(nil))
             #expect(recorder.take() == [
                 .changed("items", Expect.cells(3...22)),
-                .changed("isRefreshing", false),
+                .changed("isRefreshing", false), .changed("loadState", "loaded"),
             ])
             #expect(recorder.value("page") == 1)
         }

@@ -18,7 +18,7 @@ extension ProductListSuites {
             let cell = ProductCell(DemoCatalog.products[0], locale: .zhHans)
             #expect(cell.json == [
                 "id": "p001", "name": "稳健增利1号", "bank": "招商银行", "profit": "4.35%", "saleStatus": "在售",
-                "term": "90天", "amount": "¥50,000",
+                "saleStatusCode": "onSale", "term": "90天", "amount": "¥50,000",
             ])
         }
 
@@ -26,7 +26,7 @@ extension ProductListSuites {
             let cell = ProductCell(DemoCatalog.products[0], locale: .en)
             #expect(cell.json == [
                 "id": "p001", "name": "稳健增利1号", "bank": "招商银行", "profit": "4.35%", "saleStatus": "On sale",
-                "term": "90 days", "amount": "¥50,000",
+                "saleStatusCode": "onSale", "term": "90 days", "amount": "¥50,000",
             ])
         }
 
@@ -41,6 +41,13 @@ extension ProductListSuites {
             let cell = ProductCell(product(days: .max, amount: .min), locale: .en)
             #expect(cell.term == "9223372036854775807 days")
             #expect(cell.amount == "¥-9,223,372,036,854,775,808")
+        }
+
+        @Test(arguments: [(SaleStatus.onSale, "onSale"), (.soldOut, "soldOut"), (.upcoming, "upcoming")])
+        func theSaleStatusCodeIsTheSameInEveryLocale(status: SaleStatus, code: String) {
+            #expect(ProductCell(product(status: status), locale: .zhHans).saleStatusCode == code)
+            #expect(ProductCell(product(status: status), locale: .en).saleStatusCode == code)
+            #expect(ProductCell(product(status: status), locale: .zhHans).saleStatus != ProductCell(product(status: status), locale: .en).saleStatus)
         }
 
         @Test(arguments: [

@@ -31,8 +31,9 @@ extension ProductListSuites {
             expected.input = "loadMore"
             #expect(await harness.fail(more, occurrence: 2, with: error) == .failed(expected))
             #expect(harness.recorder.take() == [
-                .changed("isLoadingMore", true),
-                .changed("isLoadingMore", false),
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
+                .changed("lastError", Expect.error(error, input: "loadMore")),
+                .changed("isLoadingMore", false), .changed("loadState", "failed"),
                 .event("error", Expect.error(error, input: "loadMore")),
             ])
             #expect(harness.recorder.value("items") == Expect.cells(1...20))
@@ -49,8 +50,9 @@ extension ProductListSuites {
             expected.input = "refresh"
             #expect(await harness.fail(refresh, occurrence: 2, with: error) == .failed(expected))
             #expect(harness.recorder.take() == [
-                .changed("isRefreshing", true),
-                .changed("isRefreshing", false),
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
+                .changed("lastError", Expect.error(error, input: "refresh")),
+                .changed("isRefreshing", false), .changed("loadState", "failed"),
                 .event("error", Expect.error(error, input: "refresh")),
             ])
             #expect(harness.recorder.value("items") == Expect.cells(1...20))
@@ -62,8 +64,9 @@ extension ProductListSuites {
             let refresh = try harness.start("refresh")
             _ = await harness.fail(refresh, occurrence: 1, with: .network("offline"))
             #expect(harness.recorder.take() == [
-                .changed("isRefreshing", true),
-                .changed("isRefreshing", false),
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
+                .changed("lastError", Expect.error(.network("offline"), input: "refresh")),
+                .changed("isRefreshing", false), .changed("loadState", "failed"),
                 .event("error", Expect.error(.network("offline"), input: "refresh")),
             ])
             #expect(harness.recorder.value("isEmpty") == false)

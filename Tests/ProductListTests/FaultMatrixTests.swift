@@ -131,7 +131,7 @@ extension ProductListSuites {
             if point == .refreshOverLoadMore {
                 let index = try harness.start("loadMore")
                 overtaken = (index, await harness.api.call(.products, occurrence: harness.api.calls.count + 1))
-                history = [.changed("isLoadingMore", true), .changed("isLoadingMore", false)]
+                history = [.changed("isLoadingMore", true), .changed("loadState", "loading"), .changed("isLoadingMore", false)]
             }
 
             let occurrence = harness.api.calls.count + 1
@@ -139,16 +139,18 @@ extension ProductListSuites {
             #expect(await harness.api.call(.products, occurrence: occurrence).arguments == [
                 "page": .int(Int64(point.requestedPage)), "pageSize": 20,
             ])
-            var failure = error
-            failure.input = point.command
+            let failure = error.reaching(input: point.command, locale: .zhHans)
             #expect(await harness.fail(index, occurrence: occurrence, with: error) == .failed(failure))
 
-            // One error, after the flag dropped; nothing else changed.
-            #expect(recorder.take() == history + [
-                .changed(point.flag, true),
-                .changed(point.flag, false),
+            // One error, after the flag dropped; nothing else changed but the load state.
+            let started: [ViewModelRecorder.Record] =
+                overtaken == nil ? [.changed(point.flag, true), .changed("loadState", "loading")] : [.changed(point.flag, true)]
+            #expect(recorder.take() == history + started + [
+                .changed("lastError", Expect.error(error, input: point.command)),
+                .changed(point.flag, false), .changed("loadState", "failed"),
                 .event("error", Expect.error(error, input: point.command)),
             ])
+            #expect(recorder.value("lastError") == Expect.error(error, input: point.command))
             #expect(Snapshot(recorder) == before)
             #expect(recorder.disabledReason("loadMore") == reasonBefore)
             #expect(recorder.disabledReason("loadMore") == (point == .refreshAtTheEnd ? "no more pages" : nil))
@@ -165,6 +167,9 @@ extension ProductListSuites {
             #expect(harness.api.calls.last?.arguments["page"] == .int(Int64(point.requestedPage)))
             #expect(Snapshot(recorder) == Snapshot(pages: point.command == "refresh" ? 1 : point.requestedPage))
             #expect(harness.api.pendingCalls.isEmpty)
+            // The state a late subscriber reads: loaded, and the error gone.
+            #expect(recorder.value("loadState") == "loaded")
+            #expect(recorder.value("lastError") == .null)
         }
     }
 }

@@ -33,7 +33,7 @@ extension ProductListSuites {
             let reply = await client.request("vm.send", ["vm": "pl", "input": "refresh"])
             #expect(reply.errorCode == -32004)
             #expect(reply.error?["data"]?["kind"] == "decode")
-            #expect(reply.error?["data"]?["message"] == "data[0]: product.annualRate: out of range (must be between -1000000.0 and 1000000.0)")
+            #expect(reply.error?["data"]?["detail"] == "data[0]: product.annualRate: out of range (must be between -1000000.0 and 1000000.0)")
             #expect(reply.events.first?["name"] == "error")
             #expect(await client.request("vm.get", ["vm": "pl", "outputs": ["items", "isRefreshing"]]).result
                 == ["values": ["items": [], "isRefreshing": false]])
@@ -52,7 +52,7 @@ extension ProductListSuites {
         @Test func aNegativePageIndexFailsAsDecodeNamingIt() async {
             let client = await host(Self.body(index: "-9223372036854775808"))
             let reply = await client.request("vm.send", ["vm": "pl", "input": "refresh"])
-            #expect(reply.error?["data"]?["message"] == "page.index: out of range (must be at least 1)")
+            #expect(reply.error?["data"]?["detail"] == "page.index: out of range (must be at least 1)")
         }
     }
 }

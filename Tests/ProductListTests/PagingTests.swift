@@ -27,7 +27,7 @@ extension ProductListSuites {
 
         @Test func firstLoad() async throws {
             let refresh = try harness.start("refresh")
-            #expect(recorder.take() == [.changed("isRefreshing", true)])
+            #expect(recorder.take() == [.changed("isRefreshing", true), .changed("loadState", "loading")])
             let call = await harness.api.call(.products)
             #expect(call.arguments == ["page": 1, "pageSize": 20])
 
@@ -35,7 +35,7 @@ extension ProductListSuites {
             #expect(recorder.take() == [
                 .changed("items", Expect.cells(1...20)),
                 .changed("page", 1),
-                .changed("isRefreshing", false),
+                .changed("isRefreshing", false), .changed("loadState", "loaded"),
             ])
             #expect(harness.api.calls.count == 1)
         }
@@ -44,24 +44,24 @@ extension ProductListSuites {
             await harness.loadFirstPage()
 
             let second = try harness.start("loadMore")
-            #expect(recorder.take() == [.changed("isLoadingMore", true)])
+            #expect(recorder.take() == [.changed("isLoadingMore", true), .changed("loadState", "loading")])
             #expect(await harness.api.call(.products, occurrence: 2).arguments == ["page": 2, "pageSize": 20])
             #expect(await harness.answer(second, occurrence: 2, with: .demoProducts(page: 2)) == .succeeded(nil))
             #expect(recorder.take() == [
                 .changed("items", Expect.cells(1...40)),
                 .changed("page", 2),
-                .changed("isLoadingMore", false),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
             ])
 
             let third = try harness.start("loadMore")
             #expect(await harness.api.call(.products, occurrence: 3).arguments == ["page": 3, "pageSize": 20])
             #expect(await harness.answer(third, occurrence: 3, with: .demoProducts(page: 3)) == .succeeded(nil))
             #expect(recorder.take() == [
-                .changed("isLoadingMore", true),
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...57)),
                 .changed("page", 3),
                 .changed("hasMore", false),
-                .changed("isLoadingMore", false),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
             ])
 
             #expect(throws: InputError.disabled(reason: "no more pages")) { try harness.start("loadMore") }
@@ -74,10 +74,10 @@ extension ProductListSuites {
             #expect(await harness.api.call(.products).arguments == ["page": 1, "pageSize": 20])
             #expect(await harness.answer(index, occurrence: 1, with: .demoProducts(page: 1)) == .succeeded(nil))
             #expect(recorder.take() == [
-                .changed("isLoadingMore", true),
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...20)),
                 .changed("page", 1),
-                .changed("isLoadingMore", false),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
             ])
         }
 
@@ -93,20 +93,20 @@ extension ProductListSuites {
             let shifted = Expect.page([56, 57] + Array(1...18), index: 1)
             #expect(await harness.answer(refresh, occurrence: 3, with: shifted) == .succeeded(nil))
             #expect(recorder.take() == [
-                .changed("isRefreshing", true),
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
                 .changed("items", .array(Expect.cells(56...57).arrayValue! + Expect.cells(1...18).arrayValue!)),
                 .changed("page", 1),
-                .changed("isRefreshing", false),
+                .changed("isRefreshing", false), .changed("loadState", "loaded"),
             ])
 
             // After a refresh, ids of the old list no longer count as listed: page 2 appends p019…p038.
             let next = try harness.start("loadMore")
             #expect(await harness.answer(next, occurrence: 4, with: Expect.page(Array(19...38), index: 2)) == .succeeded(nil))
             #expect(recorder.take() == [
-                .changed("isLoadingMore", true),
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
                 .changed("items", .array(Expect.cells(56...57).arrayValue! + Expect.cells(1...38).arrayValue!)),
                 .changed("page", 2),
-                .changed("isLoadingMore", false),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
             ])
         }
 
@@ -116,10 +116,10 @@ extension ProductListSuites {
             let more = try harness.start("loadMore")
             #expect(await harness.answer(more, occurrence: 2, with: Expect.page(Array(19...38), index: 2)) == .succeeded(nil))
             #expect(recorder.take() == [
-                .changed("isLoadingMore", true),
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...38)),
                 .changed("page", 2),
-                .changed("isLoadingMore", false),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
             ])
         }
 
@@ -127,7 +127,7 @@ extension ProductListSuites {
             await harness.loadFirstPage()
             let more = try harness.start("loadMore")
             #expect(await harness.answer(more, occurrence: 2, with: Expect.page(Array(1...20), index: 2)) == .succeeded(nil))
-            #expect(recorder.take() == [.changed("isLoadingMore", true), .changed("page", 2), .changed("isLoadingMore", false)])
+            #expect(recorder.take() == [.changed("isLoadingMore", true), .changed("loadState", "loading"), .changed("page", 2), .changed("isLoadingMore", false), .changed("loadState", "loaded")])
         }
 
         @Test func pageAdvancesOnlyOnSuccess() async throws {
@@ -141,10 +141,12 @@ extension ProductListSuites {
             #expect(await harness.api.call(.products, occurrence: 3).arguments == ["page": 2, "pageSize": 20])
             #expect(await harness.answer(retry, occurrence: 3, with: .demoProducts(page: 2)) == .succeeded(nil))
             #expect(recorder.take() == [
-                .changed("isLoadingMore", true),
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...40)),
                 .changed("page", 2),
-                .changed("isLoadingMore", false),
+                // The success clears the failure a late subscriber would otherwise still read.
+                .changed("lastError", .null),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
             ])
         }
 
@@ -153,22 +155,22 @@ extension ProductListSuites {
             let empty = StubReply.products(Page(items: [], info: PageInfo(index: 1, size: 20, total: 0)))
             #expect(await harness.answer(refresh, occurrence: 1, with: empty) == .succeeded(nil))
             #expect(recorder.take() == [
-                .changed("isRefreshing", true),
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
                 .changed("page", 1),
                 .changed("hasMore", false),
                 .changed("isEmpty", true),
-                .changed("isRefreshing", false),
+                .changed("isRefreshing", false), .changed("loadState", "empty"),
             ])
 
             // Products appeared: the next refresh fills the list and it is no longer empty.
             let again = try harness.start("refresh")
             #expect(await harness.answer(again, occurrence: 2, with: .demoProducts(page: 1)) == .succeeded(nil))
             #expect(recorder.take() == [
-                .changed("isRefreshing", true),
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...20)),
                 .changed("hasMore", true),
                 .changed("isEmpty", false),
-                .changed("isRefreshing", false),
+                .changed("isRefreshing", false), .changed("loadState", "loaded"),
             ])
         }
 
@@ -182,14 +184,14 @@ extension ProductListSuites {
             #expect(throws: InputError.disabled(reason: "already running")) { try harness.start("loadMore") }
             _ = await harness.answer(more, occurrence: 2, with: .demoProducts(page: 2))
             #expect(recorder.take() == [
-                .changed("isRefreshing", true),
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...20)),
                 .changed("page", 1),
-                .changed("isRefreshing", false),
-                .changed("isLoadingMore", true),
+                .changed("isRefreshing", false), .changed("loadState", "loaded"),
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...40)),
                 .changed("page", 2),
-                .changed("isLoadingMore", false),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
             ])
             #expect(harness.api.calls.count == 2)
         }
@@ -204,12 +206,12 @@ extension ProductListSuites {
             #expect(await harness.answer(second, occurrence: 2, with: .demoProducts(page: 1)) == .succeeded(nil))
             // isExecuting drops and rises again inside the second send (one turn on the wire).
             #expect(recorder.take() == [
-                .changed("isRefreshing", true),
-                .changed("isRefreshing", false),
-                .changed("isRefreshing", true),
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
+                .changed("isRefreshing", false), .changed("loadState", "idle"),
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...20)),
                 .changed("page", 1),
-                .changed("isRefreshing", false),
+                .changed("isRefreshing", false), .changed("loadState", "loaded"),
             ])
         }
 
@@ -222,15 +224,15 @@ extension ProductListSuites {
             #expect(await harness.api.call(.products, occurrence: 2).arguments == ["page": 2, "pageSize": 50])
             #expect(await harness.answer(more, occurrence: 2, with: .demoProducts(page: 2, pageSize: 50)) == .succeeded(nil))
             #expect(harness.recorder.take() == [
-                .changed("isRefreshing", true),
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...50)),
                 .changed("page", 1),
-                .changed("isRefreshing", false),
-                .changed("isLoadingMore", true),
+                .changed("isRefreshing", false), .changed("loadState", "loaded"),
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...57)),
                 .changed("page", 2),
                 .changed("hasMore", false),
-                .changed("isLoadingMore", false),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
             ])
         }
     }

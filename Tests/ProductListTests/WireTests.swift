@@ -18,21 +18,21 @@ extension ProductListSuites {
             await wire.open()
             let client = wire.client
 
-            #expect(await client.start("vm.send", WireHarness.send("refresh"), id: "r1") == [Message.changed(["isRefreshing": true])])
+            #expect(await client.start("vm.send", WireHarness.send("refresh"), id: "r1") == [Message.changed(["isRefreshing": true, "loadState": "loading"])])
             #expect(await wire.advance(ms: 100) == [
-                Message.changed(["items": Expect.cells(1...20), "page": 1, "isRefreshing": false]),
+                Message.changed(["items": Expect.cells(1...20), "page": 1, "isRefreshing": false, "loadState": "loaded"]),
                 Message.result("r1", [:])
             ])
 
-            #expect(await client.start("vm.send", WireHarness.send("loadMore"), id: "m2") == [Message.changed(["isLoadingMore": true])])
+            #expect(await client.start("vm.send", WireHarness.send("loadMore"), id: "m2") == [Message.changed(["isLoadingMore": true, "loadState": "loading"])])
             #expect(await wire.advance(ms: 100) == [
-                Message.changed(["items": Expect.cells(1...40), "page": 2, "isLoadingMore": false]),
+                Message.changed(["items": Expect.cells(1...40), "page": 2, "isLoadingMore": false, "loadState": "loaded"]),
                 Message.result("m2", [:])
             ])
 
-            #expect(await client.start("vm.send", WireHarness.send("loadMore"), id: "m3") == [Message.changed(["isLoadingMore": true])])
+            #expect(await client.start("vm.send", WireHarness.send("loadMore"), id: "m3") == [Message.changed(["isLoadingMore": true, "loadState": "loading"])])
             #expect(await wire.advance(ms: 100) == [
-                Message.changed(["items": Expect.cells(1...57), "page": 3, "hasMore": false, "isLoadingMore": false]),
+                Message.changed(["items": Expect.cells(1...57), "page": 3, "hasMore": false, "isLoadingMore": false, "loadState": "loaded"]),
                 Message.result("m3", [:])
             ])
 
@@ -51,10 +51,10 @@ extension ProductListSuites {
             await wire.open()
             let client = wire.client
 
-            #expect(await client.start("vm.send", WireHarness.send("refresh"), id: "r1") == [Message.changed(["isRefreshing": true])])
+            #expect(await client.start("vm.send", WireHarness.send("refresh"), id: "r1") == [Message.changed(["isRefreshing": true, "loadState": "loading"])])
             #expect(wire.clock.pendingCount == 1)
             #expect(await client.notify("$/cancelRequest", ["id": "r1"]) == [
-                Message.changed(["isRefreshing": false]),
+                Message.changed(["isRefreshing": false, "loadState": "idle"]),
                 Message.cancelled("r1"),
             ])
             // The backend's wait was cancelled with the request: nothing is left to fire.
@@ -62,6 +62,7 @@ extension ProductListSuites {
             #expect(await wire.advance(ms: 5000) == [])
             #expect(await client.request("vm.get", ["vm": "pl"]).result?["values"] == [
                 "items": [], "page": 0, "hasMore": true, "isRefreshing": false, "isLoadingMore": false, "isEmpty": false,
+                "loadState": "idle", "lastError": nil,
             ])
         }
 
@@ -72,9 +73,9 @@ extension ProductListSuites {
             _ = await client.start("vm.send", WireHarness.send("refresh"), id: "r1")
             _ = await wire.advance(ms: 1000)
 
-            #expect(await client.start("vm.send", WireHarness.send("loadMore"), id: "m1") == [Message.changed(["isLoadingMore": true])])
+            #expect(await client.start("vm.send", WireHarness.send("loadMore"), id: "m1") == [Message.changed(["isLoadingMore": true, "loadState": "loading"])])
             #expect(await client.notify("$/cancelRequest", ["id": "m1"]) == [
-                Message.changed(["isLoadingMore": false]),
+                Message.changed(["isLoadingMore": false, "loadState": "loaded"]),
                 Message.cancelled("m1"),
             ])
             #expect(wire.clock.pendingCount == 0)
@@ -88,9 +89,9 @@ extension ProductListSuites {
             await wire.open()
             let client = wire.client
 
-            #expect(await client.start("vm.send", WireHarness.send("loadMore"), id: "m1") == [Message.changed(["isLoadingMore": true])])
+            #expect(await client.start("vm.send", WireHarness.send("loadMore"), id: "m1") == [Message.changed(["isLoadingMore": true, "loadState": "loading"])])
             #expect(await client.request("vm.dispose", ["vm": "pl"], id: "d1").messages == [
-                Message.changed(["isLoadingMore": false]),
+                Message.changed(["isLoadingMore": false, "loadState": "idle"]),
                 Message.cancelled("m1"),
                 Message.result("d1", [:]),
             ])
@@ -104,9 +105,9 @@ extension ProductListSuites {
             await wire.open()
             let client = wire.client
 
-            #expect(await client.start("vm.send", WireHarness.send("refresh"), id: "r1") == [Message.changed(["isRefreshing": true])])
+            #expect(await client.start("vm.send", WireHarness.send("refresh"), id: "r1") == [Message.changed(["isRefreshing": true, "loadState": "loading"])])
             #expect(await client.request("vm.send", WireHarness.send("cancel"), id: "c1").messages == [
-                Message.changed(["isRefreshing": false]),
+                Message.changed(["isRefreshing": false, "loadState": "idle"]),
                 Message.cancelled("r1"),
                 Message.result("c1", [:]),
             ])
@@ -121,35 +122,38 @@ extension ProductListSuites {
             _ = await client.start("vm.send", WireHarness.send("refresh"), id: "r1")
             _ = await wire.advance(ms: 100)
 
-            #expect(await client.start("vm.send", WireHarness.send("loadMore"), id: "m1") == [Message.changed(["isLoadingMore": true])])
+            #expect(await client.start("vm.send", WireHarness.send("loadMore"), id: "m1") == [Message.changed(["isLoadingMore": true, "loadState": "loading"])])
             // The load-more is cancelled as the refresh starts, before its spinner shows: a client
             // never sees both spinners at once.
             #expect(await client.start("vm.send", WireHarness.send("refresh"), id: "r2") == [
                 Message.changed(["isLoadingMore": false]),
                 Message.cancelled("m1"),
+                // Still `loading`: the refresh took over in the same turn.
                 Message.changed(["isRefreshing": true]),
             ])
             // Only the refresh's fetch is left; it replaces page 1 with page 1: no item changes.
             #expect(wire.clock.pendingCount == 1)
             #expect(await wire.advance(ms: 100) == [
-                Message.changed(["isRefreshing": false]),
+                Message.changed(["isRefreshing": false, "loadState": "loaded"]),
                 Message.result("r2", [:])
             ])
         }
 
-        /// Each scripted outcome, how long it takes on the clock, and the error it must produce
-        /// (`message` nil where the text comes from the JSON parser).
-        nonisolated static let failures: [(outcome: String, waitMs: Int, kind: String, code: JSON, message: String?)] = [
-            ("network", 100, "network", nil, "could not connect to the server"),
-            ("timeout", 15000, "timeout", nil, "the request timed out"),
-            ("http:404", 100, "server", 404, nil),
-            ("http:500", 100, "server", 500, nil),
-            ("business:1009:系统繁忙", 100, "business", "1009", "系统繁忙"),
-            ("malformed", 100, "decode", nil, nil),
+        /// Each scripted outcome, how long it takes on the clock, and the error it must produce: the
+        /// message the user reads (zh-Hans) and the detail (nil where the text comes from the JSON parser).
+        nonisolated static let failures: [(outcome: String, waitMs: Int, kind: String, code: JSON, message: String, detail: String?)] = [
+            ("network", 100, "network", nil, "网络连接失败，请检查网络后重试", "could not connect to the server"),
+            ("timeout", 15000, "timeout", nil, "请求超时，请稍后重试", "the request timed out"),
+            ("http:404", 100, "server", 404, "服务器错误（404），请稍后重试", "the server answered HTTP 404"),
+            ("http:500", 100, "server", 500, "服务器错误（500），请稍后重试", "the server answered HTTP 500"),
+            ("business:1009:系统繁忙", 100, "business", "1009", "系统繁忙", #"the server reported failure code "1009""#),
+            ("malformed", 100, "decode", nil, "服务器返回的数据无法识别，请稍后重试", nil),
         ]
 
         @Test(arguments: failures)
-        func everyFailureKindOnTheWire(failure: (outcome: String, waitMs: Int, kind: String, code: JSON, message: String?)) async throws {
+        func everyFailureKindOnTheWire(
+            failure: (outcome: String, waitMs: Int, kind: String, code: JSON, message: String, detail: String?)
+        ) async throws {
             let wire = WireHarness(latencyMs: 100)
             await wire.open()
             let client = wire.client
@@ -157,20 +161,25 @@ extension ProductListSuites {
             _ = await wire.advance(ms: 100)
 
             // Both commands fail into the one `error` channel; the list stays as it was.
+            var lastError: JSON = nil
             for input in ["loadMore", "refresh"] {
                 try wire.backend.script(endpoint: "products", outcomes: [failure.outcome])
                 let flag = input == "refresh" ? "isRefreshing" : "isLoadingMore"
                 let id = JSON.string("\(input)-\(failure.outcome)")
-                #expect(await client.start("vm.send", WireHarness.send(input), id: id) == [Message.changed([flag: true])])
+                // From `loaded` (the first command) or `failed` (the second) to `loading`.
+                #expect(await client.start("vm.send", WireHarness.send(input), id: id) == [Message.changed([flag: true, "loadState": "loading"])])
                 let messages = await wire.advance(ms: failure.waitMs)
                 let error = messages.count == 3 ? messages[1]["params"]?["value"] : nil
+                lastError = error ?? nil
                 #expect(error?["kind"] == .string(failure.kind))
                 #expect(error?["code"] == failure.code)
                 #expect(error?["input"] == .string(input))
-                if let message = failure.message { #expect(error?["message"] == .string(message)) }
-                #expect(error?["message"]?.stringValue?.isEmpty == false)
+                #expect(error?["message"] == .string(failure.message))
+                if let detail = failure.detail { #expect(error?["detail"] == .string(detail)) }
+                #expect(error?["detail"]?.stringValue?.isEmpty == false)
+                // The state a late subscriber reads changes with the flag, before the event.
                 #expect(messages == [
-                    Message.changed([flag: false]),
+                    Message.changed(["lastError": error ?? nil, flag: false, "loadState": "failed"]),
                     Message.event("error", error ?? nil),
                     Message.failed(id, error ?? nil),
                 ])
@@ -178,7 +187,7 @@ extension ProductListSuites {
             let values = await client.request("vm.get", ["vm": "pl"]).result?["values"]
             #expect(values == [
                 "items": Expect.cells(1...20), "page": 1, "hasMore": true, "isRefreshing": false, "isLoadingMore": false,
-                "isEmpty": false,
+                "isEmpty": false, "loadState": "failed", "lastError": lastError,
             ])
         }
 
@@ -186,16 +195,16 @@ extension ProductListSuites {
             let wire = WireHarness(latencyMs: 100)
             await wire.open(locale: "en")
             #expect(await wire.client.start("vm.send", WireHarness.send("refresh"), id: "r1") == [
-                Message.changed(["isRefreshing": true]),
+                Message.changed(["isRefreshing": true, "loadState": "loading"]),
             ])
             #expect(await wire.advance(ms: 100) == [
-                Message.changed(["items": Expect.cells(1...20, locale: .en), "page": 1, "isRefreshing": false]),
+                Message.changed(["items": Expect.cells(1...20, locale: .en), "page": 1, "isRefreshing": false, "loadState": "loaded"]),
                 Message.result("r1", [:]),
             ])
             let first = Expect.cells(1...20, locale: .en).arrayValue?.first
             #expect(first == [
                 "id": "p001", "name": "稳健增利1号", "bank": "招商银行", "profit": "4.35%", "saleStatus": "On sale",
-                "term": "90 days", "amount": "¥50,000",
+                "saleStatusCode": "onSale", "term": "90 days", "amount": "¥50,000",
             ])
         }
 
@@ -214,13 +223,20 @@ extension ProductListSuites {
                 ["name": "cancel", "kind": "trigger", "value": ["type": "null"]],
             ])
             let outputs = kind?["outputs"]?.arrayValue ?? []
-            #expect(outputs.map { $0["name"] } == ["items", "page", "hasMore", "isRefreshing", "isLoadingMore", "isEmpty", "error"])
-            #expect(outputs.map { $0["kind"] } == ["property", "property", "property", "property", "property", "property", "event"])
+            #expect(outputs.map { $0["name"] } == [
+                "items", "page", "hasMore", "isRefreshing", "isLoadingMore", "isEmpty", "loadState", "lastError", "error",
+            ])
+            #expect(outputs.map { $0["kind"] } == [
+                "property", "property", "property", "property", "property", "property", "property", "property", "event",
+            ])
             #expect(outputs[0]["schema"] == ["type": "array", "items": ProductCell.jsonSchema])
             #expect(outputs[1]["schema"] == ["type": "integer"])
             #expect(outputs[2]["schema"] == ["type": "boolean"])
-            #expect(outputs[6]["schema"] == DomainError.jsonSchema)
-            #expect(ProductCell.jsonSchema["required"] == ["id", "name", "bank", "profit", "saleStatus", "term", "amount"])
+            #expect(outputs[6]["schema"] == ["type": "string", "enum": ["idle", "loading", "loaded", "empty", "failed"]])
+            #expect(outputs[8]["schema"] == DomainError.jsonSchema)
+            #expect(ProductCell.jsonSchema["required"] == [
+                "id", "name", "bank", "profit", "saleStatus", "saleStatusCode", "term", "amount",
+            ])
         }
 
         @Test(arguments: [
@@ -241,11 +257,11 @@ extension ProductListSuites {
             await wire.open(args: ["pageSize": 50])
             _ = await wire.client.start("vm.send", WireHarness.send("refresh"), id: "r1")
             #expect(await wire.advance(ms: 100) == [
-                Message.changed(["items": Expect.cells(1...50), "page": 1, "isRefreshing": false]), Message.result("r1", [:]),
+                Message.changed(["items": Expect.cells(1...50), "page": 1, "isRefreshing": false, "loadState": "loaded"]), Message.result("r1", [:]),
             ])
             _ = await wire.client.start("vm.send", WireHarness.send("loadMore"), id: "m1")
             #expect(await wire.advance(ms: 100) == [
-                Message.changed(["items": Expect.cells(1...57), "page": 2, "hasMore": false, "isLoadingMore": false]),
+                Message.changed(["items": Expect.cells(1...57), "page": 2, "hasMore": false, "isLoadingMore": false, "loadState": "loaded"]),
                 Message.result("m1", [:]),
             ])
         }

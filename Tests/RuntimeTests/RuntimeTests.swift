@@ -122,9 +122,11 @@ struct CommandTests {
         let (recorder, _) = probe()
         try recorder.execute("fail", ["kind": "server"])
         await recorder.settle()
-        let expected = DomainError(kind: .server, code: 500, message: "probe failure", input: "fail")
+        let expected = DomainError(kind: .server, code: 500, detail: "probe failure", input: "fail")
         #expect(recorder.take() == [.event("error", expected.json)])
         #expect(recorder.outcomes == [.failed(expected)])
+        #expect(expected.json["message"] == "服务器错误（500），请稍后重试")
+        #expect(expected.json["detail"] == "probe failure")
     }
 
     @Test func cancellationIsNotAnError() async throws {
@@ -212,5 +214,47 @@ struct ManualClockTests {
         await EventLoop.shared.settle()
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
+    }
+}
+
+/// The error object: a user-facing `message` per kind in the view-model's locale, and a `detail`
+/// for developers.
+@Suite struct DomainErrorMessageTests {
+    struct Row: Sendable, CustomTestStringConvertible {
+        var error: DomainError
+        var zh: String
+        var en: String
+        var testDescription: String { error.description }
+    }
+
+    static let rows: [Row] = [
+        Row(error: .network("could not connect to the server"), zh: "网络连接失败，请检查网络后重试", en: "No connection. Check your network and try again."),
+        Row(error: .timeout(), zh: "请求超时，请稍后重试", en: "The request timed out. Please try again."),
+        Row(error: .server(status: 503), zh: "服务器错误（503），请稍后重试", en: "Server error (503). Please try again later."),
+        Row(error: .decode("envelope.success: expected a boolean, got a string"), zh: "服务器返回的数据无法识别，请稍后重试", en: "The server's answer could not be read. Please try again later."),
+        Row(error: .business(code: "1001", message: "用户名或密码错误"), zh: "用户名或密码错误", en: "用户名或密码错误"),
+        Row(error: .business(code: "1", message: ""), zh: "操作失败，请稍后重试", en: "The request failed. Please try again."),
+        Row(error: .business(code: "1", message: "  "), zh: "操作失败，请稍后重试", en: "The request failed. Please try again."),
+    ]
+
+    @Test(arguments: rows) func theMessageIsWrittenForTheUserInTheLocale(row: Row) {
+        #expect(row.error.reaching(input: "load", locale: .zhHans).message == row.zh)
+        #expect(row.error.reaching(input: "load", locale: .en).message == row.en)
+    }
+
+    @Test(arguments: rows) func theWireObjectCarriesMessageAndDetail(row: Row) {
+        let json = row.error.reaching(input: "load", locale: .en).json
+        guard case .object(let object) = json else { Issue.record("not an object"); return }
+        #expect(object.keys == ["kind", "code", "message", "detail", "input"])
+        #expect(object["message"] == .string(row.en))
+        #expect(object["detail"] == .string(row.error.detail))
+        #expect(object["input"] == "load")
+    }
+
+    @Test func theDetailNamesWhatFailedWithoutTheServersText() {
+        let business = DomainError.business(code: "1001", message: "用户名或密码错误")
+        #expect(business.detail == #"the server reported failure code "1001""#)
+        #expect(!business.detail.contains("用户名"))
+        #expect(DomainError.server(status: 500).detail == "the server answered HTTP 500")
     }
 }

@@ -22,8 +22,8 @@ struct TestKitTests {
     @Test func aStubCallFailsCancelsOrIsAnsweredWithTheWrongType() async throws {
         let stub = StubCalls<Endpoint>()
         let failing = Task { @HostActor in try await stub.perform(.store, as: Void.self) }
-        await stub.call(.store).fail(DomainError(kind: .network, message: "offline"))
-        await #expect(throws: DomainError(kind: .network, message: "offline")) { try await failing.value }
+        await stub.call(.store).fail(DomainError.network("offline"))
+        await #expect(throws: DomainError.network("offline")) { try await failing.value }
 
         let cancelled = Task { @HostActor in try await stub.perform(.fetch, as: Int.self) }
         let call = await stub.call(.fetch)

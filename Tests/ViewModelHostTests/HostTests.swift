@@ -227,7 +227,10 @@ struct DeliveryTests {
     @Test func aFailedCommandEmitsOneErrorEventAndAnswersMinus32004() async {
         let client = await probeHost(outputs: ["error"])
         let reply = await client.request("vm.send", send("fail", ["kind": "business"]))
-        let object: JSON = ["kind": "business", "code": "E42", "message": "probe failure", "input": "fail"]
+        // No message from the server: the user reads the localized fallback, the developer the detail.
+        let object: JSON = [
+            "kind": "business", "code": "E42", "message": "操作失败，请稍后重试", "detail": "probe failure", "input": "fail",
+        ]
         #expect(reply.messages.count == 2)
         #expect(reply.messages[0] == event("error", object))
         #expect(reply.errorCode == -32004)

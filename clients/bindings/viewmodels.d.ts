@@ -36,8 +36,17 @@ export interface ProductListItemsItem {
   "bank": string;
   "profit": string;
   "saleStatus": string;
+  "saleStatusCode": "onSale" | "soldOut" | "upcoming";
   "term": string;
   "amount": string;
+}
+
+export interface LastError1 {
+  "kind": "network" | "timeout" | "server" | "business" | "decode" | "unauthorized";
+  "code": number | string | null;
+  "message": string;
+  "detail": string;
+  "input": string | null;
 }
 
 export interface ProductListProperties {
@@ -47,17 +56,12 @@ export interface ProductListProperties {
   "isRefreshing": boolean;
   "isLoadingMore": boolean;
   "isEmpty": boolean;
-}
-
-export interface ErrorEvent {
-  "kind": "network" | "timeout" | "server" | "business" | "decode" | "unauthorized";
-  "code": number | string | null;
-  "message": string;
-  "input": string | null;
+  "loadState": "idle" | "loading" | "loaded" | "empty" | "failed";
+  "lastError": LastError1 | null;
 }
 
 export interface ProductListEvents {
-  "error": ErrorEvent;
+  "error": LastError1;
 }
 
 /** A `ProductList` view-model: `(await host.create("ProductList", args)) as unknown as ProductList`. */
@@ -102,7 +106,7 @@ export interface LoginNavigateEvent {
 }
 
 export interface LoginEvents {
-  "error": ErrorEvent;
+  "error": LastError1;
   "navigate": LoginNavigateEvent;
 }
 
@@ -145,6 +149,8 @@ export interface MenuSubGroupProperties {
   "groups": MenuSubGroupGroupsItem[];
   "loading": boolean;
   "isEmpty": boolean;
+  "loadState": "idle" | "loading" | "loaded" | "empty" | "failed";
+  "lastError": LastError1 | null;
 }
 
 export interface MenuSubGroupNavigateEventArgs {
@@ -160,7 +166,7 @@ export interface MenuSubGroupNavigateEvent {
 }
 
 export interface MenuSubGroupEvents {
-  "error": ErrorEvent;
+  "error": LastError1;
   "navigate": MenuSubGroupNavigateEvent;
 }
 
@@ -182,6 +188,9 @@ export interface MenuSubGroup extends TypedViewModel<"MenuSubGroup", MenuSubGrou
   /** Input `delete` (command, policy ignorePerKey). */
   send(input: "delete", value: MenuSubGroupRenameValue, options?: RequestOptions): Promise<unknown>;
   delete(value: MenuSubGroupRenameValue, options?: RequestOptions): Promise<unknown>;
+  /** Input `cancel` (trigger). */
+  send(input: "cancel", value?: null, options?: RequestOptions): Promise<{}>;
+  cancel(value?: null, options?: RequestOptions): Promise<{}>;
 }
 
 export interface MenuEditGroupArgs {
@@ -203,7 +212,7 @@ export interface MenuEditGroupSavedEvent {
 }
 
 export interface MenuEditGroupEvents {
-  "error": ErrorEvent;
+  "error": LastError1;
   "saved": MenuEditGroupSavedEvent;
   "dismiss": null;
 }
@@ -233,7 +242,7 @@ export interface SessionNavigateEvent {
 }
 
 export interface SessionEvents {
-  "error": ErrorEvent;
+  "error": LastError1;
   "navigate": SessionNavigateEvent;
 }
 

@@ -32,10 +32,10 @@ class TypedViewModel:
 ProductListArgs = TypedDict('ProductListArgs', {'pageSize': int}, total=False)
 
 
-ProductListItemsItem = TypedDict('ProductListItemsItem', {'id': str, 'name': str, 'bank': str, 'profit': str, 'saleStatus': str, 'term': str, 'amount': str})
+ProductListItemsItem = TypedDict('ProductListItemsItem', {'id': str, 'name': str, 'bank': str, 'profit': str, 'saleStatus': str, 'saleStatusCode': Literal["onSale", "soldOut", "upcoming"], 'term': str, 'amount': str})
 
 
-ErrorEvent = TypedDict('ErrorEvent', {'kind': Literal["network", "timeout", "server", "business", "decode", "unauthorized"], 'code': Optional[Union[int, str]], 'message': str, 'input': Optional[str]})
+LastError1 = TypedDict('LastError1', {'kind': Literal["network", "timeout", "server", "business", "decode", "unauthorized"], 'code': Optional[Union[int, str]], 'message': str, 'detail': str, 'input': Optional[str]})
 
 
 class ProductList(TypedViewModel):
@@ -89,7 +89,17 @@ class ProductList(TypedViewModel):
         """Property `isEmpty`, from the mirror (subscribe first)."""
         return cast('bool', self.vm['isEmpty'])
 
-    def on_error(self, callback: Callable[[ErrorEvent], Any]) -> Callable[[], None]:
+    @property
+    def loadState(self) -> Literal["idle", "loading", "loaded", "empty", "failed"]:
+        """Property `loadState`, from the mirror (subscribe first)."""
+        return cast('Literal["idle", "loading", "loaded", "empty", "failed"]', self.vm['loadState'])
+
+    @property
+    def lastError(self) -> Optional[LastError1]:
+        """Property `lastError`, from the mirror (subscribe first)."""
+        return cast('Optional[LastError1]', self.vm['lastError'])
+
+    def on_error(self, callback: Callable[[LastError1], Any]) -> Callable[[], None]:
         """Calls *callback* with each `error` event."""
         return self.vm.on('error', callback)
 
@@ -222,7 +232,7 @@ class Login(TypedViewModel):
         """Property `failureMessage`, from the mirror (subscribe first)."""
         return cast('Optional[str]', self.vm['failureMessage'])
 
-    def on_error(self, callback: Callable[[ErrorEvent], Any]) -> Callable[[], None]:
+    def on_error(self, callback: Callable[[LastError1], Any]) -> Callable[[], None]:
         """Calls *callback* with each `error` event."""
         return self.vm.on('error', callback)
 
@@ -276,6 +286,10 @@ class MenuSubGroup(TypedViewModel):
         """Input `delete` (command, policy ignorePerKey)."""
         return self.vm.send('delete', value, timeout=timeout)
 
+    def cancel(self, timeout: Optional[float] = None) -> None:
+        """Input `cancel` (trigger)."""
+        self.vm.send('cancel', timeout=timeout)
+
     @property
     def groups(self) -> List[MenuSubGroupGroupsItem]:
         """Property `groups`, from the mirror (subscribe first)."""
@@ -291,7 +305,17 @@ class MenuSubGroup(TypedViewModel):
         """Property `isEmpty`, from the mirror (subscribe first)."""
         return cast('bool', self.vm['isEmpty'])
 
-    def on_error(self, callback: Callable[[ErrorEvent], Any]) -> Callable[[], None]:
+    @property
+    def loadState(self) -> Literal["idle", "loading", "loaded", "empty", "failed"]:
+        """Property `loadState`, from the mirror (subscribe first)."""
+        return cast('Literal["idle", "loading", "loaded", "empty", "failed"]', self.vm['loadState'])
+
+    @property
+    def lastError(self) -> Optional[LastError1]:
+        """Property `lastError`, from the mirror (subscribe first)."""
+        return cast('Optional[LastError1]', self.vm['lastError'])
+
+    def on_error(self, callback: Callable[[LastError1], Any]) -> Callable[[], None]:
         """Calls *callback* with each `error` event."""
         return self.vm.on('error', callback)
 
@@ -353,7 +377,7 @@ class MenuEditGroup(TypedViewModel):
         """Property `isSaving`, from the mirror (subscribe first)."""
         return cast('bool', self.vm['isSaving'])
 
-    def on_error(self, callback: Callable[[ErrorEvent], Any]) -> Callable[[], None]:
+    def on_error(self, callback: Callable[[LastError1], Any]) -> Callable[[], None]:
         """Calls *callback* with each `error` event."""
         return self.vm.on('error', callback)
 
@@ -395,7 +419,7 @@ class Session(TypedViewModel):
         """Property `username`, from the mirror (subscribe first)."""
         return cast('Optional[str]', self.vm['username'])
 
-    def on_error(self, callback: Callable[[ErrorEvent], Any]) -> Callable[[], None]:
+    def on_error(self, callback: Callable[[LastError1], Any]) -> Callable[[], None]:
         """Calls *callback* with each `error` event."""
         return self.vm.on('error', callback)
 

@@ -20,7 +20,10 @@ export declare const ErrorCode: Readonly<{
 export interface DomainError {
   kind: "network" | "timeout" | "server" | "business" | "decode";
   code: number | string | null;
+  /** For the user, in the locale of `initialize {locale}`: ready to show. */
   message: string;
+  /** For developers, English; never quotes a response body. */
+  detail: string;
   input: string | null;
 }
 
@@ -31,8 +34,12 @@ export declare class RPCError extends Error {
   readonly rpcMessage: string;
   /** -32004: a {@link DomainError}; -32003: `{input, reason}`; -32001: `{vm}`; -32002: `{vm, input}` or `{vm, output}`. */
   readonly data: unknown;
-  /** Same as `rpcMessage`. */
+  /** -32004: the {@link DomainError}; otherwise undefined. */
+  readonly domainError: DomainError | undefined;
+  /** -32004: the domain error's `detail` (for developers); otherwise `rpcMessage`. */
   readonly detail: string;
+  /** -32004: the domain error's `message` (for the user); otherwise `rpcMessage`. */
+  readonly userMessage: string;
 }
 
 /** A misspelt input, output or event name (-32002), thrown locally; `valid` lists the names. */

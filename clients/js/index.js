@@ -28,9 +28,26 @@ export class RPCError extends Error {
     this.data = data;
   }
 
-  /** The message as the host sent it (without the code). */
+  /**
+   * The failed command's domain error (SPEC §5: `{kind, code, message, detail, input}`) for -32004,
+   * else undefined.
+   * @returns {{kind: string, code: number | string | null, message: string, detail: string, input: string | null} | undefined}
+   */
+  get domainError() {
+    if (this.code !== ErrorCode.CommandFailed || this.data === null || typeof this.data !== "object") return undefined;
+    return /** @type {any} */ (this.data);
+  }
+
+  /** For developers: a failed command's `detail` (never body text); otherwise the host's message. */
   get detail() {
-    return this.rpcMessage;
+    const domain = this.domainError;
+    return domain && typeof domain.detail === "string" ? domain.detail : this.rpcMessage;
+  }
+
+  /** For the user: a failed command's `message`, in the host's locale; otherwise the host's message. */
+  get userMessage() {
+    const domain = this.domainError;
+    return domain && typeof domain.message === "string" ? domain.message : this.rpcMessage;
   }
 }
 

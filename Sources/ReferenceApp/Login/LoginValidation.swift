@@ -1,5 +1,27 @@
 /// The validity rules of the login form's fields, as pure functions.
 public enum LoginValidation {
+    /// A mobile number as people type it, made plain before it is validated or sent: full-width
+    /// digits and `＋` become ASCII, spaces (also the ideographic space) and dashes (`-`, `－`, `‐`,
+    /// `–`, `—`) go, and a leading `+86`, or `86` before 11 digits, is dropped:
+    /// `"+86 139-1234-5678"` → `"13912345678"`. Anything else is kept, so an invalid text stays invalid.
+    public static func normalizedMobileNumber(_ text: String) -> String {
+        var plain = ""
+        plain.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0xFF10...0xFF19: plain.unicodeScalars.append(Unicode.Scalar(scalar.value - 0xFF10 + 0x30)!)
+            case 0xFF0B: plain.unicodeScalars.append("+")
+            case 0x2D, 0xFF0D, 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2212: continue
+            default:
+                if scalar.properties.isWhitespace { continue }
+                plain.unicodeScalars.append(scalar)
+            }
+        }
+        if plain.hasPrefix("+86") { return String(plain.dropFirst(3)) }
+        if plain.hasPrefix("86") && plain.utf8.count == 13 { return String(plain.dropFirst(2)) }
+        return plain
+    }
+
     /// A mainland mobile number: 11 ASCII digits, `1`, then `3`…`9`, then 9 more digits.
     /// Used for both the account (`username`) and the `phone` field.
     public static func isMobileNumber(_ text: String) -> Bool {

@@ -15,6 +15,8 @@ extension LoginViewModel {
     }
 
     private func logIn() async throws {
+        // A new attempt: the last one's failure no longer describes what is on screen.
+        failureMessage.value = nil
         do {
             switch mode.value {
             case .password:
@@ -27,7 +29,7 @@ extension LoginViewModel {
         } catch let error as DomainError {
             // A cancelled login shows nothing, even when its call failed on the way out.
             try Task.checkCancellation()
-            failureMessage.value = error.message
+            failureMessage.value = error.reaching(input: "submit", locale: context.locale).message
             throw error
         }
         failureMessage.value = nil

@@ -47,6 +47,8 @@ public final class LoginViewModel: ViewModel {
 
     let context: ViewModelContext
     let api: any APIClient
+    /// The SMS countdowns of the app session, shared by every `Login` of the host.
+    let cooldown: SMSCodeCooldown
     /// The form's fields: properties for ``derive(_:from:_:)``, but never declared as outputs.
     let username = Property("username", "")
     let password = Property("password", "")
@@ -57,14 +59,19 @@ public final class LoginViewModel: ViewModel {
     /// The countdown's next tick, while one is armed.
     var countdownTimer: ClockTimer?
 
-    /// The kind's factory, for the host's catalog.
-    public static func factory(api: any APIClient) -> ViewModelFactory {
-        ViewModelFactory(LoginViewModel.self) { args, context in LoginViewModel(args: args, context: context, api: api) }
+    /// The kind's factory, for the host's catalog. Every `Login` it makes shares `cooldown`, so the
+    /// SMS countdown of a phone outlives the screen.
+    public static func factory(api: any APIClient, cooldown: SMSCodeCooldown? = nil) -> ViewModelFactory {
+        let shared = cooldown ?? SMSCodeCooldown()
+        return ViewModelFactory(LoginViewModel.self) { args, context in
+            LoginViewModel(args: args, context: context, api: api, cooldown: shared)
+        }
     }
 
-    public init(args: Args, context: ViewModelContext, api: any APIClient) {
+    public init(args: Args, context: ViewModelContext, api: any APIClient, cooldown: SMSCodeCooldown? = nil) {
         self.context = context
         self.api = api
+        self.cooldown = cooldown ?? SMSCodeCooldown()
         let initial = args.mode
         // Declared with the values they derive to, so that creating the view-model changes nothing.
         mode = context.property("mode", initial)
@@ -109,9 +116,14 @@ public final class LoginViewModel: ViewModel {
 
     private func declareFieldInputs() {
         context.value("mode", of: LoginMode.self) { [unowned self] in select($0) }
-        context.value("username", of: String.self) { [unowned self] in edit(username, $0) }
+        context.value("username", of: String.self) { [unowned self] in edit(username, LoginValidation.normalizedMobileNumber($0)) }
         context.value("password", of: String.self, secret: true) { [unowned self] in edit(password, $0) }
-        context.value("phone", of: String.self) { [unowned self] in edit(phone, $0) }
+        context.value("phone", of: String.self) { [unowned self] in
+            let number = LoginValidation.normalizedMobileNumber($0)
+            // The countdown first, so that `canSendCode` never flashes true for a phone still waiting.
+            resumeCountdown(of: number)
+            edit(phone, number)
+        }
         context.value("code", of: String.self, secret: true) { [unowned self] in edit(code, $0) }
     }
 

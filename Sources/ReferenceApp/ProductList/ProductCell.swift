@@ -4,9 +4,9 @@ import VMHostWire
 
 /// One row of the product list: a product's fields written for display (a cell view-model).
 ///
-/// On the wire: `{id, name, bank, profit, saleStatus, term, amount}`, every member a string,
-/// e.g. `{"id":"p001","name":"稳健增利1号","bank":"招商银行","profit":"4.35%","saleStatus":"在售",
-/// "term":"90天","amount":"¥50,000"}`.
+/// On the wire: `{id, name, bank, profit, saleStatus, saleStatusCode, term, amount}`, every member a
+/// string, e.g. `{"id":"p001","name":"稳健增利1号","bank":"招商银行","profit":"4.35%","saleStatus":"在售",
+/// "saleStatusCode":"onSale","term":"90天","amount":"¥50,000"}`.
 public struct ProductCell: Sendable, Equatable, JSONEncodable {
     public var id: String
     public var name: String
@@ -15,6 +15,9 @@ public struct ProductCell: Sendable, Equatable, JSONEncodable {
     public var profit: String
     /// `在售` / `已售罄` / `即将发售` (`On sale` / `Sold out` / `Upcoming`).
     public var saleStatus: String
+    /// The sale status as a fixed code, the same in every locale, for styling a row:
+    /// `"onSale"`, `"soldOut"`, `"upcoming"`.
+    public var saleStatusCode: String
     /// The term in days: `"180天"` (`"180 days"`, `"1 day"`).
     public var term: String
     /// The minimum purchase in yuan with thousands separators: `"¥50,000"`.
@@ -27,6 +30,7 @@ public struct ProductCell: Sendable, Equatable, JSONEncodable {
         bank = product.bank
         profit = Strings.profit(NumberText.twoDecimals(product.annualRate))(locale)
         saleStatus = Strings.saleStatus(product.saleStatus)(locale)
+        saleStatusCode = product.saleStatus.rawValue
         term = Strings.term(days: product.termDays)(locale)
         amount = Strings.amount(NumberText.grouped(product.minAmount))(locale)
     }
@@ -34,15 +38,17 @@ public struct ProductCell: Sendable, Equatable, JSONEncodable {
     public var json: JSON {
         [
             "id": .string(id), "name": .string(name), "bank": .string(bank), "profit": .string(profit),
-            "saleStatus": .string(saleStatus), "term": .string(term), "amount": .string(amount),
+            "saleStatus": .string(saleStatus), "saleStatusCode": .string(saleStatusCode), "term": .string(term), "amount": .string(amount),
         ]
     }
 
     public static var jsonSchema: JSON {
-        let members = ["id", "name", "bank", "profit", "saleStatus", "term", "amount"]
+        let members = ["id", "name", "bank", "profit", "saleStatus", "saleStatusCode", "term", "amount"]
+        let codes: JSON = ["type": "string", "enum": .array(SaleStatus.allCases.map { .string($0.rawValue) })]
+        let properties = JSONObject(members.map { ($0, $0 == "saleStatusCode" ? codes : ["type": "string"]) })
         return [
             "type": "object",
-            "properties": .object(JSONObject(members.map { ($0, ["type": "string"]) })),
+            "properties": .object(properties),
             "required": .array(members.map { .string($0) }),
             "additionalProperties": false,
         ]

@@ -22,5 +22,6 @@ extension ProductListViewModel {
         page.value = number
         hasMore.value = fetched.hasMore
         isEmpty.value = cells.isEmpty
+        loads.succeeded(empty: cells.isEmpty)
     }
 }

@@ -10,8 +10,8 @@ import VMHostWire
 /// in flight), `loadMore` (command, `ignore`: loads the page after ``page`` and appends it; disabled
 /// while a fetch runs or when ``hasMore`` is false), `cancel` (trigger: cancels whatever fetch runs).
 ///
-/// Outputs: ``items``, ``page``, ``hasMore``, ``isRefreshing``, ``isLoadingMore``, ``isEmpty`` and the
-/// context's `error` event.
+/// Outputs: ``items``, ``page``, ``hasMore``, ``isRefreshing``, ``isLoadingMore``, ``isEmpty``,
+/// `loadState` and `lastError` (``loads``), and the context's `error` event.
 ///
 /// Results are applied only after a fetch succeeded and was not cancelled
 /// (``ViewModelContext/perform(_:)`` checks), so a failed or cancelled fetch leaves the list as it
@@ -40,6 +40,8 @@ public final class ProductListViewModel: ViewModel {
     public let isLoadingMore: Property<Bool>
     /// True when the last load finished with no product listed at all.
     public let isEmpty: Property<Bool>
+    /// `loadState` (`loading` while `refresh` or `loadMore` runs) and `lastError`.
+    public let loads: LoadTracker
 
     let api: any APIClient
     let pageSize: Int
@@ -65,13 +67,14 @@ public final class ProductListViewModel: ViewModel {
         isRefreshing = context.property("isRefreshing", false)
         isLoadingMore = context.property("isLoadingMore", false)
         isEmpty = context.property("isEmpty", false)
+        loads = LoadTracker(context: context)
 
         refresh = context.command("refresh", policy: .latest) { [unowned self] in
-            try await load(page: 1, replacing: true)
+            try await loads.run("refresh") { try await load(page: 1, replacing: true) }
             return nil
         }
         loadMore = context.command("loadMore", policy: .ignore) { [unowned self] in
-            try await load(page: page.value + 1, replacing: false)
+            try await loads.run("loadMore") { try await load(page: page.value + 1, replacing: false) }
             return nil
         }
         loadMore.disabledReason = { [unowned self] _ in
@@ -90,5 +93,6 @@ public final class ProductListViewModel: ViewModel {
         }
         isRefreshing.bind(to: refresh.isExecuting)
         isLoadingMore.bind(to: loadMore.isExecuting)
+        loads.track([refresh.isExecuting, loadMore.isExecuting])
     }
 }

@@ -8,9 +8,10 @@ extension DomainError: JSONEncodable {
                 "kind": ["enum": .array(Kind.allCases.map { .string($0.rawValue) })],
                 "code": ["type": ["integer", "string", "null"]],
                 "message": ["type": "string"],
+                "detail": ["type": "string"],
                 "input": ["type": ["string", "null"]],
             ],
-            "required": ["kind", "code", "message", "input"],
+            "required": ["kind", "code", "message", "detail", "input"],
         ]
     }
 }

@@ -2,17 +2,19 @@ import VMHostWire
 
 /// A failure of the domain: what a command's `error` event carries and what `-32004` holds as `data`.
 ///
-/// On the wire: `{"kind", "code", "message", "input"}`.
+/// On the wire: `{"kind", "code", "message", "detail", "input"}`.
 /// - `network`: no connection, connection refused, DNS failure. `code` null.
 /// - `timeout`: the request's deadline passed. `code` null.
 /// - `server`: HTTP status ≥ 400. `code` is the status as a number.
-/// - `business`: the envelope said `success: false`. `code` is the envelope's code (a string) and
-///   `message` the envelope's message.
+/// - `business`: the envelope reported a failure. `code` is the envelope's code (a string) and
+///   `message` the envelope's message (a localized fallback when it is empty).
 /// - `decode`: the body could not be parsed or had the wrong shape. `code` null.
 /// - `unauthorized`: the server answered HTTP 401 to a call made with the session's token; the
 ///   session has ended. `code` 401.
 ///
-/// Cancellation is never a `DomainError`: a cancelled call throws `CancellationError`.
+/// `message` is for the user, in the view-model's locale (``locale``, set by the runtime when the
+/// error reaches a view-model); `detail` is for developers, in English, and never quotes a response
+/// body. Cancellation is never a `DomainError`: a cancelled call throws `CancellationError`.
 public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, CaseIterable {
         case network, timeout, server, business, decode, unauthorized
@@ -21,35 +23,85 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
     public var kind: Kind
     /// The HTTP status (`server`), the envelope's code (`business`), or null.
     public var code: JSON
-    public var message: String
+    /// What failed, for developers: English, never a quote of the response body.
+    public var detail: String
+    /// The server's own message (`business`), shown to the user as it is unless empty.
+    public var serverMessage: String?
     /// The input (command) whose work failed; set by the runtime when the error reaches a view-model.
     public var input: String?
+    /// The language of ``message``; set by the runtime when the error reaches a view-model.
+    public var locale: AppLocale
 
-    public init(kind: Kind, code: JSON = .null, message: String, input: String? = nil) {
+    public init(
+        kind: Kind, code: JSON = .null, detail: String, serverMessage: String? = nil, input: String? = nil,
+        locale: AppLocale = .zhHans
+    ) {
         self.kind = kind
         self.code = code
-        self.message = message
+        self.detail = detail
+        self.serverMessage = serverMessage
         self.input = input
+        self.locale = locale
     }
 
-    public static func network(_ message: String) -> DomainError { .init(kind: .network, message: message) }
-    public static func timeout(_ message: String = "the request timed out") -> DomainError { .init(kind: .timeout, message: message) }
-    public static func server(status: Int, message: String? = nil) -> DomainError {
-        .init(kind: .server, code: .int(Int64(status)), message: message ?? "the server answered HTTP \(status)")
+    public static func network(_ detail: String) -> DomainError { .init(kind: .network, detail: detail) }
+    public static func timeout(_ detail: String = "the request timed out") -> DomainError { .init(kind: .timeout, detail: detail) }
+    public static func server(status: Int, detail: String? = nil) -> DomainError {
+        .init(kind: .server, code: .int(Int64(status)), detail: detail ?? "the server answered HTTP \(status)")
     }
+    /// A failure the server reported in its envelope, with its code and its (user-facing) message.
     public static func business(code: String, message: String) -> DomainError {
-        .init(kind: .business, code: .string(code), message: message)
+        .init(kind: .business, code: .string(code), detail: "the server reported failure code \"\(code)\"", serverMessage: message)
     }
-    public static func decode(_ message: String) -> DomainError { .init(kind: .decode, message: message) }
+    public static func decode(_ detail: String) -> DomainError { .init(kind: .decode, detail: detail) }
     /// The session ended because the server refused its token (HTTP 401).
-    public static func unauthorized(_ message: String = "the session has ended: log in again") -> DomainError {
-        .init(kind: .unauthorized, code: .int(401), message: message)
+    public static func unauthorized(_ detail: String = "the server refused the session's token (HTTP 401); the session has ended") -> DomainError {
+        .init(kind: .unauthorized, code: .int(401), detail: detail)
+    }
+
+    /// The text a user reads, in ``locale``: one friendly sentence per kind; a business failure
+    /// shows the server's message, or a fallback when the server sent none.
+    public var message: String {
+        switch kind {
+        case .network: DomainErrorText.network(locale)
+        case .timeout: DomainErrorText.timeout(locale)
+        case .server:
+            if case .int(let status) = code { DomainErrorText.server(status: Int(status))(locale) } else { DomainErrorText.serverNoStatus(locale) }
+        case .decode: DomainErrorText.decode(locale)
+        case .unauthorized: DomainErrorText.unauthorized(locale)
+        case .business:
+            if let serverMessage, !serverMessage.allSatisfy(\.isWhitespace) { serverMessage } else { DomainErrorText.business(locale) }
+        }
+    }
+
+    /// The error as it reaches a view-model: failed in `input`, told in `locale`.
+    public func reaching(input: String, locale: AppLocale) -> DomainError {
+        var error = self
+        error.input = input
+        error.locale = locale
+        return error
     }
 
     /// The error object of the wire.
     public var json: JSON {
-        ["kind": .string(kind.rawValue), "code": code, "message": .string(message), "input": JSON(input)]
+        [
+            "kind": .string(kind.rawValue), "code": code, "message": .string(message), "detail": .string(detail),
+            "input": JSON(input),
+        ]
     }
 
-    public var description: String { "\(kind.rawValue) error: \(message)" }
+    public var description: String { "\(kind.rawValue) error: \(detail)" }
+}
+
+/// The user-facing texts of ``DomainError/message``, in every locale.
+public enum DomainErrorText {
+    public static let network = LocalizedText(zh: "网络连接失败，请检查网络后重试", en: "No connection. Check your network and try again.")
+    public static let timeout = LocalizedText(zh: "请求超时，请稍后重试", en: "The request timed out. Please try again.")
+    public static func server(status: Int) -> LocalizedText {
+        LocalizedText(zh: "服务器错误（\(status)），请稍后重试", en: "Server error (\(status)). Please try again later.")
+    }
+    static let serverNoStatus = LocalizedText(zh: "服务器错误，请稍后重试", en: "Server error. Please try again later.")
+    public static let decode = LocalizedText(zh: "服务器返回的数据无法识别，请稍后重试", en: "The server's answer could not be read. Please try again later.")
+    public static let business = LocalizedText(zh: "操作失败，请稍后重试", en: "The request failed. Please try again.")
+    public static let unauthorized = LocalizedText(zh: "登录已失效，请重新登录", en: "Your session has ended. Please log in again.")
 }

@@ -163,8 +163,8 @@ public final class Command<Value: InputValue & Sendable>: AnyInput {
     fileprivate func ended(_ execution: CommandExecution, _ outcome: CommandOutcome) {
         running.removeAll { $0 === execution }
         isExecuting.value = !running.isEmpty
-        if case .failed(var error) = outcome {
-            error.input = name
+        if case .failed(let failure) = outcome {
+            let error = failure.reaching(input: name, locale: owner?.locale ?? failure.locale)
             owner?.error.emit(error)
             execution.completion(.failed(error))
         } else {

@@ -14,10 +14,8 @@ enum Fixtures {
     static func rows(_ groups: [MenuGroup]) -> JSON { .array(groups.map(\.json)) }
 
     /// A domain error as the `error` event and -32004 carry it: with the failed input set.
-    static func error(_ error: DomainError, input: String) -> JSON {
-        var error = error
-        error.input = input
-        return error.json
+    static func error(_ error: DomainError, input: String, locale: AppLocale = .zhHans) -> JSON {
+        error.reaching(input: input, locale: locale).json
     }
 }
 

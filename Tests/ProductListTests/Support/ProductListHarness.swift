@@ -77,9 +77,7 @@ enum Expect {
     }
 
     /// The error object of `error` after the runtime set its input.
-    static func error(_ error: DomainError, input: String) -> JSON {
-        var error = error
-        error.input = input
-        return error.json
+    static func error(_ error: DomainError, input: String, locale: AppLocale = .zhHans) -> JSON {
+        error.reaching(input: input, locale: locale).json
     }
 }

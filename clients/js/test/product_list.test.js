@@ -20,7 +20,7 @@ async function session(diff) {
     const vm = await host.create("ProductList", { pageSize: 20 });
     const initial = await vm.subscribe({ diff });
     assert.deepEqual(initial, { items: [], page: 0, hasMore: true, isRefreshing: false,
-      isLoadingMore: false, isEmpty: false });
+      isLoadingMore: false, isEmpty: false, loadState: "idle", lastError: null });
     const changes = [];
     vm.on("changed", (change) => changes.push(change));
     assert.equal(await vm.send("refresh"), undefined);
@@ -30,6 +30,7 @@ async function session(diff) {
     assert.equal(vm.get("items").length, 57);
     assert.equal(vm.get("page"), 3);
     assert.equal(vm.get("hasMore"), false);
+    assert.equal(vm.get("loadState"), "loaded");
     await assert.rejects(vm.send("loadMore"), (error) => {
       assert.equal(error.code, -32003);
       assert.deepEqual(error.data, { input: "loadMore", reason: "no more pages" });
@@ -52,7 +53,7 @@ test("refresh + loadMore: the diff mirror equals the full mirror", async () => {
   const diffed = await session(true);
   assert.deepEqual(diffed, full);
   assert.deepEqual(full.items[0], { id: "p001", name: "稳健增利1号", bank: "招商银行",
-    profit: "4.35%", saleStatus: "在售", term: "90天", amount: "¥50,000" });
+    profit: "4.35%", saleStatus: "在售", saleStatusCode: "onSale", term: "90天", amount: "¥50,000" });
 });
 
 test("a failed command rejects with -32004 and emits one error event first", (t) => withHost(t, async (host) => {
@@ -64,11 +65,16 @@ test("a failed command rejects with -32004 and emits one error event first", (t)
   vm.on("error", (value) => errors.push(value));
   vm.on("event", (event) => events.push(event));
   await host.request("control.backend.script", { endpoint: "products", outcomes: ["http:500"] });
-  const expected = { kind: "server", code: 500, message: "the server answered HTTP 500", input: "loadMore" };
+  const expected = {
+    kind: "server", code: 500, message: "服务器错误（500），请稍后重试", detail: "the server answered HTTP 500", input: "loadMore",
+  };
   await assert.rejects(vm.send("loadMore"), (error) => {
     assert.ok(error instanceof RPCError);
     assert.equal(error.code, -32004);
     assert.deepEqual(error.data, expected);
+    assert.deepEqual(error.domainError, expected);
+    assert.equal(error.detail, "the server answered HTTP 500", "the developer's text");
+    assert.equal(error.userMessage, "服务器错误（500），请稍后重试", "the user's text");
     assert.deepEqual(errors, [expected], "the error event arrives before the reply");
     return true;
   });
@@ -76,6 +82,8 @@ test("a failed command rejects with -32004 and emits one error event first", (t)
   assert.equal(vm.get("page"), 1);
   assert.equal(vm.get("items").length, 20);
   assert.equal(vm.get("isLoadingMore"), false);
+  assert.equal(vm.get("loadState"), "failed");
+  assert.deepEqual(vm.get("lastError"), expected);
 }));
 
 test("aborting a command waiting on latency answers -32800 and applies nothing", (t) => withHost(t, async (host) => {

@@ -129,3 +129,78 @@ def test_without_a_terminal_the_demo_says_so() -> None:
     assert done.returncode == 2
     assert "needs a terminal" in done.stderr and "tour.sh" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+class FlakyServer:
+    """A backend answering like seed 004 (`{code, msg}`, no `success`) whose first `/products` call
+    fails with HTTP 502: the demo must show the friendly error and how to retry."""
+
+    def __init__(self) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        state = {"products": 0}
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def handle_call(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                path = self.path.split("?")[0]
+                status, body = 200, {"code": "0", "msg": "成功", "data": None}
+                if path == "/auth/login":
+                    body["data"] = {"token": "t"}
+                elif path == "/products":
+                    state["products"] += 1
+                    if state["products"] == 1:
+                        status, body = 502, {"code": "502", "msg": "<html>Bad Gateway</html>"}
+                    else:
+                        body = {"code": 0, "msg": "成功", "page": {"index": 1, "size": 20, "total": 1}, "data": [
+                            {"id": "p1", "name": "Sold out fund", "bank": "Bank", "annualRate": 4.35,
+                             "saleStatus": "soldOut", "termDays": 90, "minAmount": 50000}]}
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = handle_call
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_failed_load_shows_the_friendly_error_and_a_retry_recovers() -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    server = FlakyServer()
+    session = Tmux()
+    env = dict(os.environ, LANG="C.UTF-8", LC_ALL="C.UTF-8", TERM="xterm-256color",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(CLIENT), os.environ.get("PYTHONPATH")])))
+    command = [sys.executable, "-m", "vmhost.demo", "--locale", "en", "--backend", server.url]
+    subprocess.run(["tmux", "-u", "-L", session.socket, "new-session", "-d", "-s", "demo",
+                    "-x", "120", "-y", "40", *command], check=True, env=env, timeout=10)
+    try:
+        session.wait_for("Login", "Mobile", "Account + password")
+        session.keys("+86 138 0013 8000", literal=True)
+        session.keys("Enter")
+        session.keys("123456", literal=True)
+        session.wait_for("******")
+        session.keys("Enter")
+        screen = session.wait_for("Products", "Server error (502). Please try again later.", "press r to retry")
+        assert "Bad Gateway" not in screen
+        session.keys("r")
+        screen = session.wait_for("page 1 · 1 items", "Sold out fund")
+        assert "press r to retry" not in screen
+    finally:
+        subprocess.run(["tmux", "-L", session.socket, "kill-server"], capture_output=True, timeout=10)
+        server.close()

@@ -25,7 +25,7 @@ def test_login_flow_navigates(host: vmhost.Host) -> None:
     with pytest.raises(vmhost.CommandFailed) as failed:
         login.submit()
     assert failed.value.error == {"kind": "business", "code": "1001", "message": "用户名或密码错误",
-                                  "input": "submit"}
+                                  "detail": 'the server reported failure code "1001"', "input": "submit"}
     assert login["failureMessage"] == "用户名或密码错误"
     assert errors == [failed.value.error] and routes == []
 

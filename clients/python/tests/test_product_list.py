@@ -16,7 +16,7 @@ def run_session(diff: bool) -> Dict[str, Any]:
         vm = host.create("ProductList", {"pageSize": 20})
         initial = vm.subscribe(diff=diff)
         assert initial == {"items": [], "page": 0, "hasMore": True, "isRefreshing": False,
-                           "isLoadingMore": False, "isEmpty": False}
+                           "isLoadingMore": False, "isEmpty": False, "loadState": "idle", "lastError": None}
         changes: List[Dict[str, Any]] = []
         vm.on_change(changes.append)
         assert vm.refresh() is None
@@ -40,7 +40,7 @@ def test_full_and_diff_mirrors_are_identical() -> None:
     diffed = run_session(diff=True)
     assert full == diffed
     assert full["items"][0] == {"id": "p001", "name": "稳健增利1号", "bank": "招商银行",
-                                "profit": "4.35%", "saleStatus": "在售", "term": "90天",
+                                "profit": "4.35%", "saleStatus": "在售", "saleStatusCode": "onSale", "term": "90天",
                                 "amount": "¥50,000"}
 
 
@@ -82,10 +82,14 @@ def test_failed_command_raises_and_emits_error(host: vmhost.Host) -> None:
     host.request("control.backend.script", {"endpoint": "products", "outcomes": ["http:500"]})
     with pytest.raises(vmhost.CommandFailed) as caught:
         vm.loadMore()
-    expected = {"kind": "server", "code": 500, "message": "the server answered HTTP 500",
-                "input": "loadMore"}
+    expected = {"kind": "server", "code": 500, "message": "服务器错误（500），请稍后重试",
+                "detail": "the server answered HTTP 500", "input": "loadMore"}
     assert caught.value.code == -32004
     assert caught.value.error == expected and caught.value.kind == "server"
+    assert caught.value.user_message == "服务器错误（500），请稍后重试"
+    assert caught.value.detail == "the server answered HTTP 500"
+    assert caught.value.input == "loadMore"
+    assert vm["loadState"] == "failed" and vm["lastError"] == expected
     assert events == [expected], "the error event arrives before the reply"
     assert vm["page"] == 1 and len(vm["items"]) == 20 and vm["isLoadingMore"] is False
 
@@ -94,7 +98,7 @@ def test_failed_command_raises_and_emits_error(host: vmhost.Host) -> None:
     with pytest.raises(vmhost.CommandFailed) as business:
         vm.refresh()
     assert business.value.error == {"kind": "business", "code": "E1", "message": "维护中: 稍后",
-                                    "input": "refresh"}
+                                    "detail": 'the server reported failure code "E1"', "input": "refresh"}
     assert len(events) == 2
 
 

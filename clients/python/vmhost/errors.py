@@ -103,7 +103,10 @@ class InputDisabled(RPCError):
 
 
 class CommandFailed(RPCError):
-    """-32004: a command failed; ``error`` is the domain error ``{kind, code, message, input}``."""
+    """-32004: a command failed; ``error`` is the domain error ``{kind, code, message, detail, input}``.
+
+    ``user_message`` is the text for the user (in the host's locale, ready to show); ``detail`` the
+    text for developers (English, never quoting a response body)."""
 
     @property
     def error(self) -> Dict[str, Any]:
@@ -113,6 +116,23 @@ class CommandFailed(RPCError):
     def kind(self) -> Optional[str]:
         """``network``, ``timeout``, ``server``, ``business`` or ``decode``."""
         return self.error.get("kind")
+
+    @property
+    def user_message(self) -> str:
+        """The domain error's ``message``: what the user reads."""
+        text = self.error.get("message")
+        return text if isinstance(text, str) else self.message
+
+    @property
+    def detail(self) -> str:
+        """The domain error's ``detail``: what failed, for developers."""
+        text = self.error.get("detail")
+        return text if isinstance(text, str) else self.message
+
+    @property
+    def input(self) -> Optional[str]:
+        """The command that failed."""
+        return self.error.get("input")
 
 
 class HostShuttingDown(RPCError):

@@ -87,10 +87,10 @@ public final class InMemoryTodoBackend: TodoAPI {
         callCount += 1
         let failing = failEvery > 0 && callCount % failEvery == 0
         try await clock.sleep(for: latency)
-        if failing { throw DomainError(kind: .server, code: 503, message: "the todo service is unavailable") }
+        if failing { throw DomainError.server(status: 503, detail: "the todo service is unavailable") }
     }
 
     private static func notFound(_ id: String) -> DomainError {
-        DomainError(kind: .business, code: "NOT_FOUND", message: "no todo \(id)")
+        DomainError.business(code: "NOT_FOUND", message: "no todo \(id)")
     }
 }

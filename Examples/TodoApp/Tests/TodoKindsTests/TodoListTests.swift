@@ -35,12 +35,15 @@ struct TodoListTests {
     @Test func aFailedLoadChangesNothingAndReportsTheErrorOnce() async throws {
         try recorder.execute("load")
         await recorder.settle()
-        let failure = DomainError(kind: .server, code: 503, message: "the todo service is unavailable")
+        let failure = DomainError.server(status: 503, detail: "the todo service is unavailable")
         await api.calls.call(.list).fail(failure)
-        #expect(await recorder.finished(0) == .failed(DomainError(kind: .server, code: 503, message: failure.message, input: "load")))
+        #expect(await recorder.finished(0) == .failed(failure.reaching(input: "load", locale: recorder.context.locale)))
         try recorder.expect([
             .changed("loading", true), .changed("loading", false),
-            .event("error", ["kind": "server", "code": 503, "message": "the todo service is unavailable", "input": "load"]),
+            .event("error", [
+                "kind": "server", "code": 503, "message": "服务器错误（503），请稍后重试",
+                "detail": "the todo service is unavailable", "input": "load",
+            ]),
         ])
         try recorder.finish(also: [api.calls.verifyNothingPending])
     }

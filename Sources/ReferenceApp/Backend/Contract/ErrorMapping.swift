@@ -12,7 +12,7 @@ import VMHostWire
 /// | no connection, connection refused or lost, DNS failure, TLS failure | `network` | null |
 /// | the deadline passed (the host clock's, or URLSession's backstop) | `timeout` | null |
 /// | HTTP status ≥ 400 (the body is not looked at) | `server` | the status |
-/// | envelope `success: false` | `business` | the envelope's code, with its message |
+/// | the envelope reports a failure (`success: false`, or no `success` and a code other than `"0"`) | `business` | the envelope's code, with its message |
 /// | a body that is not JSON, or not an envelope, or data of the wrong shape | `decode` | null |
 /// | the calling task was cancelled | *none*: `CancellationError` | |
 ///

@@ -82,7 +82,7 @@ extension Array {
             do {
                 result.append(try element(value))
             } catch {
-                throw .decode("\(context)[\(index)]: \(error.message)")
+                throw .decode("\(context)[\(index)]: \(error.detail)")
             }
         }
         return result

@@ -80,8 +80,11 @@ extension LoopbackCore {
         return state.withLock { $0.demo.handle(demoRequest) }
     }
 
+    /// Writes an envelope response in the server's convention.
     private func respond(_ fd: Int32, _ response: DemoResponse) {
-        respond(fd, status: response.status, body: response.body.serialized())
+        var body = response.body
+        if convention != .successFlag, let envelope = try? Envelope(json: body) { body = envelope.json(in: convention) }
+        respond(fd, status: response.status, body: body.serialized())
     }
 
     /// Writes a response; `declaredLength` (default: the body's) is the `Content-Length` sent.

@@ -40,7 +40,13 @@ final class LoopbackCore: Sendable {
     let listener: Int32
     let state = Mutex(State())
 
-    init(listener: Int32) { self.listener = listener }
+    /// How envelopes are written (demo answers and scripted business failures alike).
+    let convention: EnvelopeConvention
+
+    init(listener: Int32, convention: EnvelopeConvention) {
+        self.listener = listener
+        self.convention = convention
+    }
 
     /// Suspends until `condition` holds; throws ``LoopbackServerStopped`` if the server stops first.
     func wait(for condition: Condition) async throws {

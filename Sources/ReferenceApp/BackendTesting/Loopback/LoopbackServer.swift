@@ -24,11 +24,11 @@ public final class LoopbackServer: Sendable {
     public let port: UInt16
     private let core: LoopbackCore
 
-    /// Starts a server on an ephemeral port of 127.0.0.1.
-    public init() throws {
+    /// Starts a server on an ephemeral port of 127.0.0.1 that writes its envelopes in `convention`.
+    public init(convention: EnvelopeConvention = .successFlag) throws {
         let (fd, port) = try Socket.listenOnLoopback()
         self.port = port
-        core = LoopbackCore(listener: fd)
+        core = LoopbackCore(listener: fd, convention: convention)
         let core = core
         Thread.detachNewThread { core.acceptLoop() }
     }

@@ -11,7 +11,7 @@ import VMHostWire
 ///   renaming, different from the original).
 /// - `save` (command, `ignore`): creates or renames with the trimmed name; disabled with a reason
 ///   while `canSave` is false. On success: `saved {group}`, then `dismiss`, and the `parent`
-///   `MenuSubGroup`, when it still exists, reloads.
+///   `MenuSubGroup`, when it still exists, shows the saved group at once and reloads.
 /// - `cancel` (trigger): cancels a save in flight and emits `dismiss`.
 /// - `title`, `name`, `canSave`, `isSaving`, events `saved`, `dismiss`, `error`.
 @HostActor
@@ -76,7 +76,7 @@ public final class MenuEditGroupViewModel: ViewModel {
         dismiss.emit(NoValue())
         // The parent may have been disposed meanwhile (screen closed): then there is nothing to refresh.
         if let parent = args.parent, let screen = context.lookup(parent) as? MenuSubGroupViewModel {
-            screen.reload()
+            screen.applySaved(row)
         }
         return row.json
     }

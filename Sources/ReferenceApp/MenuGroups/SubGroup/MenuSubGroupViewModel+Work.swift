@@ -15,6 +15,7 @@ extension MenuSubGroupViewModel {
         let deleted = deletedDuringLoad
         hasLoaded = true
         show(fetched.filter { !deleted.contains($0.id) }.map(GroupRow.init))
+        loads.succeeded(empty: groups.value.isEmpty)
     }
 
     /// `delete`: deletes on the server, then drops the row locally instead of reloading: the server
@@ -34,8 +35,9 @@ extension MenuSubGroupViewModel {
         return row
     }
 
-    private func show(_ rows: [GroupRow]) {
+    func show(_ rows: [GroupRow]) {
         groups.value = rows
         isEmpty.value = hasLoaded && rows.isEmpty
+        loads.contentChanged(empty: rows.isEmpty)
     }
 }

@@ -11,12 +11,15 @@ import VMHostWire
 /// - `create` (trigger): emits `navigate` to a new `MenuEditGroup`.
 /// - `rename {groupId}` (trigger): emits `navigate` to a `MenuEditGroup` for that group.
 /// - `delete {groupId}` (command, ignore per group): deletes on the server, then drops the row.
+/// - `cancel` (trigger): cancels every request of this view-model in flight (the load and deletes).
 /// - `groups`, `loading` (the activity counter: any request of this view-model in flight),
-///   `isEmpty` (a load finished with no groups), `navigate`, `error`.
+///   `isEmpty` (a load finished with no groups), `loadState` and `lastError` (of `load`),
+///   `navigate`, `error`.
 ///
 /// A failed request changes no row: the last good list stays on screen and the failure goes to
-/// `error` once. When an editor opened from here saves, it calls ``reload()`` on this view-model
-/// inside the host, so subscribers see the new list without a client round trip.
+/// `error` once. When an editor opened from here saves, it calls ``applySaved(_:)`` on this
+/// view-model inside the host: the saved group is shown at once, then the list reloads, so
+/// subscribers see the new list without a client round trip and a failed reload keeps the group.
 @HostActor
 public final class MenuSubGroupViewModel: ViewModel {
     public static let kind = "MenuSubGroup"
@@ -26,6 +29,8 @@ public final class MenuSubGroupViewModel: ViewModel {
     public let groups: Property<[GroupRow]>
     public let loading: Property<Bool>
     public let isEmpty: Property<Bool>
+    /// `loadState` (`loading` while `load` runs) and `lastError`.
+    public let loads: LoadTracker
     public let navigate: Event<EditGroupRoute>
 
     let api: any APIClient
@@ -48,12 +53,14 @@ public final class MenuSubGroupViewModel: ViewModel {
         groups = context.property("groups", [GroupRow]())
         loading = context.property("loading", false)
         isEmpty = context.property("isEmpty", false)
+        loads = LoadTracker(context: context)
         navigate = context.event("navigate")
 
-        loadCommand = context.command("load", policy: .latest) { [unowned self] in
-            try await load()
+        let loadCommand = context.command("load", policy: .latest) { [unowned self] in
+            try await loads.run("load") { try await load() }
             return nil
         }
+        self.loadCommand = loadCommand
         context.trigger("create") { [unowned self] in
             navigate.emit(EditGroupRoute(menuUid: menuUid, parent: self.context.handle))
         }
@@ -62,17 +69,32 @@ public final class MenuSubGroupViewModel: ViewModel {
             let group = try row(reference.groupId)
             navigate.emit(EditGroupRoute(menuUid: menuUid, parent: self.context.handle, groupId: group.id, name: group.name))
         }
-        context.command(
+        let deleteCommand = context.command(
             "delete", of: GroupReference.self, policy: .ignorePerKey(GroupReference.key)
         ) { [unowned self] reference in
             try await delete(reference.groupId)
             return nil
         }
+        context.trigger("cancel") { [unowned loadCommand, unowned deleteCommand] in
+            loadCommand.cancelAll()
+            deleteCommand.cancelAll()
+        }
         loading.bind(to: context.activity.isActive)
+        loads.track([loadCommand.isExecuting])
     }
 
-    /// Starts `load` from inside the host (an editor saved): cancels a load in flight, as a resend would.
+    /// Starts `load` from inside the host: cancels a load in flight, as a resend would.
     public func reload() {
         loadCommand?.run()
+    }
+
+    /// An editor opened from here saved `row` (created or renamed, as the server answered): the row
+    /// replaces the one with its id, or is appended, at once; then the list reloads. A failing reload
+    /// changes no row, so the saved group stays visible.
+    public func applySaved(_ row: GroupRow) {
+        var rows = groups.value
+        if let index = rows.firstIndex(where: { $0.id == row.id }) { rows[index] = row } else { rows.append(row) }
+        show(rows)
+        reload()
     }
 }

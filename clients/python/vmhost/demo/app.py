@@ -159,8 +159,7 @@ class App:
 
     def report(self, input: str, error: BaseException) -> None:
         if isinstance(error, CommandFailed):
-            message = (error.error or {}).get("message") if isinstance(error.error, dict) else None
-            self.say(f"{input} failed: {message or error}", True)
+            self.say(f"{input} failed: {error.user_message}", True)
         elif isinstance(error, InputDisabled):
             self.say(f"{input} is disabled: {error.reason}", True)
         elif isinstance(error, RequestCancelled):
@@ -378,7 +377,9 @@ class ProductListScreen(Screen):
         more = "yes" if vm["hasMore"] else "no"
         app.put(y, 2, f"page {vm['page']} · {len(items)} items · more: {more}  {busy}",
                 curses.A_BOLD)
-        if vm["isEmpty"]:
+        if retry_row(app, y, vm, "r"):
+            y += 1
+        if vm["loadState"] == "empty":
             app.put(y + 2, 4, "(no products)", curses.A_DIM)
             return
         height, _ = app.stdscr.getmaxyx()
@@ -390,7 +391,9 @@ class ProductListScreen(Screen):
             index = top + row
             mark = "> " if index == self.selected else "  "
             text = "  ".join(pad(str(cell.get(key, "")), w) for key, (_, w) in zip(KEYS, COLUMNS))
-            app.put(y + 2 + row, 2, mark + text, curses.A_BOLD if index == self.selected else 0)
+            # Styled by the status code, never by the display text (which follows the locale).
+            style = curses.A_DIM if cell.get("saleStatusCode") == "soldOut" else 0
+            app.put(y + 2 + row, 2, mark + text, (curses.A_BOLD if index == self.selected else 0) | style)
 
     def key(self, key: Any) -> None:
         app = self.app
@@ -408,6 +411,18 @@ class ProductListScreen(Screen):
             self.selected -= 1
         elif key == curses.KEY_DOWN:
             self.selected += 1
+
+
+def retry_row(app: "App", y: int, vm: Any, key: str) -> bool:
+    """Under a list's header: the last load's failure, as the user reads it, and how to retry.
+
+    Drawn from the ``loadState`` and ``lastError`` properties, so it is right however late the
+    screen subscribed and whatever the status line says now."""
+    if vm["loadState"] != "failed":
+        return False
+    error = vm["lastError"] or {}
+    app.put(y + 1, 2, f"⚠ {error.get('message', '')}  · press {key} to retry", app.attr("error") | curses.A_BOLD)
+    return True
 
 
 COLUMNS = [("Name", 22), ("Bank", 14), ("Profit", 8), ("Status", 10), ("Term", 10),
@@ -452,7 +467,9 @@ class MenuGroupsScreen(Screen):
         groups = vm["groups"] or []
         loading = f"{app.spinner()} loading…" if vm["loading"] else ""
         app.put(y, 2, f"{len(groups)} groups  {loading}", curses.A_BOLD)
-        if vm["isEmpty"]:
+        if retry_row(app, y, vm, "r"):
+            y += 1
+        if vm["loadState"] == "empty":
             app.put(y + 2, 4, "(no groups)", curses.A_DIM)
         self.current()
         for index, group in enumerate(groups):
