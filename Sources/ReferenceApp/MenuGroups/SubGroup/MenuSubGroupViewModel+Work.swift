@@ -22,7 +22,8 @@ extension MenuSubGroupViewModel {
     func delete(_ groupId: String) async throws {
         try await context.perform { [api, menuUid] in try await api.deleteGroup(menuUid: menuUid, groupId: groupId) }
         deletedDuringLoad.insert(groupId)
-        show(groups.value.filter { $0.id != groupId })
+        groups.removeAll { $0.id == groupId }
+        isEmpty.value = hasLoaded && groups.value.isEmpty
     }
 
     /// The row with `groupId`, or an invalid-value error naming `params.value.groupId`.
