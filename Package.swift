@@ -84,11 +84,7 @@ let package = Package(
         // The executable: the reference app's kinds served on stdio.
         .executableTarget(
             name: "vmhost",
-            dependencies: [
-                "VMHost", "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore",
-                "Backend", "ProductList", "Login", "MenuGroups",
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["VMHost", "Backend", "ProductList", "Login", "MenuGroups"],
             path: "Sources/ReferenceApp/vmhost",
             swiftSettings: settings
         ),
