@@ -89,6 +89,12 @@ public final class Host {
         func sends(_ position: Int) -> Bool {
             sends.indices.contains(position) && sends[position]
         }
+
+        /// The id in a name this host made (`s12` → 12), else nil.
+        static func id(named name: String) -> Int? {
+            guard name.first == "s", let id = Int(name.dropFirst()), id > 0, "s\(id)" == name else { return nil }
+            return id
+        }
     }
 
     public let configuration: Configuration
