@@ -8,7 +8,10 @@
 #   5. the hardening suite (pytest, Tests/Hardening): a generative fuzzer of malformed frames, and the
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
 #      every limit of protocol/SPEC.md §10 at and past its value
-#   6. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
+#   6. examples: Examples/TodoApp, a separate package on the public products only, is built (into its
+#      own .build, ignored by git), its tests run, and its client script drives its executable
+#      through a pipe: the framework's public API cannot break unnoticed
+#   7. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
 #      its corpus (Tests/Hardening/corpus), then is built with -sanitize=fuzzer into .build-fuzz and
 #      run seeded and bounded: -seed=1 and VMHOST_LIBFUZZER_RUNS inputs (default 15000, about 20 s),
 #      -max_total_time as a guard. A crash or a hang fails it; the input is left in .build-fuzz/artifacts/
@@ -45,6 +48,16 @@ bindings() {
 }
 run bindings bindings
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
+
+examples() {
+    (
+        cd Examples/TodoApp || exit 1
+        swift build --build-tests || exit 1
+        swift test --skip-build || exit 1
+        python3 scripts/client.py .build/debug/todo-host
+    )
+}
+run examples examples
 
 libfuzzer() {
     .build/debug/vmhost-fuzz Tests/Hardening/corpus || return 1

@@ -127,7 +127,14 @@ extension Host {
     }
 
     func dispose(_ call: Call) throws(RPCError) -> JSON {
-        let entry = try viewModel(try params(call, ["vm"]))
+        let check = remove(try viewModel(try params(call, ["vm"])))
+        check.verify()
+        return [:]
+    }
+
+    /// Disposes and forgets a view-model; the check verifies, once the entry is dropped, that
+    /// nothing it declared keeps it alive (debug builds).
+    private func remove(_ entry: Entry) -> ReleaseCheck {
         flush(handle: entry.handle)
         entry.context.dispose()
         for id in entry.subscriptions { endSubscription(id) }
@@ -135,7 +142,7 @@ extension Host {
         creationOrder.removeAll { $0 == entry.handle }
         dirty[entry.handle] = nil
         dirtyOrder.removeAll { $0 == entry.handle }
-        return [:]
+        return entry.context.releaseCheck()
     }
 
     func list() -> JSON {
@@ -204,6 +211,8 @@ extension Host {
         switch error {
         case .invalidValue(let decoding):
             return decoding.rpcError
+        case .refused:
+            return .invalidParams(error.message)
         case .disabled(let reason):
             return RPCError(
                 code: RPCError.inputDisabledCode, message: "Input \"\(input)\" is disabled: \(reason)",
