@@ -7,7 +7,9 @@ followed by a readable table in which every figure that has a C counterpart is a
 ratio to the C server measured in the same run.
 
 Scenarios: (a) ping, (b) Login inputs, (c) ProductList paging, (d) bytes per load-more of a
-5,000-item list in full and diff mode (vmhost --demo-products 5000), (e) RSS per view-model,
+5,000-item list in full and diff mode (vmhost --demo-products 5000), and what a load-more costs as
+the list grows (at 1,000, 10,000 and 50,000 items), the memory per listed product and 5,000
+load-mores of 20 on a 100,000-product catalogue, with a diff, a full-value or no subscriber, (e) RSS per view-model,
 (f) a client that stops reading while 100,000 property changes happen, (g) the in-process
 micro-benchmarks of Sources/vmhost-bench (JSON layer, dispatch), (h) 2,000 Login countdowns over
 60 s of a manual clock (one `control.clock.advance`; JSON line only).
@@ -50,6 +52,19 @@ def cpu_us(pid):
     return (int(fields[11]) + int(fields[12])) * 1_000_000 / CLK_TCK
 
 
+def cpu_ns(pid):
+    """Time on a CPU of every thread of the process, in ns (/proc/PID/task/*/schedstat): finer than
+    the clock ticks of cpu_us, for figures of a millisecond."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total
+
+
 def status_kib(pid, key):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -82,17 +97,34 @@ class Server:
             view = view[n:]
 
     def readline(self):
+        i = self.buf.find(b"\n")
+        if i >= 0:
+            line = self.buf[:i]
+            self.buf = self.buf[i + 1:]
+            return line
+        # A long line (a full list of 50,000 items is megabytes) is gathered in parts and joined
+        # once: searching and growing one buffer per chunk would cost the square of its length.
+        parts = [self.buf]
         while True:
-            i = self.buf.find(b"\n")
-            if i >= 0:
-                line = self.buf[:i]
-                self.buf = self.buf[i + 1:]
-                return line
-            chunk = os.read(self.rout, 1 << 16)
+            chunk = os.read(self.rout, 1 << 20)
             if not chunk:
                 raise EOFError("server closed stdout")
             self.bytes_read += len(chunk)
-            self.buf += chunk
+            j = chunk.find(b"\n")
+            if j >= 0:
+                parts.append(chunk[:j])
+                self.buf = chunk[j + 1:]
+                return b"".join(parts)
+            parts.append(chunk)
+
+    def reply_line(self, line, request_id):
+        """Sends one request line and returns its reply line, skipping (not parsing) notifications."""
+        self.send(line)
+        prefix = b'{"jsonrpc":"2.0","id":%d,' % request_id
+        while True:
+            reply = self.readline()
+            if reply.startswith(prefix):
+                return reply
 
     def request(self, obj):
         """Send one request and return (response, [notifications]) once its response is read."""
@@ -497,6 +529,94 @@ def scenario_list_bytes(cmd, args):
          full_first_last=[full[0], full[-1]], diff_first_last=[diff[0], diff[-1]])
 
 
+class Pager:
+    """A ProductList of an `--demo-products n` host paged with `loadMore`, subscribed as asked:
+    `mode` is "diff" (`diff: true`), "full" (full values) or None (no subscription)."""
+
+    def __init__(self, cmd, n, page_size, mode=None):
+        self.s = Server(cmd + ["--demo-products", str(n)])
+        self.next_id = 1
+        self.call("vm.create", {"kind": "ProductList", "id": "pl", "args": {"pageSize": page_size}})
+        self.length = 0
+        self.page_size = page_size
+        self.n = n
+        if mode:
+            self.subscribe(mode)
+
+    def call(self, method, params):
+        i = self.next_id
+        self.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}, separators=(",", ":"))
+        return self.s.reply_line(line.encode() + b"\n", i)
+
+    def subscribe(self, mode):
+        params = {"vm": "pl", "outputs": ["items", "page", "hasMore"]}
+        if mode == "diff":
+            params["diff"] = True
+        self.call("vm.subscribe", params)
+
+    def load_more(self):
+        """One load-more; returns its time in ms, from writing the request to reading the reply."""
+        t0 = time.perf_counter()
+        reply = self.call("vm.send", {"vm": "pl", "input": "loadMore"})
+        t1 = time.perf_counter()
+        assert b'"error"' not in reply, reply[:300]
+        self.length = min(self.length + self.page_size, self.n)
+        return (t1 - t0) * 1000
+
+    def page_to(self, length):
+        while self.length < length:
+            self.load_more()
+
+    def close(self):
+        self.s.close()
+
+
+def scenario_list_cost(cmd, args):
+    """(d) continued: what a load-more costs the host as the list grows, and what a listed product
+    costs in memory, with a diff subscriber, a full-value subscriber and none."""
+    page_size = 100
+    marks = args.cost_marks
+    for mode in ("diff", "full"):
+        for mark in marks:
+            # Paged to the mark unsubscribed (the list the host holds is the same), then subscribed:
+            # a full-value subscriber would otherwise read gigabytes on the way.
+            window = args.cost_window[mode]
+            p = Pager(cmd, mark + page_size * (window + 2), page_size)
+            p.page_to(mark)
+            p.subscribe(mode)
+            c0 = cpu_ns(p.s.pid)
+            times = sorted(p.load_more() for _ in range(window))
+            c1 = cpu_ns(p.s.pid)
+            p.close()
+            emit("list_cost", "vmhost", metric="load_more_ms", mode=mode, page_size=page_size, at_items=mark,
+                 load_mores=len(times), median_ms=round(statistics.median(times), 3),
+                 min_ms=round(times[0], 3), max_ms=round(times[-1], 3),
+                 cpu_ms_per_load_more=round((c1 - c0) / 1e6 / len(times), 3))
+    n = args.mem_items
+    for mode in (None, "diff", "full"):
+        p = Pager(cmd, n, page_size, mode)
+        p.call("ping", {})
+        r0 = p.s.rss_kib()
+        p.page_to(n)
+        p.call("ping", {})
+        r1 = p.s.rss_kib()
+        p.close()
+        emit("list_cost", "vmhost", metric="memory", mode=mode or "none", items=n,
+             rss_growth_mib=round((r1 - r0) / 1024, 2), kib_per_item=round((r1 - r0) / n, 3))
+    n, k, page_size = args.long_items, args.long_load_mores, 20
+    p = Pager(cmd, n, page_size, "diff")
+    t0 = time.perf_counter()
+    c0 = p.s.cpu_us()
+    for _ in range(k):
+        p.load_more()
+    t1 = time.perf_counter()
+    c1 = p.s.cpu_us()
+    p.close()
+    emit("list_cost", "vmhost", metric="long_run", mode="diff", catalogue=n, page_size=page_size, load_mores=k,
+         total_s=round(t1 - t0, 3), host_cpu_s=round((c1 - c0) / 1e6, 3))
+
+
 # --------------------------------------------------------------------------------------------
 # scenario (e): RSS per view-model
 
@@ -731,6 +851,26 @@ def table(args):
             add(f"{lbl}: mean bytes/load-more full", r["full_bytes_per_load_more"], None, " B")
             add(f"{lbl}: mean bytes/load-more diff", r["diff_bytes_per_load_more"], None, " B")
             rows.append((f"{lbl}: diff / full", f"{r['diff_over_full'] * 100:.1f}%", "–", "–", "≤ 5%"))
+    D = lambda mode, at: next((r for r in RESULTS if r["scenario"] == "list_cost" and r["metric"] == "load_more_ms"
+                               and r["mode"] == mode and r["at_items"] == at), None)
+    for mode, tgt in (("diff", "≤ 1.5× at 1,000"), ("full", "proportional")):
+        base = D(mode, args.cost_marks[0])
+        for at in args.cost_marks:
+            r = D(mode, at)
+            if r is None:
+                continue
+            lbl = f"(d) loadMore of {r['page_size']} at {at:,} items, {mode} subscriber"
+            add(f"{lbl}: host CPU ms; wall ms median, min", f"{r['cpu_ms_per_load_more']}; {r['median_ms']}, {r['min_ms']}", None, "")
+            if base and at != base["at_items"]:
+                rows.append((f"{lbl}: host CPU / at {base['at_items']:,}",
+                             f"{r['cpu_ms_per_load_more'] / base['cpu_ms_per_load_more']:.2f}×", "–", "–", tgt))
+    for r in RESULTS:
+        if r["scenario"] == "list_cost" and r["metric"] == "memory":
+            add(f"(d) {r['items']:,} products listed, {r['mode']} subscriber: RSS per product", r["kib_per_item"], None, " KiB",
+                "≤ 0.5 KiB" if r["mode"] == "diff" else "")
+        elif r["scenario"] == "list_cost" and r["metric"] == "long_run":
+            add(f"(d) {r['load_mores']:,} load-mores of {r['page_size']} on {r['catalogue']:,} products, diff: total",
+                r["total_s"], None, " s", "< 10 s")
     for r in RESULTS:
         if r["scenario"] == "vm_rss":
             add(f"(e) {r['n']:,} {r['kind']} created+subscribed: RSS per view-model", r["kib_per_vm"], None, " KiB", "≤ 8 KiB")
@@ -800,6 +940,13 @@ def main():
     args.list_items = 5_000
     args.list_page_size = 100
     args.vms = 10_000
+    args.cost_marks = [1_000, 10_000, 50_000]
+    # Load-mores measured from each mark: the median of many, as other work on the machine shows up
+    # as outliers; fewer for a full-value subscriber, whose every load-more writes the whole list.
+    args.cost_window = {"diff": 100, "full": 10}
+    args.mem_items = 20_000
+    args.long_items = 100_000
+    args.long_load_mores = 5_000
     args.slow_inputs = 100_000
     args.slow_stall_s = 5.0
     if args.quick:
@@ -847,6 +994,7 @@ def main():
         scenario_productlist(vmhost_cmd, echo_cmd, args)
     if "d" in args.only:
         scenario_list_bytes(vmhost_cmd, args)
+        scenario_list_cost(vmhost_cmd, args)
     if "e" in args.only:
         scenario_vm_rss(vmhost_cmd, args)
     if "f" in args.only:

@@ -3,8 +3,9 @@ import VMHostWire
 /// A pending `vm.changed` notification of one subscription; merges while the reader is slow.
 ///
 /// `values` holds full values; `splices` holds list edits of array properties of `diff`
-/// subscriptions, with `latest` keeping each spliced list's full value so that a merge of two
-/// splice runs can fall back to the full value instead of growing without bound.
+/// subscriptions. `latest` holds each spliced list's full value, filled in only when the message
+/// merges into a waiting one (``OutputQueue/push(merging:key:completeForMerge:)``): a merge of two
+/// splice runs falls back to the full value instead of growing without bound.
 public struct ChangedMessage: MergeableMessage {
     var subscription: String
     var vm: String

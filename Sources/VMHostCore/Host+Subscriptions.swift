@@ -39,37 +39,41 @@ extension Host: ViewModelContextObserver {
         for handle in order { flush(handle: handle) }
     }
 
+    /// Takes the change of every property of `handle` changed since its last flush and sends each
+    /// subscription what it subscribed to: a splice for an array property of a `diff` subscription
+    /// (made from the edits, not from comparing lists), else the full value, made once for all.
     func flush(handle: String) {
         guard let changed = dirty.removeValue(forKey: handle) else { return }
         dirtyOrder.removeAll { $0 == handle }
-        guard let entry = viewModels[handle] else { return }
-        var current: [String: JSON] = [:]
+        var changes: [(property: any AnyProperty, change: PropertyChange)] = []
+        for property in changed {
+            if let change = property.takeChange() { changes.append((property, change)) }
+        }
+        guard !changes.isEmpty, let entry = viewModels[handle] else { return }
+        var fullValues = [JSON?](repeating: nil, count: changes.count)
+        func fullValue(_ index: Int) -> JSON {
+            if let value = fullValues[index] { return value }
+            let value = changes[index].property.json
+            fullValues[index] = value
+            return value
+        }
         for id in entry.subscriptions {
             guard let subscription = subscriptions[id] else { continue }
             var message = ChangedMessage(subscription: subscription.name, vm: handle, values: [:], splices: [:], latest: [:])
-            for property in changed {
-                let index = property.position
-                guard subscription.lastSent.indices.contains(index), let previous = subscription.lastSent[index] else { continue }
-                let value: JSON
-                if let cached = current[property.name] {
-                    value = cached
+            var spliced: [Int] = []
+            for (index, (property, change)) in changes.enumerated() where subscription.sends(property.position) {
+                if subscription.diff, case .splice(let splice) = change {
+                    message.splices.append(property.name, [splice.json])
+                    spliced.append(index)
                 } else {
-                    value = property.json
-                    current[property.name] = value
-                }
-                if previous == value { continue }
-                subscription.lastSent[index] = value
-                if subscription.diff, case .array(let old) = previous, case .array(let new) = value {
-                    if let edit = splice(from: old, to: new) {
-                        message.splices.append(property.name, [edit])
-                        message.latest[property.name] = value
-                    }
-                } else {
-                    message.values.append(property.name, value)
+                    message.values.append(property.name, fullValue(index))
                 }
             }
-            if !message.values.isEmpty || !message.splices.isEmpty {
-                output.push(merging: message, key: id)
+            guard !message.values.isEmpty || !message.splices.isEmpty else { continue }
+            // Merging into a message the reader has not taken yet needs the full lists (two splice
+            // runs become the latest value): made only then.
+            output.push(merging: message, key: id) { newer in
+                for index in spliced { newer.latest[changes[index].property.name] = fullValue(index) }
             }
         }
     }
@@ -101,13 +105,15 @@ extension Host: ViewModelContextObserver {
         nextSubscription += 1
         var values = JSONObject()
         values.reserveCapacity(ordered.count)
-        var lastSent = [JSON?](repeating: nil, count: entry.context.properties.count)
+        var sends = [Bool](repeating: false, count: entry.context.properties.count)
         for property in ordered {
-            let value = property.json
-            values.append(property.name, value)
-            lastSent[property.position] = value
+            values.append(property.name, property.json)
+            sends[property.position] = true
         }
-        let subscription = Subscription(id: nextSubscription, vm: entry.handle, lastSent: lastSent, events: events, diff: diff)
+        if entry.subscriptions.isEmpty {
+            for property in entry.context.properties { property.startRecordingChanges() }
+        }
+        let subscription = Subscription(id: nextSubscription, vm: entry.handle, sends: sends, events: events, diff: diff)
         subscriptions[subscription.id] = subscription
         viewModels[entry.handle]!.subscriptions.append(subscription.id)
         return ["subscription": .string(subscription.name), "values": .object(values)]
@@ -129,5 +135,9 @@ extension Host: ViewModelContextObserver {
     func endSubscription(_ id: Int) {
         guard let subscription = subscriptions.removeValue(forKey: id) else { return }
         viewModels[subscription.vm]?.subscriptions.removeAll { $0 == id }
+        guard let entry = viewModels[subscription.vm] else { return }
+        if entry.subscriptions.isEmpty {
+            for property in entry.context.properties { property.stopRecordingChanges() }
+        }
     }
 }

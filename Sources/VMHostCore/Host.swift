@@ -69,19 +69,25 @@ public final class Host {
         let id: Int
         let name: String
         let vm: String
-        /// The value last sent of each property of the view-model, by its position in the
-        /// context; nil for a property this subscription does not send.
-        var lastSent: [JSON?]
+        /// Whether it sends each property of the view-model, by its position in the context. What
+        /// it last sent is not kept: every subscription of a view-model was sent the values of its
+        /// last flush, and the properties tell what changed since (``AnyProperty/takeChange()``).
+        let sends: [Bool]
         let events: [String]
         let diff: Bool
 
-        init(id: Int, vm: String, lastSent: [JSON?], events: [String], diff: Bool) {
+        init(id: Int, vm: String, sends: [Bool], events: [String], diff: Bool) {
             self.id = id
             self.name = "s\(id)"
             self.vm = vm
-            self.lastSent = lastSent
+            self.sends = sends
             self.events = events
             self.diff = diff
+        }
+
+        /// Whether it sends the property at `position`.
+        func sends(_ position: Int) -> Bool {
+            sends.indices.contains(position) && sends[position]
         }
 
         /// The id in a name this host made (`s12` → 12), else nil.

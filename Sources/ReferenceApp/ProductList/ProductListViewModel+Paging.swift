@@ -8,20 +8,25 @@ extension ProductListViewModel {
         apply(fetched, number: number, replacing: replacing)
     }
 
-    /// Applies a fetched page in one go: the cells, then the page, `hasMore` and `isEmpty`.
+    /// Applies a fetched page in one go: the cells, then the page, `hasMore` and `isEmpty`. A
+    /// further page is appended to ``items`` in place: it costs the page, not the list.
     func apply(_ fetched: Page<Product>, number: Int, replacing: Bool) {
-        var cells = replacing ? [] : items.value
-        var ids = replacing ? [] : listedIDs
+        if replacing { listedIDs = [] }
+        var cells: [ProductCell] = []
         // An item inserted before the end of the list on the server pushes earlier items onto the
         // next page; keep the first listing only.
-        for product in fetched.items where ids.insert(product.id).inserted {
+        for product in fetched.items where listedIDs.insert(product.id).inserted {
             cells.append(ProductCell(product, locale: context.locale))
         }
-        listedIDs = ids
-        items.value = cells
+        if replacing {
+            items.value = cells
+        } else {
+            items.append(contentsOf: cells)
+        }
         page.value = number
         hasMore.value = fetched.hasMore
-        isEmpty.value = cells.isEmpty
-        loads.succeeded(empty: cells.isEmpty)
+        // `cells` holds the new page only: the list is empty when nothing is listed at all.
+        isEmpty.value = items.value.isEmpty
+        loads.succeeded(empty: items.value.isEmpty)
     }
 }

@@ -72,10 +72,15 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     }
 
     /// Queues a mergeable message for `key`, or merges it into the one still waiting for `key`.
-    public func push(merging message: Message, key: Int) {
+    ///
+    /// `completeForMerge` is called, on the caller's thread, only when the message merges: it adds
+    /// what a merge needs and a queued message does not (the full value behind a list edit).
+    public func push(merging message: Message, key: Int, completeForMerge: (inout Message) -> Void = { _ in }) {
         condition.withLock {
             guard !state.closed else { return }
             if state.stalled || state.pauseMark != nil, let id = state.open[key], state.mergeables[id] != nil {
+                var message = message
+                completeForMerge(&message)
                 state.mergeables[id]!.merge(message)
                 return
             }

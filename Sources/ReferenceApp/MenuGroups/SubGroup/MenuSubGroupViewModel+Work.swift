@@ -23,7 +23,10 @@ extension MenuSubGroupViewModel {
     func delete(_ groupId: String) async throws {
         try await context.perform { [api, menuUid] in try await api.deleteGroup(menuUid: menuUid, groupId: groupId) }
         deletedDuringLoad.insert(groupId)
-        show(groups.value.filter { $0.id != groupId })
+        // Removed in place: the change costs the row, not the list.
+        groups.removeAll { $0.id == groupId }
+        isEmpty.value = hasLoaded && groups.value.isEmpty
+        loads.contentChanged(empty: groups.value.isEmpty)
     }
 
     /// The row with `groupId`, or a refusal (-32602) naming `params.value.groupId`.
