@@ -1,4 +1,5 @@
 import Backend
+import HTTPBackend
 import VMHostEventLoop
 import VMHostJSONRPC
 import Login
@@ -19,7 +20,8 @@ struct Composition {
         // The command line validated the value already (`VMHostCommand.validate`).
         let backend = try! BackendOption(parsing: options.backend)
         let api = backend.makeClient(
-            clock: clock, timeout: .milliseconds(options.timeoutMs), demoProductCount: options.demoProducts)
+            clock: clock, timeout: .milliseconds(options.timeoutMs), demoProductCount: options.demoProducts,
+            maxResponseBytes: options.maxResponseBytes)
         var controls: [(name: String, handler: RPCEngine.Handler)] = []
         if let embedded = api as? EmbeddedBackend {
             controls.append(("control.backend.script", Self.control { (params) throws(ScriptError) in try embedded.script(params: params) }))

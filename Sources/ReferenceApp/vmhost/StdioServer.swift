@@ -1,3 +1,4 @@
+import HTTPBackend
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -21,6 +22,8 @@ struct ServerOptions: Sendable {
     var maxMessageBytes: Int
     /// The embedded backend's number of products (`--demo-products`).
     var demoProducts: Int
+    /// The largest backend response body read, in bytes (`--max-response-bytes`).
+    var maxResponseBytes: Int = HTTPAPIClient.defaultMaxResponseBytes
 }
 
 /// The process around a ``Host``: stdin in, stdout out, signals, exit.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Backend
+import HTTPBackend
 import Logging
 import VMHostCore
 import VMHostWire
@@ -36,6 +37,9 @@ enum VMHostCommand {
         OptionSpec(
             "timeout-ms", value: "timeout-ms", defaultValue: "15000",
             abstract: "Deadline of every backend call, in milliseconds, on the host's clock."),
+        OptionSpec(
+            "max-response-bytes", value: "N", defaultValue: String(HTTPAPIClient.defaultMaxResponseBytes),
+            abstract: "Largest backend response body read, in bytes (HTTP backend). A larger one fails the call as a decode error without being read further."),
         OptionSpec(
             "clock", value: "clock", choices: ["system", "manual"], defaultValue: "system",
             abstract: "The host's clock: 'system' (real time) or 'manual'.",
@@ -86,6 +90,8 @@ enum VMHostCommand {
         let timeoutMs = try parsed.integer("timeout-ms") ?? 15000
         let maxMessageBytes = try parsed.integer("max-message-bytes") ?? 4 * 1024 * 1024
         let demoProducts = try parsed.integer("demo-products")
+        let maxResponseBytes = try parsed.integer("max-response-bytes") ?? HTTPAPIClient.defaultMaxResponseBytes
+        guard maxResponseBytes > 0 else { throw UsageError("--max-response-bytes must be a positive number of bytes, got \(maxResponseBytes)") }
         guard timeoutMs > 0 else { throw UsageError("--timeout-ms must be a positive number of milliseconds, got \(timeoutMs)") }
         guard maxMessageBytes >= 64 else { throw UsageError("--max-message-bytes must be at least 64, got \(maxMessageBytes)") }
         let parsedBackend: BackendOption
@@ -108,7 +114,8 @@ enum VMHostCommand {
             framing: framing, backend: backend, timeoutMs: timeoutMs, manualClock: parsed.value("clock") == "manual",
             testControls: parsed.flag("test-controls"), tracePath: parsed.value("trace"),
             logLevel: Logger.Level(rawValue: parsed.value("log-level") ?? "warning")!,
-            maxMessageBytes: maxMessageBytes, demoProducts: demoProducts ?? DemoCatalog.productCount)
+            maxMessageBytes: maxMessageBytes, demoProducts: demoProducts ?? DemoCatalog.productCount,
+            maxResponseBytes: maxResponseBytes)
     }
 
     /// Writes a usage error to stderr and exits 64 (EX_USAGE).

@@ -28,7 +28,7 @@ public final class EmbeddedBackend: APIClient {
     /// The token of the last successful login (the demo server does not ask for it).
     ///
     /// - Important: A secret: never log it.
-    public internal(set) var token: String?
+    public package(set) var token: String?
 
     /// The number of demo products served (`--demo-products`; 57 by default).
     public let productCount: Int
