@@ -95,11 +95,7 @@ let package = Package(
         // The executable: the reference app's kinds served on stdio.
         .executableTarget(
             name: "vmhost",
-            dependencies: [
-                "VMHost", "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore",
-                "Backend", "HTTPBackend", "ProductList", "Login", "MenuGroups",
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["VMHost", "Backend", "HTTPBackend", "ProductList", "Login", "MenuGroups"],
             path: "Sources/ReferenceApp/vmhost",
             swiftSettings: settings
         ),
