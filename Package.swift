@@ -101,7 +101,7 @@ let package = Package(
         ),
         // Test support of the reference app: a loopback HTTP server and API stubs.
         .target(
-            name: "BackendTesting", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
+            name: "BackendTesting", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "VMHostTesting", "Backend"],
             path: "Sources/ReferenceApp/BackendTesting", swiftSettings: settings),
 
         // MARK: Tools.
@@ -110,11 +110,20 @@ let package = Package(
         .executableTarget(
             name: "vmhost-bench", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC"],
             swiftSettings: settings),
-        // A libFuzzer target over the frame reader and the JSON-RPC engine (scripts/test.sh, suite
-        // libfuzzer); without -DFUZZING it builds as a replayer of its corpus (Tests/Hardening/corpus).
+        // Two libFuzzer targets (scripts/test.sh, suite libfuzzer); without -DFUZZING each builds as
+        // a replayer of its corpus. FuzzSupport is their shared `main` (libFuzzer's driver, or the
+        // replayer).
         .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["VMHostEventLoop", "CLibFuzzer"], swiftSettings: settings),
+        // The wire: the frame reader and the JSON-RPC engine (corpus Tests/Hardening/corpus).
         .executableTarget(
-            name: "vmhost-fuzz", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "CLibFuzzer"],
+            name: "vmhost-fuzz", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "FuzzSupport"],
+            swiftSettings: settings),
+        // The backend's response path: body → envelope → models → a ProductList applying a page
+        // (corpus Tests/Hardening/backend-corpus). Only the modules on that path.
+        .executableTarget(
+            name: "vmhost-fuzz-backend",
+            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend", "ProductList", "FuzzSupport"],
             swiftSettings: settings),
 
         // MARK: Tests.
@@ -122,7 +131,12 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["VMHostWire"], swiftSettings: settings),
         .testTarget(name: "JSONRPCTests", dependencies: ["VMHostJSONRPC", "VMHostTesting"], swiftSettings: settings),
         .testTarget(name: "RuntimeTests", dependencies: ["VMHostRuntime", "VMHostTesting"], swiftSettings: settings),
-        .testTarget(name: "ViewModelHostTests", dependencies: ["VMHostCore", "VMHostTesting"], swiftSettings: settings),
+        // The host's tests, and the check of every kind the host serves against its description
+        // (the reference app's kinds included).
+        .testTarget(
+            name: "ViewModelHostTests",
+            dependencies: ["VMHostCore", "VMHostTesting", "ProductList", "Login", "MenuGroups", "BackendTesting"],
+            swiftSettings: settings),
         .testTarget(name: "ProductListTests", dependencies: ["ProductList", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "LoginTests", dependencies: ["Login", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "MenuGroupsTests", dependencies: ["MenuGroups", "VMHostTesting", "BackendTesting"], swiftSettings: settings),

@@ -9,7 +9,8 @@ ratio to the C server measured in the same run.
 Scenarios: (a) ping, (b) Login inputs, (c) ProductList paging, (d) bytes per load-more of a
 5,000-item list in full and diff mode (vmhost --demo-products 5000), (e) RSS per view-model,
 (f) a client that stops reading while 100,000 property changes happen, (g) the in-process
-micro-benchmarks of Sources/vmhost-bench (JSON layer, dispatch), (h) the peak RSS of a 50 MB
+micro-benchmarks of Sources/vmhost-bench (JSON layer, dispatch), (h) 2,000 Login countdowns over
+60 s of a manual clock (one `control.clock.advance`; JSON line only), (i) the peak RSS of a 50 MB
 response from an HTTP backend, refused by the size limit and read under a raised one.
 
 Python standard library only. Linux only (/proc). Uses valgrind (callgrind) when it is installed.
@@ -512,7 +513,7 @@ def scenario_list_bytes(cmd, args):
 # scenario (e): RSS per view-model
 
 def scenario_large_body(cmd, args):
-    """(h): a ProductList refresh against a local HTTP server whose answer is 50 MB (one product whose
+    """(i): a ProductList refresh against a local HTTP server whose answer is 50 MB (one product whose
     name is 50 MB long): with the default --max-response-bytes (refused unread) and with a limit
     above it (read, parsed, applied). Peak RSS of the host (VmHWM)."""
     import http.server
@@ -577,6 +578,24 @@ def scenario_vm_rss(cmd, args):
         emit("vm_rss", "vmhost", metric="create_subscribe", kind=kind, n=n,
              rss_before_mib=round(r0 / 1024, 2), rss_after_mib=round(r1 / 1024, 2), peak_rss_mib=round(hwm / 1024, 2),
              kib_per_vm=round((r1 - r0) / n, 2), cpu_us_per_vm=round(cpu / n, 2))
+
+
+# --------------------------------------------------------------------------------------------
+# scenario (h): 2,000 Login countdowns over 60 s of a manual clock (timers fired per advance)
+
+def scenario_countdowns(cmd, n=2000):
+    s = Server(cmd + ["--clock", "manual", "--test-controls"])
+    lines = []
+    for i in range(n):
+        lines.append(b'{"jsonrpc":"2.0","id":"c%d","method":"vm.create","params":{"kind":"Login","id":"v%d","args":{"mode":"code"}}}\n' % (i, i))
+        lines.append(b'{"jsonrpc":"2.0","id":"p%d","method":"vm.send","params":{"vm":"v%d","input":"phone","value":"13912345678"}}\n' % (i, i))
+        lines.append(b'{"jsonrpc":"2.0","id":"s%d","method":"vm.send","params":{"vm":"v%d","input":"sendCode"}}\n' % (i, i))
+    pipelined(s, b"".join(lines), 3 * n, only_responses=True)
+    secs, cpu = pipelined(s, b'{"jsonrpc":"2.0","id":"adv","method":"control.clock.advance","params":{"ms":60000}}\n', 1,
+                          only_responses=True)
+    s.close()
+    emit("countdowns", "vmhost", metric="advance_60s", n=n, timers_fired=n * 60,
+         wall_s=round(secs, 3), cpu_ms=round(cpu / 1000, 1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -802,10 +821,10 @@ def table(args):
 
     for r in RESULTS:
         if r["scenario"] == "large_body":
-            add(f"(h) {r['body_mb']:g} MB response, --max-response-bytes {r['max_response_bytes']:,} ({r['outcome']}): peak RSS",
+            add(f"(i) {r['body_mb']:g} MB response, --max-response-bytes {r['max_response_bytes']:,} ({r['outcome']}): peak RSS",
                 r["peak_rss_mib"], None, " MiB", "")
 
-    rows = [r for r in rows if not re.match(r"^\([a-h]\)", r[0]) or r[0][1] in args.only]
+    rows = [r for r in rows if not re.match(r"^\([a-i]\)", r[0]) or r[0][1] in args.only]
     w0 = max(len(r[0]) for r in rows)
     head = ("scenario / figure", "vmhost", "C jansson", "vmhost / C", "target")
     ws = [max(len(head[i]), max(len(r[i]) for r in rows)) for i in range(5)]
@@ -829,12 +848,12 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="use the binaries as they are (by default scripts/build-release.sh brings the tuned release build in .build-release up to date first)")
     ap.add_argument("--no-callgrind", action="store_true", help="skip valgrind even when it is installed")
     ap.add_argument("--json-out", default=os.path.join(OUT, "results.jsonl"), help="also write the JSON lines here")
-    ap.add_argument("--only", default="abcdefgh", metavar="LETTERS",
-                    help="run only these scenarios, e.g. --only dfg (default: all of abcdefgh)")
+    ap.add_argument("--only", default="abcdefghi", metavar="LETTERS",
+                    help="run only these scenarios, e.g. --only dfg (default: all of abcdefghi)")
     args = ap.parse_args()
-    unknown = set(args.only) - set("abcdefgh")
+    unknown = set(args.only) - set("abcdefghi")
     if unknown:
-        ap.error(f"--only: unknown scenario letters {''.join(sorted(unknown))}; choose from abcdefgh")
+        ap.error(f"--only: unknown scenario letters {''.join(sorted(unknown))}; choose from abcdefghi")
 
     args.pipelined = 200_000
     args.sequential = 20_000
@@ -901,6 +920,8 @@ def main():
     if "g" in args.only:
         scenario_micro(args.bench_bin, args)
     if "h" in args.only:
+        scenario_countdowns(vmhost_cmd)
+    if "i" in args.only:
         scenario_large_body(vmhost_cmd, args)
 
     with open(args.json_out, "w") as f:

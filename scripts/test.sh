@@ -4,17 +4,26 @@
 #   2. end-to-end tests of the real binary through a pipe (pytest, Tests/EndToEnd)
 #   3. the Python client's tests, which replay every conformance transcript (pytest, clients/python/tests)
 #   4. the Node client's tests, which replay them too (node --test, clients/js/test)
+#   4b. the typed bindings (clients/bindings): not stale, and mypy --strict on the Python ones
 #   5. the hardening suite (pytest, Tests/Hardening): a generative fuzzer of malformed frames, and the
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
 #      every limit of protocol/SPEC.md §10 at and past its value
-#   6. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
-#      its corpus (Tests/Hardening/corpus), then is built with -sanitize=fuzzer into .build-fuzz and
-#      run seeded and bounded: -seed=1 and VMHOST_LIBFUZZER_RUNS inputs (default 15000, about 20 s),
-#      -max_total_time as a guard. A crash or a hang fails it; the input is left in .build-fuzz/artifacts/
-#      and `vmhost-fuzz FILE` (plain build) replays it exactly.
+#   6. examples: Examples/TodoApp, a separate package on the public products only, is built (into its
+#      own .build, ignored by git), its tests run, and its client script drives its executable
+#      through a pipe: the framework's public API cannot break unnoticed
+#   7. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
+#      .build-fuzz and run seeded and bounded: -seed=1 and a count of inputs, -max_total_time as a
+#      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine; Tests/Hardening/corpus;
+#      VMHOST_LIBFUZZER_RUNS, default 15000, about 20 s) and the backend's (Sources/vmhost-fuzz-backend:
+#      body → envelope → models → a ProductList; Tests/Hardening/backend-corpus;
+#      VMHOST_LIBFUZZER_BACKEND_RUNS, default 30000, about 10 s). A crash or a hang fails it; the input is left in
+#      .build-fuzz/artifacts/ and `vmhost-fuzz FILE` (or `vmhost-fuzz-backend FILE`, plain build)
+#      replays it exactly.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
+# The Python suites run in the virtual environment setup.sh made (.venv): `python3` is its Python.
+export PATH="$PWD/.venv/bin:$PATH"
 
 failed=()
 run() {
@@ -33,26 +42,52 @@ fi
 if compgen -G "clients/js/test/*.test.js" >/dev/null; then
     run node-client node --test clients/js/test/
 fi
+# The typed bindings of the reference app's kinds (clients/bindings): up to date with host.describe,
+# and the Python ones (with a typed example) pass mypy --strict.
+bindings() {
+    scripts/gen-bindings.py --host "$VMHOST_BIN" --out clients/bindings --js-client ../js/index.js --check || return 1
+    (cd clients/bindings && MYPYPATH="$OLDPWD/clients/python" python3 -m mypy --strict \
+        --cache-dir "$OLDPWD/.build/mypy-cache" viewmodels.py example.py)
+}
+run bindings bindings
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
 
-libfuzzer() {
-    .build/debug/vmhost-fuzz Tests/Hardening/corpus || return 1
-    swift build -c release --product vmhost-fuzz --scratch-path .build-fuzz \
+examples() {
+    (
+        cd Examples/TodoApp || exit 1
+        swift build --build-tests || exit 1
+        swift test --skip-build || exit 1
+        python3 scripts/client.py .build/debug/todo-host
+    )
+}
+run examples examples
+
+# One libFuzzer target: replays its corpus with the plain build, then fuzzes it seeded and bounded.
+fuzz_target() {
+    local name=$1 corpus=$2 dict=$3 runs=$4 max_len=$5
+    .build/debug/"$name" "$corpus" || return 1
+    swift build -c release --product "$name" --scratch-path .build-fuzz \
         -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING || return 1
     # New inputs go to a scratch directory (the first one named), never into the committed corpus.
     # Swift's hashing is seeded per process unless told otherwise: fixed, the exploration repeats
     # from run to run, except where hit counts depend on the allocator's state (rarely).
-    local work status log=.build-fuzz/libfuzzer.log
+    local work status log=.build-fuzz/$name.log
     work=$(mktemp -d)
     mkdir -p .build-fuzz/artifacts
-    SWIFT_DETERMINISTIC_HASHING=1 .build-fuzz/release/vmhost-fuzz -seed=1 \
-        -runs="${VMHOST_LIBFUZZER_RUNS:-15000}" -max_total_time=120 -max_len=20480 -timeout=10 \
-        -rss_limit_mb=2048 -dict=Tests/Hardening/libfuzzer.dict -print_final_stats=1 \
-        -artifact_prefix=.build-fuzz/artifacts/ "$work" Tests/Hardening/corpus >"$log" 2>&1
+    SWIFT_DETERMINISTIC_HASHING=1 .build-fuzz/release/"$name" -seed=1 \
+        -runs="$runs" -max_total_time=120 -max_len="$max_len" -timeout=10 \
+        -rss_limit_mb=2048 -dict="$dict" -print_final_stats=1 \
+        -artifact_prefix=.build-fuzz/artifacts/ "$work" "$corpus" >"$log" 2>&1
     status=$?
     rm -rf "$work"
     if [ "$status" -ne 0 ]; then tail -n 60 "$log"; return "$status"; fi
     grep -E "INITED|DONE|^Done|^stat::" "$log"
+}
+libfuzzer() {
+    fuzz_target vmhost-fuzz Tests/Hardening/corpus Tests/Hardening/libfuzzer.dict \
+        "${VMHOST_LIBFUZZER_RUNS:-15000}" 20480 || return 1
+    fuzz_target vmhost-fuzz-backend Tests/Hardening/backend-corpus Tests/Hardening/backend.dict \
+        "${VMHOST_LIBFUZZER_BACKEND_RUNS:-30000}" 4096
 }
 run libfuzzer libfuzzer
 

@@ -274,7 +274,8 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             var timeout: Int32 = -1
             if let next = timers.nextDeadline {
                 let now = Self.monotonicNanoseconds()
-                timeout = next <= now ? 0 : Int32(clamping: (next - now + 999_999) / 1_000_000)
+                // Rounded up to whole milliseconds; a far deadline (a saturated one) waits Int32.max ms.
+                timeout = next <= now ? 0 : Int32(clamping: (next - now - 1) / 1_000_000 + 1)
             }
             pollFDs[0] = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
             var count = 1
@@ -312,7 +313,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         guard timers.nextDeadline != nil else { return }
         let now = Self.monotonicNanoseconds()
         var fired = false
-        while let action = timers.popDue(now: now) {
+        while let (_, action) = timers.popDue(now: now) {
             HostActor.assumeIsolated { action() }
             fired = true
             drain()

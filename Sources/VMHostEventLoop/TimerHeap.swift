@@ -1,12 +1,20 @@
 /// Identifies a scheduled timer so it can be cancelled.
 public struct TimerID: Hashable, Sendable {
-    let raw: UInt64
+    public let raw: UInt64
+    public init(raw: UInt64) { self.raw = raw }
 }
 
-/// Timers ordered by deadline, then by the order they were scheduled (equal deadlines fire FIFO).
+/// Timers ordered by deadline, then by the order they were scheduled (equal deadlines fire FIFO):
+/// a binary min-heap, so that firing `k` due timers out of `n` costs O(k log n).
+///
+/// Cancelling is O(1) amortised: a cancelled timer is only marked, dropped when it reaches the top,
+/// and the heap is rebuilt without the marked ones once they are more than half of it (so they
+/// never cost more than the live ones). The top of the heap is always a live timer.
+///
+/// Deadlines are `UInt64` (nanoseconds of the system's monotonic clock, or of a manual clock).
 ///
 /// - Important: Only touched on the host thread.
-struct TimerHeap {
+public struct TimerHeap {
     private struct Entry {
         var deadline: UInt64
         var id: UInt64
@@ -14,35 +22,66 @@ struct TimerHeap {
     }
 
     private var entries: [Entry] = []
+    /// The ids of the timers scheduled and neither fired nor cancelled.
+    private var live: Set<UInt64> = []
     private var nextID: UInt64 = 0
 
-    var nextDeadline: UInt64? { entries.first?.deadline }
+    public init() {}
 
-    mutating func insert(deadline: UInt64, action: @escaping @HostActor () -> Void) -> TimerID {
+    /// Timers scheduled and neither fired nor cancelled.
+    public var count: Int { live.count }
+
+    /// The deadline of the next timer to fire.
+    public var nextDeadline: UInt64? { entries.first?.deadline }
+
+    public mutating func insert(deadline: UInt64, action: @escaping @HostActor () -> Void) -> TimerID {
         nextID += 1
+        live.insert(nextID)
         entries.append(Entry(deadline: deadline, id: nextID, action: action))
         siftUp(entries.count - 1)
         return TimerID(raw: nextID)
     }
 
-    mutating func remove(_ timer: TimerID) {
-        guard let index = entries.firstIndex(where: { $0.id == timer.raw }) else { return }
-        removeAt(index)
+    /// Cancels a timer; a no-op if it fired or was cancelled already.
+    public mutating func remove(_ timer: TimerID) {
+        guard live.remove(timer.raw) != nil else { return }
+        if entries.count > 2 * live.count + 16 {
+            rebuild()
+        } else {
+            dropCancelledTop()
+        }
     }
 
-    mutating func popDue(now: UInt64) -> (@HostActor () -> Void)? {
+    /// Removes and returns the first timer due at `now`, if any.
+    public mutating func popDue(now: UInt64) -> (deadline: UInt64, action: @HostActor () -> Void)? {
         guard let first = entries.first, first.deadline <= now else { return nil }
-        removeAt(0)
-        return first.action
+        removeTop()
+        live.remove(first.id)
+        dropCancelledTop()
+        return (first.deadline, first.action)
     }
 
-    private mutating func removeAt(_ index: Int) {
-        let last = entries.count - 1
-        if index != last {
-            entries.swapAt(index, last)
-            entries.removeLast()
+    // MARK: Heap
+
+    private mutating func dropCancelledTop() {
+        while let first = entries.first, !live.contains(first.id) { removeTop() }
+    }
+
+    private mutating func rebuild() {
+        entries.removeAll { !live.contains($0.id) }
+        var index = entries.count / 2
+        while index > 0 {
+            index -= 1
             siftDown(index)
-            siftUp(index)
+        }
+    }
+
+    private mutating func removeTop() {
+        let last = entries.count - 1
+        if last > 0 {
+            entries.swapAt(0, last)
+            entries.removeLast()
+            siftDown(0)
         } else {
             entries.removeLast()
         }

@@ -22,8 +22,9 @@ public final class RPCEngine {
 
     private var methods: [String: Handler] = [:]
     private let output: @HostActor ([UInt8]) -> Void
-    /// Requests answered later, by id, for `$/cancelRequest`.
-    private var inFlight: [RequestID: Call] = [:]
+    /// Requests answered later, by ``RequestID/cancellationKey``, for `$/cancelRequest`; several
+    /// when a client reuses an id while it is in flight.
+    private var inFlight: [JSON: [Call]] = [:]
     /// Called with every incoming message (parsed), for `--trace`. Outgoing bodies are traced by
     /// whoever writes them.
     public var tracer: (@HostActor (_ message: JSON) -> Void)?
@@ -62,7 +63,7 @@ public final class RPCEngine {
     public var methodNames: [String] { methods.keys.sorted() }
 
     /// Requests not answered yet.
-    public var pendingCount: Int { inFlight.count }
+    public var pendingCount: Int { inFlight.values.reduce(0) { $0 + $1.count } }
 
     // MARK: Input
 
@@ -72,10 +73,10 @@ public final class RPCEngine {
         do {
             message = try JSON.parse(bytes)
         } catch {
-            // Neither the unparsable text nor jansson's quote of it ("near '…'") is repeated:
+            // The unparsable text is not repeated (the parse error's message never quotes it):
             // it cannot be redacted, and it may hold a password.
             tracer?(["unparsable": .int(Int64(bytes.count))])
-            send(errorResponse(id: nil, .parseError("\(error.message.withoutQuotedInput) at line \(error.line), column \(error.column)")))
+            send(errorResponse(id: nil, .parseError("\(error.message) at line \(error.line), column \(error.column)")))
             return
         }
         receive(message)
@@ -111,14 +112,15 @@ public final class RPCEngine {
 
     // MARK: Cancellation
 
-    /// Cancels the request with this id: a no-op when it is unknown or already answered.
+    /// Cancels every request in flight with this id (numbers compared by value, see
+    /// ``RequestID/cancellationKey``): a no-op when none is.
     public func cancel(_ id: RequestID) {
-        inFlight[id]?.cancel()
+        for call in inFlight[id.cancellationKey] ?? [] { call.cancel() }
     }
 
     /// Cancels every request in flight (EOF, shutdown of the connection).
     public func cancelAll(except keep: Call? = nil) {
-        for call in Array(inFlight.values) where call !== keep { call.cancel() }
+        for call in inFlight.values.joined() where call !== keep { call.cancel() }
     }
 
     // MARK: Dispatch
@@ -209,7 +211,7 @@ public final class RPCEngine {
                 deliver(nil)
                 return
             }
-            if !self.inFlight.isEmpty, self.inFlight[id]?.isFinished == true { self.inFlight[id] = nil }
+            if !self.inFlight.isEmpty { self.forget(id) }
             switch result {
             case .success(let value): deliver(self.resultResponse(id: id, value))
             case .failure(let error): deliver(self.errorResponse(id: id, error))
@@ -217,8 +219,16 @@ public final class RPCEngine {
         }
         handler(call)
         // Still running: registered for `$/cancelRequest` (nothing else runs before this, so a
-        // cancellation behind it in the input finds it). A duplicate id keeps the first one.
-        if let id, !call.isFinished, method != "$/cancelRequest", inFlight[id] == nil { inFlight[id] = call }
+        // cancellation behind it in the input finds it). A reused id adds to the requests under it.
+        if let id, !call.isFinished, method != "$/cancelRequest" { inFlight[id.cancellationKey, default: []].append(call) }
+    }
+
+    /// Drops the answered requests registered under `id`.
+    private func forget(_ id: RequestID) {
+        let key = id.cancellationKey
+        guard var calls = inFlight[key] else { return }
+        calls.removeAll { $0.isFinished }
+        inFlight[key] = calls.isEmpty ? nil : calls
     }
 
     /// `{"jsonrpc":"2.0","id":…,"result":…}`; an internal error if the result cannot be written.
@@ -245,13 +255,5 @@ public final class RPCEngine {
 
     private func send(_ body: [UInt8]) {
         output(body)
-    }
-}
-
-extension String {
-    /// A jansson message without the input it quotes: "premature end of input near '\"x'" → "premature end of input".
-    var withoutQuotedInput: String {
-        guard let range = firstRange(of: " near '") else { return self }
-        return String(self[..<range.lowerBound])
     }
 }

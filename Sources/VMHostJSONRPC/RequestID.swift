@@ -15,5 +15,13 @@ public struct RequestID: Hashable, Sendable, CustomStringConvertible {
     public static func number(_ n: Int64) -> RequestID { RequestID(.int(n))! }
     public static func string(_ s: String) -> RequestID { RequestID(.string(s))! }
 
+    /// What `$/cancelRequest` matches on (SPEC §6): a number by its value (`1000`, `1000.0` and
+    /// `1e3` are one id), a string by its exact text; a string never matches a number (`"1000"` is
+    /// another id than `1000`).
+    public var cancellationKey: JSON {
+        if case .double(let value) = json, let integer = Int64(exactly: value) { return .int(integer) }
+        return json
+    }
+
     public var description: String { json.description }
 }

@@ -138,6 +138,47 @@ struct RPCEngineTests {
         #expect(h.cancelled.isEmpty)
     }
 
+    /// SPEC §6: numbers match by value, strings by text, a string never a number.
+    @Test func aCancelMatchesNumbersByValueAndStringsByText() {
+        let h = Harness()
+        _ = h.send(#"{"jsonrpc":"2.0","id":1000,"method":"later"}"#)
+        _ = h.send(#"{"jsonrpc":"2.0","id":"2000","method":"later"}"#)
+        #expect(h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"1000"}}"#).isEmpty)
+        #expect(h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":2000}}"#).isEmpty)
+        #expect(h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1000.5}}"#).isEmpty)
+        #expect(h.cancelled.isEmpty)
+        let byReal = h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":1000.0}}"#)
+        #expect(byReal.count == 1 && error(-32800, id: 1000)(byReal[0]))
+        let byText = h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"2000"}}"#)
+        #expect(byText.count == 1 && error(-32800, id: "2000")(byText[0]))
+        #expect(h.cancelled == ["1000", "\"2000\""])
+        #expect(h.engine.pendingCount == 0)
+    }
+
+    @Test func aRealIdIsCancelledByTheIntegerOfTheSameValueAndAnsweredWithItsOwnId() {
+        let h = Harness()
+        _ = h.send(#"{"jsonrpc":"2.0","id":7.0,"method":"later"}"#)
+        let replies = h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}"#)
+        #expect(replies.count == 1 && error(-32800, id: .double(7))(replies[0]))
+    }
+
+    /// SPEC §6: every request in flight under a reused id is cancelled, each answered once.
+    @Test func aCancelOfAReusedIdCancelsEveryRequestInFlightUnderIt() {
+        let h = Harness()
+        _ = h.send(#"{"jsonrpc":"2.0","id":3,"method":"later"}"#)
+        _ = h.send(#"{"jsonrpc":"2.0","id":3,"method":"later"}"#)
+        _ = h.send(#"{"jsonrpc":"2.0","id":3,"method":"later"}"#)
+        #expect(h.engine.pendingCount == 3)
+        h.pending[1].succeed("second")
+        #expect(h.written.count == 1)
+        h.written.removeAll()
+        #expect(h.engine.pendingCount == 2)
+        let replies = h.send(#"{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":3}}"#)
+        #expect(replies.count == 2 && replies.allSatisfy(error(-32800, id: 3)))
+        #expect(h.cancelled == ["3", "3"])
+        #expect(h.engine.pendingCount == 0)
+    }
+
     @Test func afterShutdownRequestsAreRefusedWithMinus32005() {
         let h = Harness()
         h.engine.isShutDown = true

@@ -30,6 +30,19 @@ extension ProductListSuites {
             ])
         }
 
+        /// Cell formatting is total: the hundredths of these do not fit in an Int (decoding refuses
+        /// them first, see HostileBodyTests; a cell made from such a model still must not trap).
+        @Test(arguments: [(1e17, "1e+17%"), (-1e17, "-1e+17%"), (1e300, "1e+300%"), (92233720368547758.0, "9.223372036854776e+16%")])
+        func aRateBeyondIntIsWrittenWithoutTrapping(rate: Double, text: String) {
+            #expect(ProductCell(product(rate: rate), locale: .en).profit == text)
+        }
+
+        @Test func extremeTermsAndAmountsAreWritten() {
+            let cell = ProductCell(product(days: .max, amount: .min), locale: .en)
+            #expect(cell.term == "9223372036854775807 days")
+            #expect(cell.amount == "¥-9,223,372,036,854,775,808")
+        }
+
         @Test(arguments: [
             (4.35, "4.35%"), (3.0, "3.00%"), (4.5, "4.50%"), (0.05, "0.05%"), (12.346, "12.35%"), (4.999, "5.00%"),
             (0, "0.00%"), (-0.5, "-0.50%"),

@@ -6,67 +6,71 @@ import VMHostEventLoop
 /// set to that timer's deadline while it runs, and lets the work each timer started run to
 /// completion (``EventLoop/drain()``) before the next fires. So when `advance` returns, everything
 /// the elapsed time caused (countdown ticks, delayed backend replies, finished commands) has happened.
+///
+/// Time is counted in whole nanoseconds up to ``ceiling`` (2^63−1 ns, 9,223,372,036,854 ms, about
+/// 292 years): an advance past it stops there, and a timer due after it never fires. Due timers
+/// sit in a heap, so firing `k` of `n` costs O(k log n) and cancelling O(1) amortised.
 @HostActor
 public final class ManualClock: HostClock {
-    private struct Entry {
-        var deadline: Duration
-        var id: UInt64
-        var action: @HostActor () -> Void
-    }
+    /// The latest time a manual clock reaches (SPEC §9, `control.clock.advance`).
+    nonisolated public static let ceiling: Duration = .nanoseconds(Int64.max)
+    /// ``ceiling`` in whole milliseconds: 9,223,372,036,854.
+    nonisolated public static let ceilingMilliseconds: Int64 = Int64.max / 1_000_000
 
-    public private(set) var now: Duration = .zero
-    private var entries: [Entry] = []
-    private var nextID: UInt64 = 0
+    /// Nanoseconds since the clock was made, at most `Int64.max`.
+    private var nanoseconds: UInt64 = 0
+    private var timers = TimerHeap()
 
     public init() {}
 
+    public var now: Duration { .nanoseconds(Int64(nanoseconds)) }
+
     /// Timers scheduled and not yet fired.
-    public var pendingCount: Int { entries.count }
+    public var pendingCount: Int { timers.count }
+
+    /// How far the clock can still move: ``ceiling`` minus ``now``.
+    public var remaining: Duration { .nanoseconds(Int64.max - Int64(nanoseconds)) }
 
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @HostActor () -> Void) -> ClockTimer {
-        nextID += 1
-        entries.append(Entry(deadline: now + max(delay, .zero), id: nextID, action: action))
-        return ClockTimer(raw: nextID)
+        // Unclamped: a deadline past the ceiling is one the clock never reaches.
+        let (sum, overflow) = nanoseconds.addingReportingOverflow(UInt64(max(0, delay.nanoseconds)))
+        return ClockTimer(raw: timers.insert(deadline: overflow ? .max : sum, action: action).raw)
     }
 
     public func cancel(_ timer: ClockTimer) {
-        entries.removeAll { $0.id == timer.raw }
+        timers.remove(TimerID(raw: timer.raw))
     }
 
-    /// Moves time forward by `delta`, firing due timers in order. See the type's discussion.
+    /// Moves time forward by `delta` (at most to ``ceiling``), firing due timers in order. See the
+    /// type's discussion.
     public func advance(by delta: Duration) {
-        let target = now + max(delta, .zero)
+        let target = target(after: delta)
         EventLoop.shared.drainSettled()
-        while let index = nextDue(before: target) {
-            let entry = entries.remove(at: index)
-            now = entry.deadline
-            entry.action()
+        while let (deadline, action) = timers.popDue(now: target) {
+            nanoseconds = deadline
+            action()
             EventLoop.shared.drainSettled()
         }
-        now = target
+        nanoseconds = target
     }
 
     /// The same as ``advance(by:)`` for code that runs inside a job (a test, a task): after each timer
     /// it waits until the work that timer started has settled (``EventLoop/settle()``).
     public func advance(by delta: Duration) async {
-        let target = now + max(delta, .zero)
+        let target = target(after: delta)
         await EventLoop.shared.settle()
-        while let index = nextDue(before: target) {
-            let entry = entries.remove(at: index)
-            now = entry.deadline
-            entry.action()
+        while let (deadline, action) = timers.popDue(now: target) {
+            nanoseconds = deadline
+            action()
             await EventLoop.shared.settle()
         }
-        now = target
+        nanoseconds = target
     }
 
-    private func nextDue(before target: Duration) -> Int? {
-        var best: Int?
-        for (index, entry) in entries.enumerated() where entry.deadline <= target {
-            if let b = best, (entries[b].deadline, entries[b].id) <= (entry.deadline, entry.id) { continue }
-            best = index
-        }
-        return best
+    /// `now + delta` in nanoseconds, a negative delta counting as zero, at most ``ceiling``.
+    private func target(after delta: Duration) -> UInt64 {
+        // `now` ≤ Int64.max and the delta's nanoseconds ≤ Int64.max: the sum fits in a UInt64.
+        min(nanoseconds + UInt64(max(0, delta.nanoseconds)), UInt64(Int64.max))
     }
 }

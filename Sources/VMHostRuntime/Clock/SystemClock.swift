@@ -15,7 +15,9 @@ public final class SystemClock: HostClock {
     public func schedule(after delay: Duration, _ action: @escaping @HostActor () -> Void) -> ClockTimer {
         nextID += 1
         let handle = ClockTimer(raw: nextID)
-        let deadline = EventLoop.monotonicNanoseconds() + UInt64(max(0, delay.nanoseconds))
+        // Saturating: a delay past the end of the monotonic clock never fires.
+        let (sum, overflow) = EventLoop.monotonicNanoseconds().addingReportingOverflow(UInt64(max(0, delay.nanoseconds)))
+        let deadline = overflow ? .max : sum
         timers[handle] = EventLoop.shared.schedule(at: deadline) { [weak self] in
             self?.timers[handle] = nil
             action()

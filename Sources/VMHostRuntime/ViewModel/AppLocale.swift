@@ -5,16 +5,23 @@ public enum AppLocale: String, Sendable, CaseIterable {
     case zhHans = "zh-Hans"
     case en
 
-    /// Reads a BCP 47 tag: `en`, `en-US` → English; `zh`, `zh-CN`, `zh-Hans` → Chinese.
+    /// Reads a BCP 47 language tag (SPEC §3): subtags of 1 to 8 ASCII letters or digits joined by
+    /// `-`, compared without case; the first subtag picks the language: `en` (`en`, `en-US`,
+    /// `en-GB`) → English, `zh` (`zh`, `zh-CN`, `zh-Hans`, `zh-Hant-TW`) → Chinese. Anything else is
+    /// nil: another language, `_` as a separator (`en_US`, a POSIX locale name, not a tag), an empty
+    /// or over-long subtag.
     public init?(tag: String) {
-        let lower = tag.lowercased()
-        if lower == "en" || lower.hasPrefix("en-") || lower.hasPrefix("en_") {
-            self = .en
-        } else if lower == "zh" || lower.hasPrefix("zh-") || lower.hasPrefix("zh_") {
-            self = .zhHans
-        } else {
-            return nil
+        let subtags = tag.utf8.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
+        guard subtags.allSatisfy({ (1...8).contains($0.count) && $0.allSatisfy(Self.isAlphanumeric) }) else { return nil }
+        switch String(decoding: subtags[0], as: UTF8.self).lowercased() {
+        case "en": self = .en
+        case "zh": self = .zhHans
+        default: return nil
         }
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 }
 

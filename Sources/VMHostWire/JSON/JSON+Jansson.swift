@@ -4,8 +4,12 @@ import Glibc
 #endif
 
 /// Why a JSON text could not be parsed.
+///
+/// The message never quotes the input (which may hold a password or a token, and cannot be
+/// redacted): jansson's own text is kept only up to where it would quote it.
 public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// jansson's description, e.g. "'[' or '{' expected near 'x'".
+    /// What was wrong, without the input: "'[' or '{' expected", "premature end of input",
+    /// "invalid Unicode escape (a lone or misordered surrogate)".
     public var message: String
     /// 1-based line and column, and 0-based byte offset, where parsing stopped.
     public var line: Int
@@ -13,6 +17,45 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var position: Int
 
     public var description: String { "\(message) at line \(line), column \(column)" }
+}
+
+extension JSONParseError {
+    /// jansson's message without the input it quotes or describes byte by byte:
+    /// "premature end of input near '\"TKN…'" → "premature end of input";
+    /// "invalid Unicode '\\uD800'" → "invalid Unicode escape (a lone or misordered surrogate)";
+    /// "control character 0x1 in string" → "control character in string".
+    static func withoutInput(_ text: String) -> String {
+        var text = Substring(text)
+        // "near 'x'" quotes the input; "near end of file" does not.
+        if let near = text.firstRange(of: " near '") { text = text[..<near.lowerBound] }
+        if text.hasPrefix("invalid Unicode") { return "invalid Unicode escape (a lone or misordered surrogate)" }
+        if text.hasPrefix("invalid escape") { return "invalid escape in string" }
+        if text.hasPrefix("control character") { return "control character in string" }
+        if text.hasPrefix("unable to decode byte") { return "invalid UTF-8" }
+        // Whatever else still quotes something from the input ('…' or 0x…) is cut there; the
+        // punctuation jansson names itself ('[' or '{' expected) is one quoted character.
+        var kept = ""
+        var rest = text
+        while let quote = rest.firstIndex(of: "'") {
+            let after = rest.index(after: quote)
+            guard after < rest.endIndex, let close = rest[after...].firstIndex(of: "'"),
+                rest.distance(from: after, to: close) == 1, "[]{}:,".contains(rest[after])
+            else { rest = rest[..<quote]; break }
+            kept += rest[...close]
+            rest = rest[rest.index(after: close)...]
+        }
+        kept += rest
+        if let hex = kept.firstRange(of: " 0x") { kept = String(kept[..<hex.lowerBound]) }
+        return kept.isEmpty ? "invalid JSON" : kept.trimmingSuffix(" ")
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ character: Character) -> String {
+        var text = Substring(self)
+        while text.last == character { text = text.dropLast() }
+        return String(text)
+    }
 }
 
 /// Why a value could not be written as JSON (a non-finite real, or a string that is not UTF-8).
@@ -34,7 +77,8 @@ extension JSON {
         else {
             if bytes.isEmpty { throw JSONParseError(message: "empty input", line: 1, column: 0, position: 0) }
             throw JSONParseError(
-                message: withUnsafeBytes(of: &error.text) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) },
+                message: JSONParseError.withoutInput(
+                    withUnsafeBytes(of: &error.text) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) }),
                 line: Int(error.line), column: Int(error.column), position: Int(error.position))
         }
         defer { vmhost_json_decref(root) }

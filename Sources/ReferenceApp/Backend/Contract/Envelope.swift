@@ -62,16 +62,18 @@ public struct Envelope: Sendable, Hashable {
     }
 }
 
+/// The results of the endpoints, read from `data` (public for the backend fuzz target, which runs
+/// bodies through them as the clients do).
 extension Envelope {
     /// `data` as one page of products, with the envelope's page info.
-    func productPage() throws(DomainError) -> Page<Product> {
+    public func productPage() throws(DomainError) -> Page<Product> {
         guard let page else { throw .decode("envelope.page is missing") }
         return Page(items: try .decoding(data, context: "data", Product.init(json:)), info: page)
     }
 
-    func session() throws(DomainError) -> Session { try Session(json: data) }
+    public func session() throws(DomainError) -> Session { try Session(json: data) }
 
-    func groups() throws(DomainError) -> [MenuGroup] { try .decoding(data, context: "data", MenuGroup.init(json:)) }
+    public func groups() throws(DomainError) -> [MenuGroup] { try .decoding(data, context: "data", MenuGroup.init(json:)) }
 
-    func group() throws(DomainError) -> MenuGroup { try MenuGroup(json: data) }
+    public func group() throws(DomainError) -> MenuGroup { try MenuGroup(json: data) }
 }

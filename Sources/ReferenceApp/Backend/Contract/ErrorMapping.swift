@@ -28,7 +28,8 @@ public enum ErrorMapping {
         do {
             json = try JSON.parse(body)
         } catch {
-            throw .decode("the response body is not JSON (\(error))")
+            // Where, never what: the body may hold a token (the parse error quotes none of it).
+            throw .decode("the response body is not JSON (\(error.message) at line \(error.line), column \(error.column))")
         }
         return try envelope(status: status, json: json)
     }

@@ -35,9 +35,25 @@ struct JSONFields {
         return int
     }
 
+    /// An integer of at least `minimum`; a smaller one is a `decode` error naming the member.
+    func int(_ key: String, atLeast minimum: Int) throws(DomainError) -> Int {
+        let int = try int(key)
+        guard int >= minimum else { throw .decode("\(context).\(key): out of range (must be at least \(minimum))") }
+        return int
+    }
+
     func double(_ key: String) throws(DomainError) -> Double {
         let value = try value(key)
         guard let number = value.doubleValue else { throw mismatch(key, expected: "a number", got: value) }
+        return number
+    }
+
+    /// A number within `range`; one outside is a `decode` error naming the member (not its value).
+    func double(_ key: String, in range: ClosedRange<Double>) throws(DomainError) -> Double {
+        let number = try double(key)
+        guard range.contains(number) else {
+            throw .decode("\(context).\(key): out of range (must be between \(range.lowerBound) and \(range.upperBound))")
+        }
         return number
     }
 

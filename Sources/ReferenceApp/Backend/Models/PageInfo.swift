@@ -16,14 +16,20 @@ public struct PageInfo: Sendable, Hashable {
         self.total = total
     }
 
-    /// True when pages after this one hold items.
-    public var hasMore: Bool { index * size < total }
+    /// True when pages after this one hold items: `index × size < total`, computed without
+    /// overflow (a product past `Int.max` is past any total).
+    public var hasMore: Bool {
+        let (covered, overflow) = index.multipliedReportingOverflow(by: size)
+        return !overflow && covered < total
+    }
 
+    /// Decodes page info; `index` and `size` must be at least 1 and `total` at least 0, else a
+    /// `decode` error names the member (backend.md, the envelope).
     public init(json: JSON) throws(DomainError) {
         let fields = try JSONFields(json, context: "page")
-        index = try fields.int("index")
-        size = try fields.int("size")
-        total = try fields.int("total")
+        index = try fields.int("index", atLeast: 1)
+        size = try fields.int("size", atLeast: 1)
+        total = try fields.int("total", atLeast: 0)
     }
 
     public var json: JSON { ["index": JSON(index), "size": JSON(size), "total": JSON(total)] }

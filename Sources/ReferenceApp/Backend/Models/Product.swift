@@ -8,7 +8,7 @@ public struct Product: Sendable, Hashable, Identifiable {
     public var id: String
     public var name: String
     public var bank: String
-    /// The annual rate in percent: `4.35` means 4.35 %.
+    /// The annual rate in percent: `4.35` means 4.35 %. Decoded within ``annualRateRange``.
     public var annualRate: Double
     public var saleStatus: SaleStatus
     /// The investment term, in days.
@@ -29,16 +29,21 @@ public struct Product: Sendable, Hashable, Identifiable {
         self.minAmount = minAmount
     }
 
-    /// Decodes a product; a missing or wrongly typed member is a `decode` error naming it.
+    /// The annual rates a body may carry, in percent (backend.md, `Product`): any rate a cell can
+    /// write with two decimals, with room to spare.
+    public static let annualRateRange: ClosedRange<Double> = -1_000_000...1_000_000
+
+    /// Decodes a product; a missing, wrongly typed or out-of-range member is a `decode` error
+    /// naming it (never quoting the body's text).
     public init(json: JSON) throws(DomainError) {
         let fields = try JSONFields(json, context: "product")
         id = try fields.string("id")
         name = try fields.string("name")
         bank = try fields.string("bank")
-        annualRate = try fields.double("annualRate")
+        annualRate = try fields.double("annualRate", in: Self.annualRateRange)
         let status = try fields.string("saleStatus")
         guard let saleStatus = SaleStatus(rawValue: status) else {
-            throw .decode("product.saleStatus: expected one of \(SaleStatus.allCases.map(\.rawValue)), got \"\(status)\"")
+            throw .decode("product.saleStatus: expected one of \(SaleStatus.allCases.map(\.rawValue)), got another string")
         }
         self.saleStatus = saleStatus
         termDays = try fields.int("termDays")

@@ -5,14 +5,14 @@ import Darwin
 #endif
 import VMHostEventLoop
 
-/// The build without libFuzzer: runs ``WireFuzzing/check(_:)`` once over each input file, so the
+/// The build without libFuzzer: runs a fuzz target's check once over each input file, so its
 /// corpus (and any crash file) is checked by a plain `swift build` too.
 @HostActor
 enum Replayer {
     /// Replays every file named, and every regular file in every directory named; the exit status.
-    static func run(arguments: [String]) -> Int32 {
+    static func run(name: String, arguments: [String], check: (UnsafeRawBufferPointer) -> Void) -> Int32 {
         guard !arguments.isEmpty, !arguments.contains(where: { $0.hasPrefix("-") }) else {
-            say("usage: vmhost-fuzz FILE|DIR...  (replays inputs; build with -DFUZZING and -sanitize=fuzzer to fuzz)")
+            say("usage: \(name) FILE|DIR...  (replays inputs; build with -DFUZZING and -sanitize=fuzzer to fuzz)")
             return 2
         }
         var replayed = 0
@@ -20,14 +20,14 @@ enum Replayer {
             let files = isDirectory(path) ? entries(of: path).map { path + "/" + $0 } : [path]
             for file in files.sorted() {
                 guard let bytes = contents(of: file) else {
-                    say("vmhost-fuzz: cannot read \(file)")
+                    say("\(name): cannot read \(file)")
                     return 1
                 }
-                bytes.withUnsafeBytes { WireFuzzing.check($0) }
+                bytes.withUnsafeBytes { check($0) }
                 replayed += 1
             }
         }
-        say("vmhost-fuzz: \(replayed) inputs replayed, every invariant held")
+        say("\(name): \(replayed) inputs replayed, every invariant held")
         return 0
     }
 
