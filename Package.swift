@@ -7,7 +7,8 @@
 // - the reference app, `Sources/ReferenceApp/`: the kinds of the seed documents (product list,
 //   login, menu groups), their backend, and the `vmhost` executable that serves them.
 //
-// One dependency, kept small and pure Swift: swift-log (logging to stderr). No target uses unsafe
+// Two dependencies: swift-log (logging to stderr) and async-http-client (the HTTP backend, on
+// SwiftNIO; linked into the executable only, and started by the first HTTP call). No target uses unsafe
 // flags, so a package can depend on vmhost by version; release tuning (static runtime, lld, no PIE,
 // cross-module optimisation) is applied by scripts/build-release.sh.
 import PackageDescription
@@ -28,6 +29,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // MARK: The framework, layer by layer; each depends only on the layers below it.
@@ -71,6 +73,15 @@ let package = Package(
         .target(
             name: "Backend", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime"],
             path: "Sources/ReferenceApp/Backend", swiftSettings: settings),
+        // The backend over HTTP, on AsyncHTTPClient (SwiftNIO): only the executable links it, so the
+        // embedded backend, the view-models and their tests build without it.
+        .target(
+            name: "HTTPBackend",
+            dependencies: [
+                "VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Sources/ReferenceApp/HTTPBackend", swiftSettings: settings),
         // The view-models, one module per screen; pure logic over the backend's API.
         .target(
             name: "ProductList", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
@@ -88,7 +99,7 @@ let package = Package(
         // The executable: the reference app's kinds served on stdio.
         .executableTarget(
             name: "vmhost",
-            dependencies: ["VMHost", "Backend", "ProductList", "Login", "MenuGroups", "StateStore"],
+            dependencies: ["VMHost", "Backend", "HTTPBackend", "ProductList", "Login", "MenuGroups", "StateStore"],
             path: "Sources/ReferenceApp/vmhost",
             swiftSettings: settings
         ),
@@ -133,7 +144,7 @@ let package = Package(
         .testTarget(name: "ProductListTests", dependencies: ["ProductList", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "LoginTests", dependencies: ["Login", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "MenuGroupsTests", dependencies: ["MenuGroups", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
-        .testTarget(name: "BackendTests", dependencies: ["Backend", "BackendTesting"], swiftSettings: settings),
+        .testTarget(name: "BackendTests", dependencies: ["Backend", "HTTPBackend", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "StateStoreTests", dependencies: ["StateStore"], swiftSettings: settings),
     ]
 )

@@ -12,7 +12,8 @@ the list grows (at 1,000, 10,000 and 50,000 items), the memory per listed produc
 load-mores of 20 on a 100,000-product catalogue, with a diff, a full-value or no subscriber, (e) RSS per view-model,
 (f) a client that stops reading while 100,000 property changes happen, (g) the in-process
 micro-benchmarks of Sources/vmhost-bench (JSON layer, dispatch), (h) 2,000 Login countdowns over
-60 s of a manual clock (one `control.clock.advance`; JSON line only).
+60 s of a manual clock (one `control.clock.advance`; JSON line only), (i) the peak RSS of a 50 MB
+response from an HTTP backend, refused by the size limit and read under a raised one.
 
 Python standard library only. Linux only (/proc). Uses valgrind (callgrind) when it is installed.
 
@@ -307,20 +308,31 @@ def get(scenario, server, key):
 # --------------------------------------------------------------------------------------------
 # scenario (a): ping
 
-def scenario_ping(name, cmd, args):
-    n_pipe = args.pipelined
-    n_seq = args.sequential
-
-    # start-up to first reply, median of 20
+def median_startup_ms(cmd, n):
+    """Start-up to the first reply of a ping, median of n start-ups."""
     starts = []
-    for _ in range(args.startups):
+    for _ in range(n):
         t0 = time.perf_counter_ns()
         s = Server(cmd)
         s.send(ping_line(1))
         s.readline()
         starts.append((time.perf_counter_ns() - t0) / 1e6)
         s.close()
-    startup_ms = statistics.median(starts)
+    return statistics.median(starts)
+
+
+def scenario_startup_http(cmd, args):
+    """vmhost with an HTTP backend it never calls: the client must cost nothing before the first call.
+    Also the size of the binary."""
+    http_cmd = cmd + ["--backend", "http://127.0.0.1:9"]
+    emit("ping", "vmhost", metric="startup_http", startup_ms=round(median_startup_ms(http_cmd, args.startups), 2),
+         binary_mb=round(os.path.getsize(cmd[0]) / 1e6, 1))
+
+def scenario_ping(name, cmd, args):
+    n_pipe = args.pipelined
+    n_seq = args.sequential
+
+    startup_ms = median_startup_ms(cmd, args.startups)
 
     # pipelined throughput and CPU per message; idle and peak RSS
     s = Server(cmd)
@@ -620,6 +632,52 @@ def scenario_list_cost(cmd, args):
 # --------------------------------------------------------------------------------------------
 # scenario (e): RSS per view-model
 
+def scenario_large_body(cmd, args):
+    """(i): a ProductList refresh against a local HTTP server whose answer is 50 MB (one product whose
+    name is 50 MB long): with the default --max-response-bytes (refused unread) and with a limit
+    above it (read, parsed, applied). Peak RSS of the host (VmHWM)."""
+    import http.server
+
+    size = 50 * 1000 * 1000
+    product = ('{"id":"p1","name":"%s","bank":"b","annualRate":4.5,"termDays":30,"minAmount":1000,'
+               '"saleStatus":"onSale"}')
+    filler = size - len(product % "") - 100
+    body = ('{"success":true,"code":"0","message":"ok","data":[' + product % ("x" * filler)
+            + '],"page":{"index":1,"size":20,"total":1}}').encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                self.wfile.write(body)
+            except OSError:
+                pass  # the client closed: the body was refused
+
+        def log_message(self, *a):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    try:
+        for limit in (None, 64 * 1024 * 1024):
+            extra = ["--backend", url] + (["--max-response-bytes", str(limit)] if limit else [])
+            s = Server(cmd + extra)
+            s.request({"jsonrpc": "2.0", "id": 1, "method": "vm.create", "params": {"kind": "ProductList", "id": "pl"}})
+            s.request({"jsonrpc": "2.0", "id": 2, "method": "vm.subscribe", "params": {"vm": "pl"}})
+            r, _ = s.request({"jsonrpc": "2.0", "id": 3, "method": "vm.send", "params": {"vm": "pl", "input": "refresh"}})
+            outcome = "read" if "result" in r else "refused: " + str(r["error"].get("data", {}).get("kind", r["error"]["code"]))
+            hwm = s.hwm_kib()
+            s.close()
+            emit("large_body", "vmhost", metric="peak_rss", body_mb=size / 1e6,
+                 max_response_bytes=limit or 8 * 1024 * 1024, outcome=outcome, peak_rss_mib=round(hwm / 1024, 1))
+    finally:
+        httpd.shutdown()
+
+
 def scenario_vm_rss(cmd, args):
     for kind in ("Login", "ProductList"):
         n = args.vms
@@ -831,8 +889,10 @@ def table(args):
         for k, kl in (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9")):
             tgt = "≤ 1.5× C" if (m == "sequential_pinned" and k == "p50_us") else ""
             add(f"(a) ping: round trip {lbl} {kl}", P("vmhost", m, k), P("c-echo", m, k), " µs", tgt)
-    add("(a) ping: start-up to first reply (median)", P("vmhost", "pipelined", "startup_ms"), P("c-echo", "pipelined", "startup_ms"), " ms", "≤ 10 ms")
-    add("(a) ping: idle RSS", P("vmhost", "pipelined", "idle_rss_mib"), P("c-echo", "pipelined", "idle_rss_mib"), " MiB", "≤ 20 MiB")
+    add("(a) ping: start-up to first reply (median)", P("vmhost", "pipelined", "startup_ms"), P("c-echo", "pipelined", "startup_ms"), " ms", "≤ 2.5× C")
+    add("(a) ping: start-up, --backend http://… never called", P("vmhost", "startup_http", "startup_ms"), P("c-echo", "pipelined", "startup_ms"), " ms", "≤ 3× C")
+    add("(a) ping: idle RSS", P("vmhost", "pipelined", "idle_rss_mib"), P("c-echo", "pipelined", "idle_rss_mib"), " MiB", "≤ 6 MiB")
+    add("(a) release binary size", P("vmhost", "startup_http", "binary_mb"), None, " MB", "≤ 25 MB")
     add("(a) ping: peak RSS after pipelined run", P("vmhost", "pipelined", "peak_rss_mib"), P("c-echo", "pipelined", "peak_rss_mib"), " MiB", "")
 
     L = lambda s, k: next((r.get(k) for r in RESULTS if r["scenario"] == "login" and r["server"] == s and r["metric"] == "pipelined"), None)
@@ -899,7 +959,12 @@ def table(args):
         elif r["scenario"] == "micro" and r["metric"] == "failed":
             rows.append(("(g) micro-benchmarks", "failed", "–", "–", ""))
 
-    rows = [r for r in rows if not re.match(r"^\([a-g]\)", r[0]) or r[0][1] in args.only]
+    for r in RESULTS:
+        if r["scenario"] == "large_body":
+            add(f"(i) {r['body_mb']:g} MB response, --max-response-bytes {r['max_response_bytes']:,} ({r['outcome']}): peak RSS",
+                r["peak_rss_mib"], None, " MiB", "")
+
+    rows = [r for r in rows if not re.match(r"^\([a-i]\)", r[0]) or r[0][1] in args.only]
     w0 = max(len(r[0]) for r in rows)
     head = ("scenario / figure", "vmhost", "C jansson", "vmhost / C", "target")
     ws = [max(len(head[i]), max(len(r[i]) for r in rows)) for i in range(5)]
@@ -923,12 +988,12 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="use the binaries as they are (by default scripts/build-release.sh brings the tuned release build in .build-release up to date first)")
     ap.add_argument("--no-callgrind", action="store_true", help="skip valgrind even when it is installed")
     ap.add_argument("--json-out", default=os.path.join(OUT, "results.jsonl"), help="also write the JSON lines here")
-    ap.add_argument("--only", default="abcdefgh", metavar="LETTERS",
-                    help="run only these scenarios, e.g. --only dfg (default: all of abcdefg)")
+    ap.add_argument("--only", default="abcdefghi", metavar="LETTERS",
+                    help="run only these scenarios, e.g. --only dfg (default: all of abcdefghi)")
     args = ap.parse_args()
-    unknown = set(args.only) - set("abcdefg")
+    unknown = set(args.only) - set("abcdefghi")
     if unknown:
-        ap.error(f"--only: unknown scenario letters {''.join(sorted(unknown))}; choose from abcdefg")
+        ap.error(f"--only: unknown scenario letters {''.join(sorted(unknown))}; choose from abcdefghi")
 
     args.pipelined = 200_000
     args.sequential = 20_000
@@ -982,6 +1047,7 @@ def main():
     if "a" in args.only:
         for name, cmd in (("c-echo", echo_cmd), ("vmhost", vmhost_cmd)):
             scenario_ping(name, cmd, args)
+        scenario_startup_http(vmhost_cmd, args)
 
     if "b" in args.only:
         counts = check_login_changes(vmhost_cmd)
@@ -1003,6 +1069,8 @@ def main():
         scenario_micro(args.bench_bin, args)
     if "h" in args.only:
         scenario_countdowns(vmhost_cmd)
+    if "i" in args.only:
+        scenario_large_body(vmhost_cmd, args)
 
     with open(args.json_out, "w") as f:
         for r in RESULTS:

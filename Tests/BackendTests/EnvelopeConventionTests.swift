@@ -1,5 +1,6 @@
 import Backend
 import BackendTesting
+import HTTPBackend
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -25,7 +26,7 @@ struct EnvelopeConventionTests {
 
     @Test func theServerReallyWritesCodeAndMsg() async throws {
         _ = try await client.groups(menuUid: "m1")
-        let (data, _) = try await URLSession.shared.data(from: server.baseURL.appendingPathComponent("menus/m1/groups"))
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "\(server.baseURL)/menus/m1/groups")!)
         let json = try JSON.parse(Array(data))
         #expect(json["success"] == Optional<JSON>.none)
         #expect(json["code"] == "0")

@@ -1,8 +1,10 @@
-#if canImport(FoundationNetworking)
-import FoundationNetworking
+import AsyncHTTPClient
+#if canImport(Glibc)
+import Glibc
 #endif
+import NIOCore
 import Backend
-import Foundation
+@testable import HTTPBackend
 import VMHostRuntime
 import Testing
 import VMHostWire
@@ -19,7 +21,7 @@ import VMHostWire
         }
     }
 
-    @Test(arguments: [200, 201, 204, 299, 304, 399])
+    @Test(arguments: [200, 201, 204, 299])
     func statusBelowFourHundredReadsTheEnvelope(status: Int) throws {
         let envelope = try ErrorMapping.envelope(status: status, body: Self.okBody)
         #expect(envelope.data == ["token": "t"])
@@ -90,29 +92,47 @@ import VMHostWire
     }
 
     @Test(arguments: [
-        URLError.Code.cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet,
-        .networkConnectionLost, .secureConnectionFailed, .badServerResponse,
+        HTTPClientError.connectTimeout, .getConnectionFromPoolTimeout, .remoteConnectionClosed, .invalidURL,
+        .bodyLengthMismatch,
     ])
-    func transportFailuresAreNetwork(code: URLError.Code) {
-        let mapped = ErrorMapping.transportFailure(URLError(code))
+    func transportFailuresAreNetwork(error: HTTPClientError) {
+        let mapped = HTTPErrorMapping.transportFailure(error)
         #expect((mapped as? DomainError)?.kind == .network)
     }
 
-    @Test func urlSessionTimeoutIsTimeout() {
-        #expect((ErrorMapping.transportFailure(URLError(.timedOut)) as? DomainError)?.kind == .timeout)
+    @Test func aRefusedConnectionCouldNotConnect() {
+        let refused = IOError(errnoCode: ECONNREFUSED, reason: "connect")
+        #expect(HTTPErrorMapping.transportFailure(refused) as? DomainError == .network("could not connect to the server"))
+        let reset = IOError(errnoCode: ECONNRESET, reason: "read")
+        #expect(HTTPErrorMapping.transportFailure(reset) as? DomainError == .network("the connection was lost"))
+    }
+
+    @Test func theTransportsBackstopIsTimeout() {
+        #expect((HTTPErrorMapping.transportFailure(HTTPClientError.deadlineExceeded) as? DomainError)?.kind == .timeout)
+        #expect((HTTPErrorMapping.transportFailure(HTTPClientError.readTimeout) as? DomainError)?.kind == .timeout)
+    }
+
+    @Test func aBodyOverTheLimitIsDecode() {
+        let mapped = HTTPErrorMapping.transportFailure(HTTPFailure.bodyTooLarge(limit: 1024))
+        #expect(mapped as? DomainError == .decode("the response body is larger than the limit of 1024 bytes"))
     }
 
     @Test func cancellationIsNeverAKind() {
-        #expect(ErrorMapping.transportFailure(URLError(.cancelled)) is CancellationError)
-        #expect(ErrorMapping.transportFailure(CancellationError()) is CancellationError)
+        #expect(HTTPErrorMapping.transportFailure(HTTPClientError.cancelled) is CancellationError)
+        #expect(HTTPErrorMapping.transportFailure(CancellationError()) is CancellationError)
     }
 
     @Test func aDomainErrorPassesThrough() {
-        #expect(ErrorMapping.transportFailure(DomainError.timeout()) as? DomainError == .timeout())
+        #expect(HTTPErrorMapping.transportFailure(DomainError.timeout()) as? DomainError == .timeout())
     }
 
     @Test func anUnknownErrorIsNetwork() {
         struct Odd: Error {}
-        #expect((ErrorMapping.transportFailure(Odd()) as? DomainError)?.kind == .network)
+        #expect((HTTPErrorMapping.transportFailure(Odd()) as? DomainError)?.kind == .network)
+    }
+
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func aRedirectIsServerWithItsStatus(status: Int) {
+        #expect(throws: DomainError.server(status: status)) { try ErrorMapping.envelope(status: status, body: Self.okBody) }
     }
 }

@@ -1,5 +1,6 @@
 import Backend
 import BackendTesting
+import HTTPBackend
 import VMHostEventLoop
 import Foundation
 import VMHostRuntime
@@ -89,7 +90,7 @@ struct HTTPAPIClientTests {
     }
 
     @Test func aBaseURLPathPrefixIsKept() async throws {
-        let prefixed = HTTPAPIClient(baseURL: server.baseURL.appendingPathComponent("api/"), clock: clock)
+        let prefixed = HTTPAPIClient(baseURL: BackendURL("\(server.baseURL)/api/")!, clock: clock)
         _ = await domainError { _ = try await prefixed.products(page: 1, pageSize: 20) }
         #expect(server.requests.last?.path == "/api/products")
     }
@@ -97,6 +98,73 @@ struct HTTPAPIClientTests {
     @Test func pathSegmentsArePercentEncoded() async throws {
         _ = await domainError { try await client.deleteGroup(menuUid: "m1", groupId: "a/b c?") }
         #expect(server.requests.last?.path == "/menus/m1/groups/a%2Fb%20c%3F")
+    }
+
+    @Test func theDeviceIdIsAlsoSentAsUuid() async throws {
+        _ = try await client.products(page: 1, pageSize: 20)
+        _ = try await client.login(username: "13800138000", password: "123456")
+        for request in server.requests {
+            #expect(request.header("uuid") == HTTPAPIClient.deviceID)
+            #expect(request.header("X-Device-Id") == HTTPAPIClient.deviceID)
+        }
+    }
+
+    // MARK: Redirects and the size limit
+
+    /// A redirect to another origin is not followed: the other server sees nothing (so never the
+    /// token) and the call fails as `server` with the redirect's status.
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func aRedirectToAnotherOriginIsNeverFollowed(status: Int) async throws {
+        let other = try LoopbackServer()
+        defer { other.stop() }
+        _ = try await client.login(username: "13800138000", password: "123456")
+        server.setFault(.redirect(status: status, location: "\(other.baseURL)/products?page=1&pageSize=20"), forPath: "/products")
+        let error = await domainError { _ = try await client.products(page: 1, pageSize: 20) }
+        #expect(error == .server(status: status))
+        #expect(other.requests.isEmpty)
+        #expect(server.requests.filter { $0.path == "/products" }.count == 1)
+        #expect(client.token == "demo-token-1")
+        #expect(clock.pendingCount == 0)
+    }
+
+    @Test func aRedirectWithinTheOriginIsNotFollowedEither() async throws {
+        server.setFault(.redirect(status: 302, location: "/menus/m1/groups"), forPath: "/products")
+        let error = await domainError { _ = try await client.products(page: 1, pageSize: 20) }
+        #expect(error == .server(status: 302))
+        #expect(server.requests.map(\.path) == ["/products"])
+    }
+
+    @Test func aBodyAtTheLimitIsRead() async throws {
+        let body = Array(#"{"success":true,"code":"0","message":"ok","data":null}"#.utf8)
+        server.setFault(.raw(status: 200, body: body), forPath: "/auth/sms-code")
+        let exact = HTTPAPIClient(baseURL: server.baseURL, clock: clock, maxResponseBytes: body.count)
+        try await exact.sendSMSCode(phone: "13912345678")
+        let under = HTTPAPIClient(baseURL: server.baseURL, clock: clock, maxResponseBytes: body.count - 1)
+        #expect(await domainError { try await under.sendSMSCode(phone: "13912345678") } == .decode(
+            "the response body is larger than the limit of \(body.count - 1) bytes"))
+    }
+
+    @Test func aBodyAnnouncedOverTheLimitFailsAsDecode() async throws {
+        let limited = HTTPAPIClient(baseURL: server.baseURL, clock: clock, maxResponseBytes: 1024)
+        server.setFault(.raw(status: 200, body: [UInt8](repeating: UInt8(ascii: " "), count: 1025)), forPath: "/products")
+        let error = await domainError { _ = try await limited.products(page: 1, pageSize: 20) }
+        #expect(error == .decode("the response body is larger than the limit of 1024 bytes"))
+        #expect(clock.pendingCount == 0)
+    }
+
+    /// A body without a length is read up to the limit and no further: the connection is closed.
+    @Test func aBodyGrowingOverTheLimitFailsAsDecodeAndItsConnectionIsClosed() async throws {
+        let limited = HTTPAPIClient(baseURL: server.baseURL, clock: clock, maxResponseBytes: 256 * 1024)
+        server.setFault(.endlessBody, forPath: "/products")
+        let error = await domainError { _ = try await limited.products(page: 1, pageSize: 20) }
+        #expect(error == .decode("the response body is larger than the limit of 262144 bytes"))
+        try await server.connectionClosedByClient(path: "/products")
+        #expect(clock.pendingCount == 0)
+    }
+
+    @Test func theDefaultLimitIsEightMebibytes() {
+        #expect(HTTPAPIClient.defaultMaxResponseBytes == 8 * 1024 * 1024)
+        #expect(client.maxResponseBytes == HTTPAPIClient.defaultMaxResponseBytes)
     }
 
     // MARK: Failures, of every endpoint

@@ -1,4 +1,5 @@
 import Backend
+import HTTPBackend
 import VMHostEventLoop
 import VMHostRuntime
 import Testing

@@ -148,7 +148,7 @@ def test_a_closed_stdout_ends_the_host_quietly():
 # -- command line -----------------------------------------------------------------------------
 
 OPTIONS = ["--framing", "--backend", "--timeout-ms", "--clock", "--test-controls", "--trace",
-           "--log-level", "--max-message-bytes", "--version", "--help"]
+           "--log-level", "--max-message-bytes", "--max-response-bytes", "--version", "--help"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -203,6 +203,9 @@ def test_short_help_is_help():
     ("--max-message-bytes", "abc"),
     ("--max-message-bytes", "0"),
     ("--timeout-ms", "soon"),
+    ("--max-response-bytes", "0"),
+    ("--max-response-bytes", "-5"),
+    ("--max-response-bytes", "lots"),
     ("--backend", "ftp://example.invalid"),
     ("--no-such-option",),
     ("--framing",),

@@ -1,4 +1,5 @@
 import Backend
+import HTTPBackend
 import Login
 import MenuGroups
 import ProductList
@@ -41,6 +42,9 @@ enum ReferenceApp {
             "timeout-ms", value: "timeout-ms", defaultValue: "15000",
             abstract: "Deadline of every backend call, in milliseconds, on the host's clock."),
         OptionSpec(
+            "max-response-bytes", value: "N", defaultValue: String(HTTPAPIClient.defaultMaxResponseBytes),
+            abstract: "Largest backend response body read, in bytes (HTTP backend). A larger one fails the call as a decode error without being read further."),
+        OptionSpec(
             "state-dir", value: "DIR",
             abstract: "Keep the session (and the last good lists) in DIR between runs.",
             discussion: "DIR is created (mode 0700) when missing; the database DIR/state.sqlite3 is mode 0600. Without it nothing is written anywhere. See protocol/viewmodels/Session.md."),
@@ -60,6 +64,10 @@ enum ReferenceApp {
             backend = try BackendOption(parsing: text)
         } catch {
             throw UsageError(error.message)
+        }
+        let maxResponseBytes = try arguments.integer("max-response-bytes") ?? HTTPAPIClient.defaultMaxResponseBytes
+        guard maxResponseBytes > 0 else {
+            throw UsageError("--max-response-bytes must be a positive number of bytes, got \(maxResponseBytes)")
         }
         let demoProducts = try arguments.integer("demo-products")
         if let demoProducts {
@@ -83,7 +91,7 @@ enum ReferenceApp {
         let session = AppSession(storage: storage)
         let transport = backend.makeClient(
             clock: environment.clock, timeout: .milliseconds(timeoutMs),
-            demoProductCount: demoProducts ?? DemoCatalog.productCount)
+            demoProductCount: demoProducts ?? DemoCatalog.productCount, maxResponseBytes: maxResponseBytes)
         let api = AuthenticatedAPI(transport, session: session)
         var controls: [TestControl] = []
         if let embedded = transport as? EmbeddedBackend {

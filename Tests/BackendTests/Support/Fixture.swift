@@ -1,5 +1,6 @@
 import Backend
 import BackendTesting
+import HTTPBackend
 import VMHostEventLoop
 import VMHostRuntime
 import Testing

@@ -1,22 +1,21 @@
-import Foundation
 import VMHostWire
 
 /// One call of the contract, described once and sent by either implementation: ``HTTPAPIClient``
-/// turns it into a `URLRequest`, ``EmbeddedBackend`` hands it to the ``DemoServer``.
-struct APIRequest: Sendable, Hashable {
-    var endpoint: BackendEndpoint
+/// turns it into an HTTP request, ``EmbeddedBackend`` hands it to the ``DemoServer``.
+package struct APIRequest: Sendable, Hashable {
+    package var endpoint: BackendEndpoint
     /// The path, percent-encoded, starting with `/`.
-    var path: String
+    package var path: String
     /// Query parameters, in order, not encoded.
-    var query: [QueryItem] = []
+    package var query: [QueryItem] = []
     /// The JSON body of `POST` and `PUT`.
-    var body: JSON?
+    package var body: JSON?
 
-    var method: HTTPMethod { endpoint.method }
+    package var method: HTTPMethod { endpoint.method }
 
-    struct QueryItem: Sendable, Hashable {
-        var name: String
-        var value: String
+    package struct QueryItem: Sendable, Hashable {
+        package var name: String
+        package var value: String
     }
 
     /// The request as the demo server receives it (the same as the loopback server builds from HTTP).
@@ -67,12 +66,6 @@ extension APIRequest {
 
     /// Percent-encodes one path segment, so an id holding `/`, `?` or spaces cannot change the route.
     static func segment(_ raw: String) -> String {
-        raw.addingPercentEncoding(withAllowedCharacters: segmentAllowed) ?? raw
+        PercentEncoding.encode(raw, as: .pathSegment)
     }
-
-    private static let segmentAllowed: CharacterSet = {
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove("/")
-        return allowed
-    }()
 }

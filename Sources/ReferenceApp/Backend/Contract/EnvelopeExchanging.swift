@@ -4,7 +4,7 @@ import VMHostEventLoop
 /// the HTTP client and the embedded backend both are. The eight calls of ``APIClient``, and keeping
 /// the token after a login, are written once here on top of it.
 @HostActor
-protocol EnvelopeExchanging: APIClient {
+package protocol EnvelopeExchanging: APIClient {
     /// The bearer token of the last successful login, sent on later calls.
     var token: String? { get set }
     func exchange(_ request: APIRequest) async throws -> Envelope

@@ -1,7 +1,3 @@
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import Foundation
 import VMHostRuntime
 import VMHostWire
 
@@ -10,8 +6,9 @@ import VMHostWire
 /// | what happened | kind | code |
 /// |---|---|---|
 /// | no connection, connection refused or lost, DNS failure, TLS failure | `network` | null |
-/// | the deadline passed (the host clock's, or URLSession's backstop) | `timeout` | null |
-/// | HTTP status ≥ 400 (the body is not looked at) | `server` | the status |
+/// | the deadline passed (on the host clock) | `timeout` | null |
+/// | HTTP status ≥ 400, or a redirect (3xx, never followed) | `server` | the status |
+/// | a body over the size limit (`--max-response-bytes`) | `decode` | null |
 /// | the envelope reports a failure (`success: false`, or no `success` and a code other than `"0"`) | `business` | the envelope's code, with its message |
 /// | a body that is not JSON, or not an envelope, or data of the wrong shape | `decode` | null |
 /// | the calling task was cancelled | *none*: `CancellationError` | |
@@ -21,15 +18,18 @@ import VMHostWire
 public enum ErrorMapping {
     /// The envelope of a complete response, or the failure the response stands for.
     public static func envelope(status: Int, body: [UInt8]) throws(DomainError) -> Envelope {
+        try body.withUnsafeBytes { bytes in Result { () throws(DomainError) in try envelope(status: status, body: bytes) } }.get()
+    }
+
+    /// The envelope of a complete response whose body is read in place (no copy).
+    public static func envelope(status: Int, body: UnsafeRawBufferPointer) throws(DomainError) -> Envelope {
         try checkStatus(status)
         let json: JSON
         do {
             json = try JSON.parse(body)
-        } catch let error as JSONParseError {
+        } catch {
             // Where, never what: the body may hold a token (the parse error quotes none of it).
             throw .decode("the response body is not JSON (\(error.message) at line \(error.line), column \(error.column))")
-        } catch {
-            throw .decode("the response body is not JSON")
         }
         return try envelope(status: status, json: json)
     }
@@ -42,36 +42,8 @@ public enum ErrorMapping {
         return envelope
     }
 
-    /// The error a transport failure stands for: a ``DomainError`` of kind `network` or `timeout`,
-    /// or `CancellationError` when the request was cancelled.
-    ///
-    /// `URLError.cancelled` only ever comes from our own `cancel()`: the client calls it when its
-    /// task is cancelled (and then already answered `CancellationError`) or when its deadline won.
-    public static func transportFailure(_ error: any Error) -> any Error {
-        if error is CancellationError { return error }
-        if let domain = error as? DomainError { return domain }
-        guard let urlError = error as? URLError else {
-            return DomainError.network("the request failed: \(error.localizedDescription)")
-        }
-        switch urlError.code {
-        case .cancelled:
-            return CancellationError()
-        case .timedOut:
-            return DomainError.timeout()
-        case .cannotFindHost, .dnsLookupFailed:
-            return DomainError.network("the server's host name could not be resolved")
-        case .cannotConnectToHost:
-            return DomainError.network("could not connect to the server")
-        case .notConnectedToInternet:
-            return DomainError.network("there is no network connection")
-        case .networkConnectionLost:
-            return DomainError.network("the connection was lost")
-        default:
-            return DomainError.network("the request failed (URLError \(urlError.code.rawValue))")
-        }
-    }
-
     private static func checkStatus(_ status: Int) throws(DomainError) {
-        if status >= 400 { throw .server(status: status) }
+        // A redirect is never followed (protocol/backend.md, "Redirects"): it fails like an error status.
+        if !(200..<300).contains(status) { throw .server(status: status) }
     }
 }

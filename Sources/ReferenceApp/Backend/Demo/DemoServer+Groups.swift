@@ -1,4 +1,3 @@
-import Foundation
 import VMHostWire
 
 extension DemoServer {
@@ -52,7 +51,7 @@ extension DemoServer {
     /// The trimmed `name` of the body, or the response that rejects it.
     private func validName(_ body: JSON?) -> Result<String, NameRejection> {
         guard let raw = body?["name"]?.stringValue else { return .failure(NameRejection(Self.badRequest("name"))) }
-        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = raw.trimmingWhiteSpace()
         guard (1...Self.maxGroupNameLength).contains(name.count) else {
             return .failure(NameRejection(.business(code: "2001", message: "分组名称须为1到20个字符")))
         }

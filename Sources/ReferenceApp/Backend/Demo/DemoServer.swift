@@ -1,4 +1,3 @@
-import Foundation
 import VMHostWire
 
 /// The server side of the contract over the demo data: pure, deterministic, in memory.
@@ -37,7 +36,7 @@ public struct DemoServer: Sendable {
     /// Answers one request, changing the server's state as the request says.
     public mutating func handle(_ request: DemoRequest) -> DemoResponse {
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: true)
-            .map { $0.removingPercentEncoding ?? String($0) }
+            .map { PercentEncoding.decode($0) ?? String($0) }
         switch (request.method, segments.count, segments.first) {
         case ("GET", 1, "products"):
             return products(request.query)

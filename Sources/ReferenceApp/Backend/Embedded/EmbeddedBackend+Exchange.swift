@@ -7,7 +7,7 @@ extension EmbeddedBackend {
     ///
     /// Waiting models a real deadline: when latency plus a `delay:` reaches ``timeout`` the call
     /// waits exactly ``timeout`` and fails with `timeout`, as an HTTP call to a slow server would.
-    func exchange(_ request: APIRequest) async throws -> Envelope {
+    package func exchange(_ request: APIRequest) async throws -> Envelope {
         try Task.checkCancellation()
         let outcome = nextOutcome(for: request.endpoint)
 

@@ -44,6 +44,16 @@ extension LoopbackCore {
             respond(fd, status: 200, body: Array(body.prefix(body.count / 2)), declaredLength: body.count)
         case .raw(let status, let body)?:
             respond(fd, status: status, body: body)
+        case .redirect(let status, let location)?:
+            let body = DemoResponse.status(status, "moved").body.serialized()
+            respond(fd, status: status, body: body, extraHeaders: "Location: \(location)\r\n")
+        case .endlessBody?:
+            let responseHead = "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n"
+            guard Socket.writeAll(fd, Array(responseHead.utf8) + Array(#"{"success":true,"data":["#.utf8)) else { return }
+            let chunk = [UInt8](repeating: UInt8(ascii: " "), count: 65_536)
+            // A write fails once the client has closed (EPIPE or ECONNRESET).
+            while !isStopped, Socket.writeAll(fd, chunk) {}
+            if !isStopped { update { $0.closedByClient.append(head.path) } }
         }
     }
 
@@ -88,16 +98,20 @@ extension LoopbackCore {
     }
 
     /// Writes a response; `declaredLength` (default: the body's) is the `Content-Length` sent.
-    private func respond(_ fd: Int32, status: Int, body: [UInt8], declaredLength: Int? = nil) {
+    private func respond(_ fd: Int32, status: Int, body: [UInt8], declaredLength: Int? = nil, extraHeaders: String = "") {
         let head =
             "HTTP/1.1 \(status) \(Self.reason(status))\r\n" + "Content-Type: application/json; charset=utf-8\r\n"
-            + "Content-Length: \(declaredLength ?? body.count)\r\n" + "Connection: close\r\n\r\n"
+            + "Content-Length: \(declaredLength ?? body.count)\r\n" + extraHeaders + "Connection: close\r\n\r\n"
         Socket.writeAll(fd, Array(head.utf8) + body)
     }
 
     private static func reason(_ status: Int) -> String {
         switch status {
         case 200: "OK"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 403: "Forbidden"

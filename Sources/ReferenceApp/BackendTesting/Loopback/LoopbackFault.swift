@@ -18,4 +18,9 @@ public enum LoopbackFault: Sendable, Hashable {
     case truncatedBody
     /// Answers exactly this status and body (for bodies of the wrong shape).
     case raw(status: Int, body: [UInt8])
+    /// Answers a redirect: this status (`301`, `302`, `307`, …) with `Location: location`.
+    case redirect(status: Int, location: String)
+    /// Answers `200` without a `Content-Length` and sends body bytes until the client closes the
+    /// connection, which the server reports (``LoopbackServer/connectionClosedByClient(path:occurrence:)``).
+    case endlessBody
 }

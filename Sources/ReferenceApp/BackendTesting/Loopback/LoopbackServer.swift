@@ -36,11 +36,11 @@ public final class LoopbackServer: Sendable {
     deinit { core.stop() }
 
     /// `http://127.0.0.1:<port>`.
-    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    public var baseURL: BackendURL { BackendURL("http://127.0.0.1:\(port)")! }
 
     /// A loopback URL on which nothing listens: connecting is refused.
-    public static func unusedURL() throws -> URL {
-        URL(string: "http://127.0.0.1:\(try Socket.unusedLoopbackPort())")!
+    public static func unusedURL() throws -> BackendURL {
+        BackendURL("http://127.0.0.1:\(try Socket.unusedLoopbackPort())")!
     }
 
     /// Stops accepting and closes every open connection; waiters still waiting throw.

@@ -1,4 +1,4 @@
-import Foundation
+import Backend
 
 /// The rule for a group name: 1…20 characters once white space at both ends is trimmed (the
 /// server's rule too, so a name the editor accepts is one the server accepts).
@@ -6,7 +6,7 @@ enum GroupName {
     static let maxLength = 20
 
     static func trimmed(_ text: String) -> String {
-        text.trimmingCharacters(in: .whitespacesAndNewlines)
+        text.trimmingWhiteSpace()
     }
 
     /// Why `text` cannot be saved, or nil when it can. `original` is the name being renamed.

@@ -1,0 +1,63 @@
+import AsyncHTTPClient
+import Backend
+import VMHostEventLoop
+import VMHostRuntime
+import VMHostWire
+
+/// The backend over HTTP (`--backend http://host:port`), on AsyncHTTPClient.
+///
+/// Every call sends `Accept: application/json`, the device id as both `X-Device-Id` and `uuid`
+/// (one id for the life of the process), and `Authorization: Bearer <token>` once a login
+/// succeeded. Bodies are written and parsed with the project's jansson-backed ``JSON``, and the
+/// response goes through ``ErrorMapping``.
+///
+/// The deadline runs on the host's clock, so `--clock manual` and tests decide when a request
+/// times out: when it passes, the request is cancelled (its connection closed) and the call throws
+/// a `timeout` error. Cancelling the calling task cancels the request the same way: the server
+/// sees the connection closed and the call throws `CancellationError`.
+///
+/// Only the base URL's origin is ever contacted: redirects are not followed (a 3xx fails as
+/// `server` with its status), so the token never reaches another origin. A response body larger
+/// than ``maxResponseBytes`` fails as `decode` without being read further.
+///
+/// The event loop and the connection pool are shared by every client of the process and made by
+/// the first call (``HTTPTransport``): a host that never calls pays nothing for them.
+///
+/// - Important: Isolated to the host actor; the network I/O runs on the transport's event loop and
+///   comes back through a task, so the host thread never blocks.
+@HostActor
+public final class HTTPAPIClient: APIClient {
+    /// The device id sent as `X-Device-Id` and `uuid`: a random UUID, stable until the process exits.
+    public nonisolated static let deviceID: String = DeviceID.random()
+
+    /// The largest response body read by default: 8 MiB.
+    public nonisolated static let defaultMaxResponseBytes = 8 * 1024 * 1024
+
+    /// Where the contract's paths are resolved; a path prefix (`http://host/api`) is kept.
+    public let baseURL: BackendURL
+    /// How long a call may take, on ``clock``.
+    public let timeout: Duration
+    public let clock: any HostClock
+    /// The largest response body accepted, in bytes.
+    public let maxResponseBytes: Int
+    /// The token of the last successful login, sent as `Authorization: Bearer`; nil before.
+    ///
+    /// - Important: A secret: never log it.
+    public var token: String?
+
+    /// Makes a client for the server at `baseURL`. Nothing is started before the first call.
+    public init(
+        baseURL: BackendURL, clock: any HostClock, timeout: Duration = .milliseconds(15000),
+        maxResponseBytes: Int = HTTPAPIClient.defaultMaxResponseBytes
+    ) {
+        self.baseURL = baseURL
+        self.clock = clock
+        self.timeout = timeout
+        self.maxResponseBytes = max(0, maxResponseBytes)
+    }
+
+    /// Forgets the token: later calls go without `Authorization`.
+    public func signOut() { token = nil }
+}
+
+extension HTTPAPIClient: EnvelopeExchanging {}
