@@ -23,11 +23,17 @@ let package = Package(
         // The framework.
         .library(name: "VMHost", targets: ["VMHost"]),
         .library(name: "VMHostTesting", targets: ["VMHostTesting"]),
+        .library(name: "VMHostWebSocket", targets: ["VMHostWebSocket"]),
         // The reference app.
         .executable(name: "vmhost", targets: ["vmhost"]),
+        .executable(name: "vmhost-web", targets: ["vmhost-web"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        // The WebSocket transport only (VMHostWebSocket, vmhost-web); the stdio vmhost links none of it.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: The framework, layer by layer; each depends only on the layers below it.
@@ -58,6 +64,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings),
+        // The WebSocket transport: one Host per connection, on the host thread (a library, so that an
+        // app can serve its kinds to browsers too).
+        .target(
+            name: "VMHostWebSocket",
+            dependencies: [
+                "VMHost", "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: settings),
         // The test kit: the in-process connection, the recorder, the manual clock, a probe kind.
         .target(
             name: "VMHostTesting",
@@ -81,15 +103,34 @@ let package = Package(
         .target(
             name: "MenuGroups", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
             path: "Sources/ReferenceApp/MenuGroups", swiftSettings: settings),
-        // The executable: the reference app's kinds served on stdio.
-        .executableTarget(
-            name: "vmhost",
+        // The composition both executables share: the options of a run, the clock, the backend, the kinds.
+        .target(
+            name: "AppComposition",
             dependencies: [
                 "VMHost", "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore",
                 "Backend", "ProductList", "Login", "MenuGroups",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            path: "Sources/ReferenceApp/Composition", swiftSettings: settings),
+        // The executable: the reference app's kinds served on stdio.
+        .executableTarget(
+            name: "vmhost",
+            dependencies: [
+                "VMHost", "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore",
+                "AppComposition", "Backend",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Sources/ReferenceApp/vmhost",
+            swiftSettings: settings
+        ),
+        // The executable: the reference app's kinds served to browsers over WebSocket, and the web demo.
+        .executableTarget(
+            name: "vmhost-web",
+            dependencies: [
+                "VMHost", "VMHostWebSocket", "AppComposition",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/ReferenceApp/vmhost-web",
             swiftSettings: settings
         ),
         // Test support of the reference app: a loopback HTTP server and API stubs.

@@ -7,7 +7,10 @@
 #   5. the hardening suite (pytest, Tests/Hardening): a generative fuzzer of malformed frames, and the
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
 #      every limit of protocol/SPEC.md §10 at and past its value
-#   6. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
+#   6. browser: the web demo served by vmhost-web, driven in headless Chromium by selenium
+#      (pytest, Tests/Browser; screenshots of each screen in .build/browser-screenshots), and the
+#      WebSocket transport's handshake, close codes and sessions
+#   7. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
 #      its corpus (Tests/Hardening/corpus), then is built with -sanitize=fuzzer into .build-fuzz and
 #      run seeded and bounded: -seed=1 and VMHOST_LIBFUZZER_RUNS inputs (default 15000, about 20 s),
 #      -max_total_time as a guard. A crash or a hang fails it; the input is left in .build-fuzz/artifacts/
@@ -34,6 +37,8 @@ if compgen -G "clients/js/test/*.test.js" >/dev/null; then
     run node-client node --test clients/js/test/
 fi
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
+export VMHOST_WEB_BIN="$PWD/.build/debug/vmhost-web"
+run browser python3 -m pytest -q -p no:cacheprovider Tests/Browser
 
 libfuzzer() {
     .build/debug/vmhost-fuzz Tests/Hardening/corpus || return 1

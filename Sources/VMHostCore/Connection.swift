@@ -5,7 +5,7 @@ import VMHostWire
 /// One stream of bytes into a ``Host``: splits frames, feeds them to the engine one at a time, and
 /// after each lets the work it started run (``EventLoop/drain()``) and flushes the changes.
 ///
-/// Used by the stdio transport and by in-process tests alike, so both see the same order.
+/// Used by the stdio and WebSocket transports and by in-process tests alike, so both see the same order.
 ///
 /// - Important: Call ``consume(_:)`` and ``finish()`` from the host thread outside any job
 ///   (an input handler or a closure posted with ``EventLoop/execute(_:)``).
@@ -37,6 +37,14 @@ public final class Connection {
         host.outputQueue.holdWakeups()
         defer { host.outputQueue.releaseWakeups() }
         reader.consume(bytes) { event in handle(event) }
+    }
+
+    /// Handles one whole message, for a transport that delimits messages itself (a WebSocket text
+    /// frame): no framing, and the same order and flushing as a frame read from a stream.
+    public func receive(message bytes: UnsafeRawBufferPointer) {
+        host.outputQueue.holdWakeups()
+        defer { host.outputQueue.releaseWakeups() }
+        handle(.frame(bytes))
     }
 
     /// Handles the end of input: a last unterminated ndjson line is still a message.

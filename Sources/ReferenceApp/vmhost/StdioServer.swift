@@ -9,19 +9,8 @@ import Logging
 import VMHostRuntime
 import VMHostCore
 import VMHostWire
-
-struct ServerOptions: Sendable {
-    var framing: Framing
-    var backend: String
-    var timeoutMs: Int
-    var manualClock: Bool
-    var testControls: Bool
-    var tracePath: String?
-    var logLevel: Logger.Level
-    var maxMessageBytes: Int
-    /// The embedded backend's number of products (`--demo-products`).
-    var demoProducts: Int
-}
+import AppComposition
+import VMHost
 
 /// The process around a ``Host``: stdin in, stdout out, signals, exit.
 ///
@@ -32,7 +21,7 @@ struct ServerOptions: Sendable {
 /// - EOF on stdin, SIGTERM and SIGINT cancel all work, flush the output and exit 0 (within a second).
 /// - `exit` after `shutdown` exits 0, without it 1.
 enum StdioServer {
-    static func run(_ options: ServerOptions) -> Never {
+    static func run(_ options: ServerOptions, framing: Framing) -> Never {
         signal(SIGPIPE, SIG_IGN)
         // Block SIGTERM/SIGINT in every thread; one thread waits for them with sigwait.
         var signals = sigset_t()
@@ -75,7 +64,7 @@ enum StdioServer {
 
         EventLoop.shared.execute {
             HostActor.assumeIsolated {
-                Lifecycle.start(options: options, protocolFD: protocolFD, logger: logger, trace: tracer)
+                Lifecycle.start(options: options, framing: framing, protocolFD: protocolFD, logger: logger, trace: tracer)
             }
         }
         while true { pause() }
@@ -92,7 +81,7 @@ enum Lifecycle {
     static var logger = Logger(label: "vmhost")
     static var exiting = false
 
-    static func start(options: ServerOptions, protocolFD: Int32, logger: Logger, trace: TraceRecorder?) {
+    static func start(options: ServerOptions, framing: Framing, protocolFD: Int32, logger: Logger, trace: TraceRecorder?) {
         self.logger = logger
         self.trace = trace
         let composition = Composition(options: options)
@@ -108,17 +97,17 @@ enum Lifecycle {
             EventLoop.shared.execute { HostActor.assumeIsolated { terminate(code: 0, reason: "stdout closed") } }
         }
         let writer = OutputWriter<ChangedMessage>(
-            fd: protocolFD, framing: options.framing == .lsp ? .lsp : .ndjson, queue: host.outputQueue,
+            fd: protocolFD, framing: framing == .lsp ? .lsp : .ndjson, queue: host.outputQueue,
             producerWrites: true, observe: observe, onClosed: onClosed)
         // The host thread writes the output itself each time it runs out of work (the writer
         // thread only finishes writes that found stdout full).
         _ = EventLoop.shared.addIdleHook { writer.flush() }
-        let connection = Connection(host: host, framing: options.framing, maxMessageBytes: options.maxMessageBytes)
+        let connection = Connection(host: host, framing: framing, maxMessageBytes: options.maxMessageBytes)
         connection.onFramingDetected = { framing in writer.framing = framing }
         self.host = host
         self.connection = connection
         self.writer = writer
-        logger.debug("vmhost \(vmhostVersion) serving on stdio (framing \(options.framing.rawValue), backend \(options.backend))")
+        logger.debug("vmhost \(vmhostVersion) serving on stdio (framing \(framing.rawValue), backend \(options.backend))")
         EventLoop.shared.watchInput(fd: 0) { event in
             switch event {
             case .data(let bytes): connection.consume(bytes)

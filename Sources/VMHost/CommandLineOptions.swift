@@ -2,18 +2,18 @@
 ///
 /// The command line is parsed here rather than by a general argument parser: vmhost has a dozen
 /// options, and a reflection-based parser took a third of the process's start-up (bench/RESULTS.md).
-struct OptionSpec {
-    let name: String
-    let short: Character?
+public struct OptionSpec: Sendable {
+    public let name: String
+    public let short: Character?
     /// The value's name in usage (`<framing>`); nil for a flag.
-    let value: String?
+    public let value: String?
     /// The values allowed, if a fixed set.
-    let choices: [String]?
-    let defaultValue: String?
-    let abstract: String
-    let discussion: String?
+    public let choices: [String]?
+    public let defaultValue: String?
+    public let abstract: String
+    public let discussion: String?
 
-    init(
+    public init(
         _ name: String, short: Character? = nil, value: String? = nil, choices: [String]? = nil,
         defaultValue: String? = nil, abstract: String, discussion: String? = nil
     ) {
@@ -27,7 +27,7 @@ struct OptionSpec {
     }
 
     /// `--framing <framing>`, `--test-controls`, `-h, --help`.
-    var label: String {
+    public var label: String {
         var label = short.map { "-\($0), " } ?? ""
         label += "--\(name)"
         if let value { label += " <\(value)>" }
@@ -36,19 +36,19 @@ struct OptionSpec {
 }
 
 /// A command line that cannot be used; the message says what is wrong.
-struct UsageError: Error {
-    var message: String
-    init(_ message: String) { self.message = message }
+public struct UsageError: Error {
+    public var message: String
+    public init(_ message: String) { self.message = message }
 }
 
 /// The options given on a command line: `--name value`, `--name=value`, flags. A later value of an
 /// option replaces an earlier one.
-struct ParsedArguments {
+public struct ParsedArguments {
     private var values: [String: String] = [:]
     private var flags: Set<String> = []
     private let options: [OptionSpec]
 
-    init(_ arguments: [String], options: [OptionSpec]) throws(UsageError) {
+    public init(_ arguments: [String], options: [OptionSpec]) throws(UsageError) {
         self.options = options
         var index = 0
         while index < arguments.count {
@@ -89,12 +89,12 @@ struct ParsedArguments {
         }
     }
 
-    func flag(_ name: String) -> Bool { flags.contains(name) }
+    public func flag(_ name: String) -> Bool { flags.contains(name) }
 
-    func value(_ name: String) -> String? { values[name] }
+    public func value(_ name: String) -> String? { values[name] }
 
     /// The value of `name` as an integer, or nil if not given.
-    func integer(_ name: String) throws(UsageError) -> Int? {
+    public func integer(_ name: String) throws(UsageError) -> Int? {
         guard let text = values[name] else { return nil }
         guard let number = Int(text) else {
             let label = options.first { $0.name == name }?.label ?? "--\(name)"
@@ -104,7 +104,7 @@ struct ParsedArguments {
     }
 
     /// `'a', 'b' or 'c'`.
-    static func list(_ items: [String]) -> String {
+    public static func list(_ items: [String]) -> String {
         let quoted = items.map { "'\($0)'" }
         guard quoted.count > 1 else { return quoted.joined() }
         return quoted.dropLast().joined(separator: ", ") + " or " + quoted.last!
@@ -112,25 +112,32 @@ struct ParsedArguments {
 }
 
 /// `--help`: overview, discussion, usage and every option with its explanation.
-struct HelpText {
-    let command: String
-    let overview: String
-    let discussion: String
-    let options: [OptionSpec]
+public struct HelpText {
+    public let command: String
+    public let overview: String
+    public let discussion: String
+    public let options: [OptionSpec]
+
+    public init(command: String, overview: String, discussion: String, options: [OptionSpec]) {
+        self.command = command
+        self.overview = overview
+        self.discussion = discussion
+        self.options = options
+    }
 
     /// Text column of option explanations, and the width text is wrapped to.
     private let column = 26
     private let width = 100
 
     /// `vmhost [--framing <framing>] … [--version] [--help]`
-    var usage: String {
+    public var usage: String {
         let synopsis = options.filter { $0.name != "help" && $0.name != "version" }.map { option in
             "[--\(option.name)\(option.value.map { " <\($0)>" } ?? "")]"
         }
         return ([command] + synopsis).joined(separator: " ")
     }
 
-    var text: String {
+    public var text: String {
         var out = "OVERVIEW: \(overview)\n\n\(discussion)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"
         for option in options {
             var explanation = option.abstract

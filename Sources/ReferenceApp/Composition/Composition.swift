@@ -10,13 +10,16 @@ import VMHostWire
 
 /// The composition root: picks the clock and the backend from the options, lists the kinds, and
 /// adds the backend's test controls.
+///
+/// One composition serves every connection of a process: the WebSocket server makes a ``Host`` of
+/// the same configuration per connection, so its sessions share the clock and the backend.
 @HostActor
-struct Composition {
-    let configuration: Host.Configuration
+public struct Composition {
+    public let configuration: Host.Configuration
 
-    init(options: ServerOptions) {
+    public init(options: ServerOptions) {
         let clock: any HostClock = options.manualClock ? ManualClock() : SystemClock()
-        // The command line validated the value already (`VMHostCommand.validate`).
+        // The command line validated the value already (`ServerOptions.init(parsed:)`).
         let backend = try! BackendOption(parsing: options.backend)
         let api = backend.makeClient(
             clock: clock, timeout: .milliseconds(options.timeoutMs), demoProductCount: options.demoProducts)
@@ -31,7 +34,7 @@ struct Composition {
     }
 
     /// Every view-model kind the host serves, in `host.describe` order. One line per kind.
-    static func kinds(api: any APIClient) -> [ViewModelFactory] {
+    public static func kinds(api: any APIClient) -> [ViewModelFactory] {
         [
             ProductListViewModel.factory(api: api),
             LoginViewModel.factory(api: api),
