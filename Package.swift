@@ -103,23 +103,14 @@ let package = Package(
         .target(
             name: "MenuGroups", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
             path: "Sources/ReferenceApp/MenuGroups", swiftSettings: settings),
-        // The composition both executables share: the options of a run, the clock, the backend, the kinds.
+        // The reference app as a server (its options, kinds and test controls), for both executables.
         .target(
-            name: "AppComposition",
-            dependencies: [
-                "VMHost", "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore",
-                "Backend", "ProductList", "Login", "MenuGroups",
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            name: "AppComposition", dependencies: ["VMHost", "Backend", "ProductList", "Login", "MenuGroups"],
             path: "Sources/ReferenceApp/Composition", swiftSettings: settings),
         // The executable: the reference app's kinds served on stdio.
         .executableTarget(
             name: "vmhost",
-            dependencies: [
-                "VMHost", "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore",
-                "AppComposition", "Backend",
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["VMHost", "AppComposition"],
             path: "Sources/ReferenceApp/vmhost",
             swiftSettings: settings
         ),

@@ -1,18 +1,29 @@
 /// One option of the command line: `--name <value>`, or a flag `--name` when `value` is nil.
 ///
-/// The command line is parsed here rather than by a general argument parser: vmhost has a dozen
-/// options, and a reflection-based parser took a third of the process's start-up (bench/RESULTS.md).
+/// The server's standard options (``Server/standardOptions``) and an app's own
+/// (``ServerConfiguration/options``) are declared alike; `--help` lists them all with their
+/// explanations, and ``ParsedArguments`` reads them.
+///
+/// The command line is parsed here rather than by a general argument parser: a server has a dozen
+/// options, and a reflection-based parser costs more start-up than the rest of the process
+/// (bench/RESULTS.md).
 public struct OptionSpec: Sendable {
+    /// The long name, without the dashes: `backend` for `--backend`.
     public let name: String
+    /// A one-letter alias (`-h`), if any.
     public let short: Character?
     /// The value's name in usage (`<framing>`); nil for a flag.
     public let value: String?
-    /// The values allowed, if a fixed set.
+    /// The values allowed, if a fixed set; any other value is a usage error.
     public let choices: [String]?
+    /// The value used when the option is absent, as `--help` shows it.
     public let defaultValue: String?
+    /// One sentence: what the option does.
     public let abstract: String
+    /// More explanation, shown indented under the abstract.
     public let discussion: String?
 
+    /// An option taking a value when `value` names it, else a flag.
     public init(
         _ name: String, short: Character? = nil, value: String? = nil, choices: [String]? = nil,
         defaultValue: String? = nil, abstract: String, discussion: String? = nil
@@ -35,19 +46,24 @@ public struct OptionSpec: Sendable {
     }
 }
 
-/// A command line that cannot be used; the message says what is wrong.
-public struct UsageError: Error {
+/// A command line that cannot be used; the message says what is wrong. The server writes it with
+/// the usage to stderr and exits 64 (EX_USAGE).
+public struct UsageError: Error, Sendable {
+    /// What is wrong, naming the option: `--timeout-ms must be a positive number of milliseconds, got 0`.
     public var message: String
+    /// A usage error saying `message`.
     public init(_ message: String) { self.message = message }
 }
 
 /// The options given on a command line: `--name value`, `--name=value`, flags. A later value of an
 /// option replaces an earlier one.
-public struct ParsedArguments {
+public struct ParsedArguments: Sendable {
     private var values: [String: String] = [:]
     private var flags: Set<String> = []
     private let options: [OptionSpec]
 
+    /// Reads `arguments` (without the program's name) against `options`: an unknown option, a
+    /// missing value, a value outside an option's choices or a stray argument is a usage error.
     public init(_ arguments: [String], options: [OptionSpec]) throws(UsageError) {
         self.options = options
         var index = 0
@@ -89,11 +105,13 @@ public struct ParsedArguments {
         }
     }
 
+    /// Whether the flag `--name` was given.
     public func flag(_ name: String) -> Bool { flags.contains(name) }
 
+    /// The value given to `--name`, or nil if the option was not given.
     public func value(_ name: String) -> String? { values[name] }
 
-    /// The value of `name` as an integer, or nil if not given.
+    /// The value of `--name` as an integer, or nil if not given; a usage error if not a whole number.
     public func integer(_ name: String) throws(UsageError) -> Int? {
         guard let text = values[name] else { return nil }
         guard let number = Int(text) else {
@@ -104,7 +122,7 @@ public struct ParsedArguments {
     }
 
     /// `'a', 'b' or 'c'`.
-    public static func list(_ items: [String]) -> String {
+    static func list(_ items: [String]) -> String {
         let quoted = items.map { "'\($0)'" }
         guard quoted.count > 1 else { return quoted.joined() }
         return quoted.dropLast().joined(separator: ", ") + " or " + quoted.last!

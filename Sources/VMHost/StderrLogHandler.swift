@@ -1,4 +1,8 @@
 import Logging
+import VMHostCore
+import VMHostEventLoop
+import VMHostJSONRPC
+import VMHostRuntime
 import VMHostWire
 
 /// Writes log lines to stderr through a queue and a writer thread, so logging never blocks the host.
@@ -28,7 +32,7 @@ public struct StderrLogHandler: LogHandler {
     public func log(event: LogEvent) {
         _ = Self.writer
         guard Self.queue.pendingCount < Self.limit else { return }
-        var line = "vmhost \(event.level): \(event.message)"
+        var line = "\(label) \(event.level): \(event.message)"
         let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         if !merged.isEmpty {
             line += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")

@@ -44,14 +44,15 @@ extension Host {
         }
         _ = try params.optionalValue("clientInfo", as: JSONObject.self)
         if let tag = try params.optionalValue("locale", as: String.self) {
-            guard let chosen = AppLocale(tag: tag) else {
-                throw RPCError.invalidParams("params.locale: unsupported locale \"\(tag)\" (supported: zh-Hans, en)")
+            guard let chosen = AppLocale(tag: tag), configuration.locales.contains(chosen) else {
+                let supported = configuration.locales.map(\.rawValue).joined(separator: ", ")
+                throw RPCError.invalidParams("params.locale: unsupported locale \"\(tag)\" (supported: \(supported))")
             }
             locale = chosen
         }
         return [
             "protocolVersion": "1",
-            "serverInfo": ["name": "vmhost", "version": .string(configuration.serverVersion)],
+            "serverInfo": ["name": .string(configuration.serverName), "version": .string(configuration.serverVersion)],
             "kinds": .array(kindNames.map { .string($0) }),
             "locale": .string(locale.rawValue),
         ]

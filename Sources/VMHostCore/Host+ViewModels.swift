@@ -37,9 +37,43 @@ extension Host {
     func describe(kind: String) -> JSON? {
         if let cached = describedKinds[kind] { return cached }
         guard let factory = catalog[kind] else { return nil }
-        let description = factory.describe(clock: configuration.clock)
+        let description = Self.listingErrorKinds(configuration.errorKinds, in: factory.describe(clock: configuration.clock))
         describedKinds[kind] = description
         return description
+    }
+
+    /// The redaction rules for this host's messages (traces, logs): the inputs its kinds declare,
+    /// secret or not, and the app's further secret member names.
+    public func redaction(secretMembers: Set<String> = []) -> Redaction {
+        var secret: Set<String> = []
+        var plain: Set<String> = []
+        for kind in kindNames {
+            guard case .object(let description)? = describe(kind: kind), case .array(let inputs)? = description["inputs"]
+            else { continue }
+            for case .object(let input) in inputs {
+                guard case .string(let name)? = input["name"] else { continue }
+                if input["secret"] == true { secret.insert(name) } else { plain.insert(name) }
+            }
+        }
+        return Redaction(plainInputs: plain, secretInputs: secret, secretMembers: secretMembers)
+    }
+
+    /// `description` with the `kind` enumeration of its `error` event narrowed to `kinds`.
+    static func listingErrorKinds(_ kinds: [DomainError.Kind], in description: JSON) -> JSON {
+        guard kinds != DomainError.Kind.allCases, case .object(var object) = description,
+            case .array(var outputs)? = object["outputs"]
+        else { return description }
+        for index in outputs.indices {
+            guard case .object(var output) = outputs[index], output["name"] == "error", output["kind"] == "event",
+                case .object(var schema)? = output["schema"], case .object(var properties)? = schema["properties"]
+            else { continue }
+            properties["kind"] = ["enum": .array(kinds.map { .string($0.rawValue) })]
+            schema["properties"] = .object(properties)
+            output["schema"] = .object(schema)
+            outputs[index] = .object(output)
+        }
+        object["outputs"] = .array(outputs)
+        return .object(object)
     }
 
     var kindNames: [String] { configuration.factories.map(\.kind) }

@@ -17,25 +17,43 @@ import VMHostWire
 /// - Important: Isolated to ``HostActor``. Frames enter through ``Connection``.
 @HostActor
 public final class Host {
+    /// What a host serves and how it presents itself.
     public struct Configuration {
+        /// The host's clock: every timer, latency and deadline goes through it.
         public var clock: any HostClock
         /// Kinds that `vm.create` can make.
         public var factories: [ViewModelFactory]
         /// Serve `control.*` methods.
         public var testControls: Bool
-        /// Extra test-control methods (the backend's), registered only with ``testControls``.
+        /// Extra test-control methods (the app's), registered only with ``testControls``.
         public var controlMethods: [(name: String, handler: RPCEngine.Handler)]
+        /// `serverInfo.name` in `initialize`.
+        public var serverName: String
+        /// `serverInfo.version` in `initialize`.
         public var serverVersion: String
+        /// The locale of view-models created before any `initialize {locale}`.
+        public var defaultLocale: AppLocale
+        /// The locales `initialize {locale}` accepts.
+        public var locales: [AppLocale]
+        /// The error kinds the `error` event's schema lists in `host.describe`.
+        public var errorKinds: [DomainError.Kind]
 
+        /// A configuration; the defaults are those of the reference app.
         public init(
             clock: any HostClock, factories: [ViewModelFactory], testControls: Bool = false,
-            controlMethods: [(name: String, handler: RPCEngine.Handler)] = [], serverVersion: String = vmhostVersion
+            controlMethods: [(name: String, handler: RPCEngine.Handler)] = [], serverName: String = "vmhost",
+            serverVersion: String = vmhostVersion, defaultLocale: AppLocale = .zhHans,
+            locales: [AppLocale] = AppLocale.allCases, errorKinds: [DomainError.Kind] = DomainError.Kind.allCases
         ) {
             self.clock = clock
             self.factories = factories
             self.testControls = testControls
             self.controlMethods = controlMethods
+            self.serverName = serverName
             self.serverVersion = serverVersion
+            self.defaultLocale = defaultLocale
+            self.locales = locales
+            self.errorKinds = errorKinds
         }
     }
 
@@ -70,7 +88,7 @@ public final class Host {
     public let configuration: Configuration
     public let engine: RPCEngine
     nonisolated let output: OutputQueue<ChangedMessage>
-    var locale: AppLocale = .zhHans
+    var locale: AppLocale
 
     var viewModels: [String: Entry] = [:]
     var creationOrder: [String] = []
@@ -92,6 +110,7 @@ public final class Host {
 
     public init(configuration: Configuration) {
         self.configuration = configuration
+        self.locale = configuration.defaultLocale
         let output = OutputQueue<ChangedMessage>()
         self.output = output
         var flush: (@HostActor () -> Void)?
@@ -116,5 +135,6 @@ public final class Host {
     }
 }
 
-/// The version this host reports in `initialize` and `--version`.
+/// The framework's version: what a host reports in `initialize` unless its configuration names
+/// the app's.
 public let vmhostVersion = "0.1.0"

@@ -1,7 +1,10 @@
 """`--trace FILE` through the real binary (BRIEF §3, Trace): every message in and out as NDJSON
-`{t, dir, msg}`, and secrets written as "***": string values of keys `password`, `code` and
-`token` at any depth, and the value of a `vm.send` whose input is one of those. Each test plants
-distinct secrets and then searches the whole file (and stderr at the most verbose log level) for them.
+`{t, dir, msg}`, and secrets written as "***" (SPEC §8): the values of the inputs the kinds declare
+secret (Login's `password` and `code`), string values of members named like them or like the
+reference app's secret member `token` at any depth, and in a `vm.send` everything but the handle, the
+input's name and the value of a declared, non-secret input (so a refused or malformed send leaks
+nothing either). Each test plants distinct secrets and then searches the whole file (and stderr at
+the most verbose log level) for them.
 """
 from __future__ import annotations
 
@@ -124,3 +127,67 @@ def test_a_secret_in_an_unparseable_frame_does_not_reach_the_trace(tmp_path, tex
     assert done.messages[0]["error"]["code"] == -32700
     for secret in SECRETS:
         assert secret.encode() not in raw, secret
+
+
+# -- masking by what the value is (SPEC §8): refused and malformed sends ----------------------------
+
+CREATE_LOGIN = {"jsonrpc": "2.0", "id": 0, "method": "vm.create", "params": {"kind": "Login", "id": "login"}}
+
+REFUSED_SENDS = {
+    "positional": ["login", "password", "pos-pw-1"],
+    "positional-reordered": ["pos-pw-2", "login", "code"],
+    "unknown-vm": {"vm": "nope", "input": "password", "value": "unknown-vm-pw"},
+    "unknown-input": {"vm": "login", "input": "passwd", "value": "unknown-input-pw"},
+    "input-not-a-string": {"vm": "login", "input": ["password"], "value": "input-array-pw"},
+    "no-input": {"vm": "login", "value": "no-input-pw"},
+    "extra-member": {"vm": "login", "input": "password", "value": "x", "valeu": "extra-member-pw"},
+    "extra-member-of-a-plain-input": {"vm": "login", "input": "username", "value": "u", "pw": "extra-plain-pw"},
+    "secret-as-handle": {"vm": {"password": "handle-pw"}, "input": "code", "value": "handle-code"},
+}
+
+
+@pytest.mark.parametrize("notification", [False, True], ids=["request", "notification"])
+@pytest.mark.parametrize("name", list(REFUSED_SENDS))
+def test_a_refused_or_malformed_vm_send_leaks_no_secret(tmp_path, name, notification):
+    params = REFUSED_SENDS[name]
+    send = {"jsonrpc": "2.0", "method": "vm.send", "params": params}
+    if not notification:
+        send["id"] = 1
+    done, raw, lines = traced(tmp_path, script("ndjson", CREATE_LOGIN, send, {"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+    replies = {m.get("id"): m for m in done.messages if "id" in m}
+    if not notification:
+        assert replies[1]["error"]["code"] in (-32602, -32001, -32002), replies[1]
+    assert replies[2] == {"jsonrpc": "2.0", "id": 2, "result": {}}  # and the host keeps serving
+    secrets = [text for text in json.dumps(params).split('"') if text.endswith(("-pw", "-code")) or "-pw-" in text]
+    assert secrets, name
+    for secret in secrets:
+        assert secret.encode() not in raw, (name, secret)
+        assert secret.encode() not in done.stderr, (name, secret)
+        assert secret.encode() not in done.stdout, (name, secret)
+    traced_send = next(line["msg"] for line in lines if line["dir"] == "in" and line["msg"].get("method") == "vm.send")
+    assert "***" in json.dumps(traced_send)
+
+
+def test_a_positional_send_is_masked_element_by_element(tmp_path):
+    send = {"jsonrpc": "2.0", "id": 1, "method": "vm.send", "params": ["login", "password", "pos-pw"]}
+    _, _, lines = traced(tmp_path, script("ndjson", CREATE_LOGIN, send))
+    traced_send = [line["msg"] for line in lines if line["dir"] == "in"][1]
+    assert traced_send["params"] == ["***", "***", "***"]
+
+
+def test_an_accepted_secret_send_is_masked_and_a_plain_one_kept(tmp_path):
+    sends = [{"jsonrpc": "2.0", "id": 1, "method": "vm.send", "params": {"vm": "login", "input": "password", "value": "ok-pw-1"}},
+             {"jsonrpc": "2.0", "id": 2, "method": "vm.send", "params": {"vm": "login", "input": "username", "value": "user-1"}}]
+    done, raw, lines = traced(tmp_path, script("ndjson", CREATE_LOGIN, *sends))
+    assert [m.get("result") for m in done.messages if m.get("id") in (1, 2)] == [{}, {}]
+    ins = [line["msg"] for line in lines if line["dir"] == "in"]
+    assert ins[1]["params"] == {"vm": "login", "input": "password", "value": "***"}
+    assert ins[2]["params"] == {"vm": "login", "input": "username", "value": "user-1"}
+    assert b"ok-pw-1" not in raw
+
+
+def test_secret_inputs_are_declared_in_host_describe(tmp_path):
+    done = run_once(encode({"jsonrpc": "2.0", "id": 1, "method": "host.describe", "params": {"kind": "Login"}}) + b"\n")
+    inputs = {i["name"]: i for i in done.messages[0]["result"]["kinds"][0]["inputs"]}
+    assert {name for name, i in inputs.items() if i.get("secret") is True} == {"password", "code"}
+    assert all("secret" not in i for name, i in inputs.items() if name not in ("password", "code"))

@@ -314,15 +314,28 @@ struct CancellationTests {
 
 @Suite("Trace redaction")
 struct RedactionTests {
+    let redaction = Redaction(plainInputs: ["username"], secretInputs: ["password", "code"], secretMembers: ["token"])
+
     @Test func secretsAreMaskedAndCodesThatAreNumbersKept() {
         let message: JSON = [
             "jsonrpc": "2.0", "id": 1, "method": "vm.send",
             "params": ["vm": "l", "input": "password", "value": "hunter22"],
         ]
-        #expect(Redaction.redact(message)["params"]?["value"] == "***")
+        #expect(redaction.redact(message)["params"]?["value"] == "***")
         let nested: JSON = ["a": ["token": "abc", "code": "123456", "list": [["password": "x"]]], "error": ["code": -32004]]
-        #expect(Redaction.redact(nested) == ["a": ["token": "***", "code": "***", "list": [["password": "***"]]], "error": ["code": -32004]])
+        #expect(redaction.redact(nested) == ["a": ["token": "***", "code": "***", "list": [["password": "***"]]], "error": ["code": -32004]])
         let numeric: JSON = ["method": "vm.send", "params": ["input": "code", "value": 123456]]
-        #expect(Redaction.redact(numeric)["params"]?["value"] == "***")
+        #expect(redaction.redact(numeric)["params"]?["value"] == "***")
+    }
+
+    @Test func aSendShowsOnlyThePlainInputsValue() {
+        let plain: JSON = ["method": "vm.send", "params": ["vm": "l", "input": "username", "value": "u1", "extra": "x"]]
+        #expect(redaction.redact(plain)["params"] == ["vm": "l", "input": "username", "value": "u1", "extra": "***"])
+        let unknown: JSON = ["method": "vm.send", "params": ["vm": "l", "input": "passwd", "value": "pw"]]
+        #expect(redaction.redact(unknown)["params"] == ["vm": "l", "input": "passwd", "value": "***"])
+        let positional: JSON = ["method": "vm.send", "params": ["l", "password", "pw"]]
+        #expect(redaction.redact(positional)["params"] == ["***", "***", "***"])
+        let noInput: JSON = ["method": "vm.send", "params": ["vm": ["password": "pw"], "value": "pw"]]
+        #expect(redaction.redact(noInput)["params"] == ["vm": "***", "value": "***"])
     }
 }

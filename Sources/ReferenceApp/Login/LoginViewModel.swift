@@ -108,9 +108,9 @@ public final class LoginViewModel: ViewModel {
     private func declareFieldInputs() {
         context.value("mode", of: LoginMode.self) { [unowned self] in select($0) }
         context.value("username", of: String.self) { [unowned self] in edit(username, $0) }
-        context.value("password", of: String.self) { [unowned self] in edit(password, $0) }
+        context.value("password", of: String.self, secret: true) { [unowned self] in edit(password, $0) }
         context.value("phone", of: String.self) { [unowned self] in edit(phone, $0) }
-        context.value("code", of: String.self) { [unowned self] in edit(code, $0) }
+        context.value("code", of: String.self, secret: true) { [unowned self] in edit(code, $0) }
     }
 
     /// Shows another form. The failure shown belonged to the other form, so it goes too.

@@ -34,15 +34,13 @@ enum VMHostWebCommand {
         OptionSpec(
             "static", value: "DIR",
             abstract: "The folder served at / (default: the checkout's clients folder, found from the working directory or from the executable's path; / then opens the web demo, /web/demo/)."),
-    ] + ServerOptions.commandLine + [
-        OptionSpec("version", abstract: "Show the version."),
-        OptionSpec("help", short: "h", abstract: "Show help information."),
-    ]
+    ] + Server.standardOptions.filter { $0.name != "framing" } + ReferenceApp.configuration.options
+        + Server.closingOptions
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let parsed: ParsedArguments
-        let server: ServerOptions
+        let settings: ServerSettings
         var transport = WebSocketTransport.Options()
         do throws(UsageError) {
             parsed = try ParsedArguments(arguments, options: options)
@@ -54,12 +52,12 @@ enum VMHostWebCommand {
                 print(vmhostVersion)
                 exit(0)
             }
-            server = try ServerOptions(parsed: parsed)
+            settings = try ServerSettings(parsed)
             (transport.host, transport.port) = try listenAddress(parsed.value("listen") ?? "127.0.0.1:8787")
             transport.allowedOrigins = allowedOrigins(arguments)
             transport.token = parsed.value("token")
             if transport.token?.isEmpty == true { throw UsageError("--token must not be empty") }
-            transport.maxMessageBytes = server.maxMessageBytes
+            transport.maxMessageBytes = settings.maxMessageBytes
             if let folder = parsed.value("static") {
                 transport.staticDirectory = folder
             } else if let folder = clientsDirectory() {
@@ -70,24 +68,46 @@ enum VMHostWebCommand {
             fail(error.message)
         }
 
-        let level = server.logLevel
+        let level = settings.logLevel
         LoggingSystem.bootstrap { label in StderrLogHandler(logLevel: level, label: label) }
         var logger = Logger(label: "vmhost-web")
         logger.logLevel = level
 
-        if let path = server.tracePath {
+        var traceFD: Int32?
+        if let path = settings.tracePath {
             do throws(TraceRecorder.TraceError) {
-                let trace = try TraceRecorder(path: path)
-                transport.traceIncoming = { message in trace.record("in", message) }
-                transport.traceOutgoing = { body in trace.recordOutgoing(body) }
+                traceFD = try TraceRecorder.open(path: path)
             } catch {
                 writeStderr("vmhost-web: \(error)\n")
                 exit(2)
             }
         }
 
-        // One composition (clock, backend, kinds) for every session, made on the host thread.
-        let configuration = await onHostThread { Composition(options: server).configuration }
+        // One app (clock, backend, kinds) for every session, made on the host thread.
+        let server = Server(ReferenceApp.configuration)
+        let made = await onHostThread { () -> Result<Host.Configuration, UsageError> in
+            do throws(UsageError) {
+                return .success(try server.makeApp(settings: settings, arguments: parsed, logger: logger).host)
+            } catch {
+                return .failure(error)
+            }
+        }
+        let configuration: HostThreadValue<Host.Configuration>
+        switch made.value {
+        case .success(let host): configuration = HostThreadValue(value: host)
+        case .failure(let error): fail(error.message)
+        }
+        if let traceFD {
+            // One trace for every session; the redaction is the same for each (one configuration).
+            let trace = await onHostThread {
+                TraceRecorder(
+                    fd: traceFD,
+                    redaction: Host(configuration: configuration.value).redaction(
+                        secretMembers: ReferenceApp.configuration.secretMembers))
+            }.value
+            transport.traceIncoming = { message in trace.record("in", message) }
+            transport.traceOutgoing = { body in trace.recordOutgoing(body) }
+        }
         let listenHost = transport.host
         let token = transport.token
         do {

@@ -34,6 +34,14 @@ public protocol AnyInput: AnyObject {
     var valueSchema: JSON { get }
     /// Extra members for `host.describe` (a command's policy).
     var describeExtras: JSONObject { get }
+    /// Whether the value is a secret (a password, a code): masked wherever a message is recorded
+    /// (the trace, the logs), and `secret: true` in `host.describe`.
+    var isSecret: Bool { get }
+}
+
+extension AnyInput {
+    /// Inputs are not secret unless declared so.
+    public var isSecret: Bool { false }
 }
 
 /// A value or trigger input: applied at once.
@@ -51,11 +59,13 @@ public final class ValueInput<Value: JSONDecodable & JSONEncodable>: Synchronous
     public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
     public var kind: InputKind { .value }
     public var describeExtras: JSONObject { [:] }
+    public let isSecret: Bool
     private let apply: (Value) -> Void
 
-    init(name: String, schema: JSON?, apply: @escaping (Value) -> Void) {
+    init(name: String, schema: JSON?, secret: Bool = false, apply: @escaping (Value) -> Void) {
         self.name = name
         self.declaredSchema = schema
+        self.isSecret = secret
         self.apply = apply
     }
 

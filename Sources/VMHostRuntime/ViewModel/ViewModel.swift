@@ -71,6 +71,7 @@ public struct ViewModelFactory {
         for input in context.inputs {
             var object: JSONObject = ["name": .string(input.name), "kind": .string(input.kind.rawValue), "value": input.valueSchema]
             for extra in input.describeExtras { object.append(extra.key, extra.value) }
+            if input.isSecret { object.append("secret", true) }
             inputs.append(.object(object))
         }
         var outputs: [JSON] = []

@@ -83,12 +83,14 @@ public final class ViewModelContext {
 
     // MARK: Declaring inputs
 
-    /// Declares a value input; `apply` runs with each decoded value.
+    /// Declares a value input; `apply` runs with each decoded value. A `secret` input (a password,
+    /// a code) has its values masked wherever messages are recorded (the trace, the logs).
     @discardableResult
     public func value<Value: JSONDecodable & JSONEncodable>(
-        _ name: String, of type: Value.Type = Value.self, schema: JSON? = nil, _ apply: @escaping (Value) -> Void
+        _ name: String, of type: Value.Type = Value.self, schema: JSON? = nil, secret: Bool = false,
+        _ apply: @escaping (Value) -> Void
     ) -> ValueInput<Value> {
-        let input = ValueInput<Value>(name: name, schema: schema, apply: apply)
+        let input = ValueInput<Value>(name: name, schema: schema, secret: secret, apply: apply)
         inputs.append(input)
         return input
     }

@@ -1,0 +1,107 @@
+import Backend
+import Login
+import MenuGroups
+import ProductList
+import VMHost
+
+/// The reference app as a server: its name and version, its own command-line options (the
+/// backend), its kinds and the embedded backend's test controls. Served on stdio by `vmhost` and
+/// over WebSocket by `vmhost-web`.
+public enum ReferenceApp {
+    /// `serverInfo.version` and `--version`.
+    static let version = vmhostVersion
+
+    public static let configuration = ServerConfiguration(
+        name: "vmhost", version: version,
+        overview: "Holds an app's view-models and serves them over JSON-RPC 2.0 on stdin/stdout.",
+        discussion: """
+            Requests are read from stdin, responses and notifications are written to stdout, logs go
+            to stderr. Start it, send {"jsonrpc":"2.0","id":1,"method":"host.describe"} and read the
+            catalog of view-model kinds. The protocol is specified in protocol/SPEC.md.
+
+            Example:
+              printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"ping"}' | vmhost
+            """,
+        options: options,
+        // The session token is no input, yet a secret wherever a message carries it.
+        secretMembers: ["token"],
+        kinds: { (environment) throws(UsageError) in try served(environment) })
+
+    /// The backend's options, listed by `--help` after the standard ones.
+    static let options: [OptionSpec] = [
+        OptionSpec(
+            "backend", value: "embedded|URL", defaultValue: "embedded",
+            abstract: "The backend: 'embedded' (deterministic demo data, in-process) or the base URL of an HTTP server.",
+            discussion: "For example --backend http://127.0.0.1:8080. The HTTP contract is in protocol/backend.md."),
+        OptionSpec(
+            "demo-products", value: "N",
+            abstract: "The number of products the embedded backend serves (default: 57, from 0 to 1000000).",
+            discussion: "57 is the documented demo catalogue (p001 ... p057). A larger catalogue continues it by the same rule (p058, p059, ...), e.g. --demo-products 5000 for a long list. Only with the embedded backend."),
+        OptionSpec(
+            "timeout-ms", value: "timeout-ms", defaultValue: "15000",
+            abstract: "Deadline of every backend call, in milliseconds, on the host's clock."),
+    ]
+
+    /// The backend the options choose, the kinds over it, and the embedded backend's test controls.
+    @HostActor
+    static func served(_ environment: ServerEnvironment) throws(UsageError) -> ServedApp {
+        let arguments = environment.arguments
+        let text = arguments.value("backend") ?? "embedded"
+        let timeoutMs = try arguments.integer("timeout-ms") ?? 15000
+        guard timeoutMs > 0 else {
+            throw UsageError("--timeout-ms must be a positive number of milliseconds, got \(timeoutMs)")
+        }
+        let backend: BackendOption
+        do throws(BackendOptionError) {
+            backend = try BackendOption(parsing: text)
+        } catch {
+            throw UsageError(error.message)
+        }
+        let demoProducts = try arguments.integer("demo-products")
+        if let demoProducts {
+            let range = DemoCatalog.productCountRange
+            guard range.contains(demoProducts) else {
+                throw UsageError(
+                    "--demo-products must be a number of products from \(range.lowerBound) to \(range.upperBound), got \(demoProducts)")
+            }
+            guard backend == .embedded else {
+                throw UsageError("--demo-products applies to the embedded backend only, not to --backend \(text)")
+            }
+        }
+        let api = backend.makeClient(
+            clock: environment.clock, timeout: .milliseconds(timeoutMs),
+            demoProductCount: demoProducts ?? DemoCatalog.productCount)
+        var controls: [TestControl] = []
+        if let embedded = api as? EmbeddedBackend {
+            controls = [
+                control("control.backend.script") { (params) throws(ScriptError) in try embedded.script(params: params) },
+                control("control.backend.latency") { (params) throws(ScriptError) in try embedded.setLatency(params: params) },
+                control("control.backend.reset") { _ in embedded.reset() },
+            ]
+        }
+        return ServedApp(kinds: kinds(api: api), controls: controls, summary: "backend \(text)")
+    }
+
+    /// Every view-model kind the host serves, in `host.describe` order. One line per kind.
+    @HostActor
+    static func kinds(api: any APIClient) -> [ViewModelFactory] {
+        [
+            ProductListViewModel.factory(api: api),
+            LoginViewModel.factory(api: api),
+            MenuSubGroupViewModel.factory(api: api),
+            MenuEditGroupViewModel.factory(api: api),
+        ]
+    }
+
+    /// A control answered `{}` once `body` accepted its params, or -32602 naming the param.
+    @HostActor
+    static func control(_ name: String, _ body: @escaping @HostActor (JSON) throws(ScriptError) -> Void) -> TestControl {
+        TestControl(name) { (params) throws(RPCError) in
+            do throws(ScriptError) {
+                try body(params)
+            } catch {
+                throw .invalidParams("params.\(error.message)")
+            }
+        }
+    }
+}

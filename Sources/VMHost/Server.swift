@@ -1,0 +1,293 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+import VMHostCore
+import VMHostEventLoop
+import VMHostJSONRPC
+import VMHostRuntime
+import VMHostWire
+
+/// An app's view-models served over JSON-RPC 2.0 on stdin/stdout: the whole of an app's `main`.
+///
+/// ```swift
+/// import VMHost
+///
+/// Server(name: "todo", version: "1.0.0") { environment in
+///     let store = TodoStore(clock: environment.clock)
+///     return ServedApp(kinds: [TodoListViewModel.factory(store: store)])
+/// }.run()
+/// ```
+///
+/// The server owns the process: it reads the command line (the ``standardOptions`` and the app's
+/// own, `--help`, `--version`), sets up stdio (framing, a protocol stream of its own so that a stray
+/// `print` lands in the logs), the trace, the logs on stderr, signals, EOF and a closed stdout.
+/// What is the app's to choose is in ``ServerConfiguration``. The behaviour of the process is
+/// specified in protocol/SPEC.md §7 (lifecycle) and §8 (trace and logs).
+public struct Server: Sendable {
+    /// What this server serves and how it is named.
+    public let configuration: ServerConfiguration
+
+    /// A server of `configuration`.
+    public init(_ configuration: ServerConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// A server named `name` (`serverInfo.name`, and the command in `--help`) at `version`, serving
+    /// the kinds `kinds` makes; the other settings keep their defaults (see ``ServerConfiguration``).
+    public init(
+        name: String, version: String, options: [OptionSpec] = [],
+        kinds: @escaping @HostActor @Sendable (ServerEnvironment) throws(UsageError) -> ServedApp
+    ) {
+        self.init(ServerConfiguration(name: name, version: version, options: options, kinds: kinds))
+    }
+
+    /// Reads the process's command line and serves until EOF, a signal, `exit` or a closed stdout;
+    /// never returns. A usage error is written to stderr with the usage and exits 64.
+    public func run() -> Never {
+        run(arguments: Array(CommandLine.arguments.dropFirst()))
+    }
+
+    /// Like ``run()``, with the command line `arguments` (without the program's name).
+    public func run(arguments: [String]) -> Never {
+        let options = allOptions
+        let parsed: ParsedArguments
+        do throws(UsageError) {
+            parsed = try ParsedArguments(arguments, options: options)
+        } catch {
+            fail(error.message)
+        }
+        if parsed.flag("help") {
+            print(help.text, terminator: "")
+            exit(0)
+        }
+        if parsed.flag("version") {
+            print("\(configuration.name) \(configuration.version)")
+            exit(0)
+        }
+        let settings: ServerSettings
+        do throws(UsageError) {
+            settings = try ServerSettings(parsed)
+        } catch {
+            fail(error.message)
+        }
+        StdioServer.run(self, settings: settings, arguments: parsed)
+    }
+
+    /// The options every server has, in the order `--help` lists them (the app's own options are
+    /// listed after them, then `--version` and `--help`).
+    public static let standardOptions: [OptionSpec] = [
+        OptionSpec(
+            "framing", value: "framing", choices: Framing.allCases.map(\.rawValue), defaultValue: "auto",
+            abstract: "Message framing: auto, ndjson or lsp.",
+            discussion: "ndjson is one JSON text per line. lsp is 'Content-Length: N' headers. auto decides from the first byte ('{' or '[' means ndjson) and answers in the same framing."),
+        OptionSpec(
+            "clock", value: "clock", choices: ["system", "manual"], defaultValue: "system",
+            abstract: "The host's clock: 'system' (real time) or 'manual'.",
+            discussion: "A manual clock moves only with control.clock.advance (needs --test-controls): timers, countdowns, backend latency and timeouts become deterministic."),
+        OptionSpec(
+            "test-controls",
+            abstract: "Serve the control.* methods (the clock, and the app's own test controls). Without it they answer -32601."),
+        OptionSpec(
+            "trace", value: "FILE",
+            abstract: "Append every message in and out to FILE as NDJSON {t, dir, msg}.",
+            discussion: "The values of inputs declared secret (passwords, SMS codes) and secret members such as tokens are written as \"***\" (protocol/SPEC.md §8). A FIFO must have a reader when the host starts."),
+        OptionSpec(
+            "log-level", value: "log-level", choices: Logger.Level.allCases.map(\.rawValue), defaultValue: "warning",
+            abstract: "Least severe log level written to stderr: trace, debug, info, notice, warning, error or critical."),
+        OptionSpec(
+            "max-message-bytes", value: "max-message-bytes", defaultValue: String(ServerSettings.defaultMaxMessageBytes),
+            abstract: "Largest message accepted, in bytes. A larger one is skipped and answered with an error; the host keeps serving."),
+    ]
+
+    /// `--version` and `--help`, which close every listing of options.
+    public static let closingOptions: [OptionSpec] = [
+        OptionSpec("version", abstract: "Show the version."),
+        OptionSpec("help", short: "h", abstract: "Show help information."),
+    ]
+
+    /// The standard options, the app's, `--version` and `--help`.
+    var allOptions: [OptionSpec] { Self.standardOptions + configuration.options + Self.closingOptions }
+
+    var help: HelpText {
+        HelpText(
+            command: configuration.name, overview: configuration.overview, discussion: configuration.discussion,
+            options: allOptions)
+    }
+
+    /// Writes a usage error to stderr and exits 64 (EX_USAGE).
+    func fail(_ message: String) -> Never {
+        ProcessOutput.stderr(
+            "Error: \(message)\nUsage: \(help.usage)\n  See '\(configuration.name) --help' for more information.\n")
+        exit(64)
+    }
+}
+
+/// What an app chooses about its server. Everything else (stdio, framing, signals, trace, logs, the
+/// standard options) is the server's.
+public struct ServerConfiguration: Sendable {
+    /// The server's name: `serverInfo.name` in `initialize`, the command in `--help` and the prefix
+    /// of log lines.
+    public var name: String
+    /// The app's version: `serverInfo.version` and `--version`.
+    public var version: String
+    /// One sentence for `--help`: what the server is.
+    public var overview: String
+    /// A paragraph or two for `--help`, after the overview.
+    public var discussion: String
+    /// The app's own command-line options, listed by `--help` after the standard ones; their values
+    /// reach ``kinds`` as ``ServerEnvironment/arguments``.
+    public var options: [OptionSpec]
+    /// The locale of display strings until a client's `initialize {locale}` chooses another.
+    public var defaultLocale: AppLocale
+    /// The locales `initialize {locale}` accepts; another is -32602.
+    public var locales: [AppLocale]
+    /// The error kinds the app's commands fail with: the `kind` enumeration of the `error` event in
+    /// `host.describe`.
+    public var errorKinds: [DomainError.Kind]
+    /// Names of members whose string values are secret wherever they appear (a `token` in a
+    /// message), masked in the trace like the values of inputs declared secret. The names of the
+    /// secret inputs themselves need not be listed.
+    public var secretMembers: Set<String>
+    /// Makes the app's kinds and test controls once the server has read its command line (on the
+    /// host thread, before the first message). A usage error (an app option's bad value) is
+    /// written with the usage, and the process exits 64.
+    public var kinds: @HostActor @Sendable (ServerEnvironment) throws(UsageError) -> ServedApp
+
+    /// A configuration; `overview` and `discussion` default to a description of a vmhost server.
+    public init(
+        name: String, version: String,
+        overview: String? = nil, discussion: String? = nil,
+        options: [OptionSpec] = [],
+        defaultLocale: AppLocale = .zhHans, locales: [AppLocale] = AppLocale.allCases,
+        errorKinds: [DomainError.Kind] = DomainError.Kind.allCases,
+        secretMembers: Set<String> = [],
+        kinds: @escaping @HostActor @Sendable (ServerEnvironment) throws(UsageError) -> ServedApp
+    ) {
+        self.name = name
+        self.version = version
+        self.overview = overview ?? "Holds \(name)'s view-models and serves them over JSON-RPC 2.0 on stdin/stdout."
+        self.discussion = discussion ?? """
+            Requests are read from stdin, responses and notifications are written to stdout, logs go
+            to stderr. Start it, send {"jsonrpc":"2.0","id":1,"method":"host.describe"} and read the
+            catalog of view-model kinds.
+            """
+        self.options = options
+        self.defaultLocale = defaultLocale
+        self.locales = locales
+        self.errorKinds = errorKinds
+        self.secretMembers = secretMembers
+        self.kinds = kinds
+    }
+}
+
+/// What the server decided before the app's kinds are made: given to ``ServerConfiguration/kinds``.
+public struct ServerEnvironment: Sendable {
+    /// The host's clock, chosen by `--clock`: a ``SystemClock`` or a ``ManualClock`` (moved by
+    /// `control.clock.advance`). Every timer, latency and deadline of the app goes through it.
+    public let clock: any HostClock
+    /// The command line, for the app's own options (``ServerConfiguration/options``).
+    public let arguments: ParsedArguments
+    /// The locale until a client chooses one (``ServerConfiguration/defaultLocale``).
+    public let locale: AppLocale
+    /// Whether `--test-controls` was given (the app's ``ServedApp/controls`` are served only then).
+    public let testControls: Bool
+    /// The server's logger (stderr, at `--log-level`).
+    public let logger: Logger
+}
+
+/// What an app serves: its kinds, and the test controls that drive its fakes.
+@HostActor
+public struct ServedApp {
+    /// Every kind `vm.create` can make, in `host.describe` order.
+    public var kinds: [ViewModelFactory]
+    /// Methods served only with `--test-controls` (beside `control.clock.advance`).
+    public var controls: [TestControl]
+    /// A few words for the start-up log line (`backend embedded`), if any.
+    public var summary: String?
+
+    /// An app of `kinds`, with `controls` for tests.
+    public init(kinds: [ViewModelFactory], controls: [TestControl] = [], summary: String? = nil) {
+        self.kinds = kinds
+        self.controls = controls
+        self.summary = summary
+    }
+}
+
+/// A test-control method (`control.backend.latency`): served only with `--test-controls`, named
+/// `control.*` by convention, and listed in the app's protocol documents.
+@HostActor
+public struct TestControl {
+    /// The method's name.
+    public let name: String
+    /// Answers one call (synchronously or later).
+    public let handler: RPCEngine.Handler
+
+    /// A control answering calls with `handler`.
+    public init(_ name: String, handler: @escaping RPCEngine.Handler) {
+        self.name = name
+        self.handler = handler
+    }
+
+    /// A control answered at once: `{}` once `body` accepted the params (`{}` when absent), or the
+    /// error `body` throws (-32602 naming the param, for instance).
+    public init(_ name: String, _ body: @escaping @HostActor (JSON) throws(RPCError) -> Void) {
+        self.init(name) { call in
+            do throws(RPCError) {
+                try body(call.params ?? [:])
+                call.succeed([:])
+            } catch {
+                call.fail(error)
+            }
+        }
+    }
+}
+
+/// The standard options of a run, validated (for another transport, such as WebSocket, too).
+public struct ServerSettings: Sendable {
+    static let defaultMaxMessageBytes = 4 * 1024 * 1024
+
+    public var framing: Framing
+    public var manualClock: Bool
+    public var testControls: Bool
+    public var tracePath: String?
+    public var logLevel: Logger.Level
+    public var maxMessageBytes: Int
+
+    public init(_ parsed: ParsedArguments) throws(UsageError) {
+        framing = Framing(rawValue: parsed.value("framing") ?? "auto")!
+        manualClock = parsed.value("clock") == "manual"
+        testControls = parsed.flag("test-controls")
+        tracePath = parsed.value("trace")
+        logLevel = Logger.Level(rawValue: parsed.value("log-level") ?? "warning")!
+        maxMessageBytes = try parsed.integer("max-message-bytes") ?? Self.defaultMaxMessageBytes
+        guard maxMessageBytes >= 64 else {
+            throw UsageError("--max-message-bytes must be at least 64, got \(maxMessageBytes)")
+        }
+    }
+}
+
+extension Server {
+    /// The app made for a run: the configuration of its ``Host`` (a transport that serves many
+    /// connections makes one host of it per connection, sharing the clock and the app's backend),
+    /// and the app's summary for the start-up log line. Throws the app's usage errors.
+    @HostActor
+    public func makeApp(
+        settings: ServerSettings, arguments: ParsedArguments, logger: Logger
+    ) throws(UsageError) -> (host: Host.Configuration, summary: String?) {
+        let clock: any HostClock = settings.manualClock ? ManualClock() : SystemClock()
+        let environment = ServerEnvironment(
+            clock: clock, arguments: arguments, locale: configuration.defaultLocale,
+            testControls: settings.testControls, logger: logger)
+        let app = try configuration.kinds(environment)
+        let host = Host.Configuration(
+            clock: clock, factories: app.kinds, testControls: settings.testControls,
+            controlMethods: app.controls.map { ($0.name, $0.handler) },
+            serverName: configuration.name, serverVersion: configuration.version,
+            defaultLocale: configuration.defaultLocale, locales: configuration.locales,
+            errorKinds: configuration.errorKinds)
+        return (host, app.summary)
+    }
+}

@@ -1,0 +1,215 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+import VMHostCore
+import VMHostEventLoop
+import VMHostJSONRPC
+import VMHostRuntime
+import VMHostWire
+
+/// The process around a ``Host``: stdin in, stdout out, signals, exit (protocol/SPEC.md §7).
+///
+/// - Descriptors 0, 1 and 2 are checked first: a closed one is opened on /dev/null, so that nothing
+///   the process opens later takes its number. Without stdin or stdout there is nothing to serve:
+///   the process says so on stderr (if open) and exits 66 or 74.
+/// - stdout is duplicated (to a descriptor above 2) and fd 1 pointed at stderr, so a stray `print`
+///   from any library lands in the logs and never in the protocol stream; only the output writer
+///   writes frames (from the host thread, or from its own thread while stdout is full).
+/// - SIGPIPE is ignored; a closed stdout (EPIPE) ends the host quietly with status 0.
+/// - EOF on stdin, SIGTERM and SIGINT cancel all work, flush the output and exit 0, within a
+///   second: if the host thread is still busy a second after a signal, the process ends anyway.
+/// - `exit` after `shutdown` exits 0, without it 1.
+enum StdioServer {
+    /// EX_NOINPUT: started with stdin closed.
+    static let noInputStatus: Int32 = 66
+    /// EX_IOERR: started with stdout closed.
+    static let noOutputStatus: Int32 = 74
+    /// EX_OSERR: no descriptor or thread for the protocol stream.
+    static let systemErrorStatus: Int32 = 71
+    /// A trace file that cannot be opened.
+    static let traceErrorStatus: Int32 = 2
+
+    static func run(_ server: Server, settings: ServerSettings, arguments: ParsedArguments) -> Never {
+        let name = server.configuration.name
+        let closed = ProcessOutput.reopenClosedStandardDescriptors()
+        if closed.contains(0) {
+            ProcessOutput.stderr("\(name): stdin (fd 0) is closed: there is no input to serve\n")
+            exit(noInputStatus)
+        }
+        if closed.contains(1) {
+            ProcessOutput.stderr("\(name): stdout (fd 1) is closed: there is no way to answer\n")
+            exit(noOutputStatus)
+        }
+        signal(SIGPIPE, SIG_IGN)
+
+        // Opened before signals are blocked, and without blocking: a FIFO nobody reads is refused
+        // at once rather than waited on.
+        var traceFD: Int32?
+        if let path = settings.tracePath {
+            do throws(TraceRecorder.TraceError) {
+                traceFD = try TraceRecorder.open(path: path)
+            } catch {
+                ProcessOutput.stderr("\(name): \(error)\n")
+                exit(traceErrorStatus)
+            }
+        }
+        let trace = traceFD
+
+        // Block SIGTERM/SIGINT in every thread; one thread waits for them with sigwait.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGTERM)
+        sigaddset(&signals, SIGINT)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+        // 0, 1 and 2 are all open now, so the copy lands above them.
+        let protocolFD = dup(1)
+        guard protocolFD > 2 else {
+            ProcessOutput.stderr("\(name): cannot duplicate stdout: \(String(cString: strerror(errno)))\n")
+            exit(systemErrorStatus)
+        }
+        _ = fcntl(protocolFD, F_SETFD, FD_CLOEXEC)
+        dup2(2, 1)
+
+        let level = settings.logLevel
+        LoggingSystem.bootstrap { label in StderrLogHandler(logLevel: level, label: label) }
+        let logger = Logger(label: name)
+
+        let waited = signals
+        startThread {
+            var signals = waited
+            var received: Int32 = 0
+            while sigwait(&signals, &received) == 0 {
+                let number = received
+                EventLoop.shared.execute {
+                    HostActor.assumeIsolated { ServerLifecycle.terminate(code: 0, reason: "signal \(number)") }
+                }
+                // The host thread ends the process after flushing; if it is still busy (a long
+                // handler) when the second is up, the process ends here.
+                var remaining = timespec(tv_sec: 1, tv_nsec: 0)
+                var request = remaining
+                while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+                StderrLogHandler.flush()
+                _exit(0)
+            }
+        }
+
+        EventLoop.shared.execute {
+            HostActor.assumeIsolated {
+                ServerLifecycle.start(
+                    server: server, settings: settings, arguments: arguments, protocolFD: protocolFD,
+                    logger: logger, traceFD: trace)
+            }
+        }
+        while true { pause() }
+    }
+}
+
+/// The one running server's state, on the host thread.
+@HostActor
+enum ServerLifecycle {
+    static var host: Host?
+    static var connection: Connection?
+    static var writer: OutputWriter<ChangedMessage>?
+    static var trace: TraceRecorder?
+    static var logger = Logger(label: "vmhost")
+    static var exiting = false
+
+    static func start(
+        server: Server, settings: ServerSettings, arguments: ParsedArguments, protocolFD: Int32, logger: Logger,
+        traceFD: Int32?
+    ) {
+        self.logger = logger
+        let configuration = server.configuration
+        let app: (host: Host.Configuration, summary: String?)
+        do throws(UsageError) {
+            app = try server.makeApp(settings: settings, arguments: arguments, logger: logger)
+        } catch {
+            server.fail(error.message)
+        }
+        let host = Host(configuration: app.host)
+        host.log = { message in logger.debug("\(message)") }
+        host.onExit = { code in terminate(code: code, reason: "exit notification") }
+        var trace: TraceRecorder?
+        if let traceFD {
+            let redaction = host.redaction(secretMembers: configuration.secretMembers)
+            let recorder = TraceRecorder(fd: traceFD, redaction: redaction)
+            host.engine.tracer = { message in recorder.record("in", message) }
+            trace = recorder
+        }
+        self.trace = trace
+        var observe: (@Sendable ([UInt8]) -> Void)?
+        if let trace { observe = { body in trace.recordOutgoing(body) } }
+        let onClosed: @Sendable () -> Void = {
+            EventLoop.shared.execute { HostActor.assumeIsolated { terminate(code: 0, reason: "stdout closed") } }
+        }
+        let writer = OutputWriter<ChangedMessage>(
+            fd: protocolFD, framing: settings.framing == .lsp ? .lsp : .ndjson, queue: host.outputQueue,
+            producerWrites: true, observe: observe, onClosed: onClosed)
+        // The host thread writes the output itself each time it runs out of work (the writer
+        // thread only finishes writes that found stdout full).
+        _ = EventLoop.shared.addIdleHook { writer.flush() }
+        let connection = Connection(host: host, framing: settings.framing, maxMessageBytes: settings.maxMessageBytes)
+        connection.onFramingDetected = { framing in writer.framing = framing }
+        self.host = host
+        self.connection = connection
+        self.writer = writer
+        let summary = app.summary.map { ", \($0)" } ?? ""
+        logger.debug(
+            "\(configuration.name) \(configuration.version) serving on stdio (framing \(settings.framing.rawValue)\(summary))")
+        EventLoop.shared.watchInput(fd: 0) { event in
+            switch event {
+            case .data(let bytes): connection.consume(bytes)
+            case .end:
+                connection.finish()
+                terminate(code: 0, reason: "end of input")
+            }
+        }
+    }
+
+    /// Cancels everything, flushes the output (at most a second), and exits with `code`.
+    static func terminate(code: Int32, reason: String) {
+        guard !exiting else { return }
+        exiting = true
+        logger.debug("exiting (\(reason))")
+        EventLoop.shared.stopWatchingInput()
+        host?.cancelEverything()
+        writer?.flush()
+        if let queue = host?.outputQueue {
+            queue.close()
+            _ = queue.waitUntilFlushed(nanoseconds: 900_000_000)
+        }
+        trace?.flush(nanoseconds: 200_000_000)
+        StderrLogHandler.flush()
+        exit(code)
+    }
+}
+
+/// Writing outside the protocol stream, and the standard descriptors.
+enum ProcessOutput {
+    /// Writes `text` to stderr (fd 2), directly.
+    static func stderr(_ text: String) {
+        var bytes = Array(text.utf8)
+        _ = write(2, &bytes, bytes.count)
+    }
+
+    /// Opens /dev/null on each of fds 0, 1 and 2 that is closed (in that order, so each lands on its
+    /// own number) and returns the numbers that were closed.
+    static func reopenClosedStandardDescriptors() -> Set<Int32> {
+        var closed: Set<Int32> = []
+        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+            closed.insert(fd)
+        }
+        for fd in closed.sorted() {
+            let opened = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY)
+            if opened >= 0 && opened != fd {
+                dup2(opened, fd)
+                close(opened)
+            }
+        }
+        return closed
+    }
+}
