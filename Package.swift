@@ -3,11 +3,14 @@
 //
 // The package is a framework and a reference app built on it:
 // - the framework, `Sources/VMHost*`: the products `VMHost` (what an app's kinds and its `main`
-//   import) and `VMHostTesting` (the test kit);
+//   import), `VMHostTesting` (the test kit) and `VMHostWebSocket` (the same protocol to browsers);
 // - the reference app, `Sources/ReferenceApp/`: the kinds of the seed documents (product list,
-//   login, menu groups), their backend, and the `vmhost` executable that serves them.
+//   login, menu groups), their backend, and the executables that serve them: `vmhost` on stdio,
+//   `vmhost-web` over WebSocket with the web demo.
 //
-// One dependency, kept small and pure Swift: swift-log (logging to stderr). No target uses unsafe
+// The stdio host has one dependency, kept small and pure Swift: swift-log (logging to stderr). The
+// WebSocket transport alone builds on hummingbird and hummingbird-websocket (SwiftNIO), which
+// `vmhost` does not link: its start-up and memory are those of the stdio host. No target uses unsafe
 // flags, so a package can depend on vmhost by version; release tuning (static runtime, lld, no PIE,
 // cross-module optimisation) is applied by scripts/build-release.sh.
 import PackageDescription
