@@ -17,7 +17,7 @@ const STRINGS = {
     loadFailed: "加载失败", deleteFailed: "删除失败", loading: "加载中…", newGroup: "新建分组",
     noGroups: "还没有分组", rename: "重命名", delete: "删除", dishes: (n) => `${n} 道菜`,
     groupName: "分组名称", save: "保存", saving: "保存中…", saveFailed: "保存失败",
-    connecting: "连接中…", offline: "连接已断开", minimum: "起购",
+    connecting: "连接中…", offline: "连接已断开", minimum: (amount) => `${amount} 起购`,
   },
   en: {
     brand: "vmhost", products: "Products", groups: "Menu groups", loginTitle: "Log in",
@@ -30,7 +30,7 @@ const STRINGS = {
     loadFailed: "Loading failed", deleteFailed: "Delete failed", loading: "Loading…", newGroup: "New group",
     noGroups: "No groups yet", rename: "Rename", delete: "Delete", dishes: (n) => (n === 1 ? "1 dish" : `${n} dishes`),
     groupName: "Group name", save: "Save", saving: "Saving…", saveFailed: "Saving failed",
-    connecting: "Connecting…", offline: "Disconnected", minimum: "from",
+    connecting: "Connecting…", offline: "Disconnected", minimum: (amount) => `from ${amount}`,
   },
 };
 
@@ -254,7 +254,7 @@ function productCard(cell) {
   item.querySelector(".status-tag").textContent = cell.saleStatus;
   item.querySelector(".bank").textContent = cell.bank;
   item.querySelector(".profit").textContent = cell.profit;
-  item.querySelector(".terms").textContent = `${cell.term} · ${cell.amount} ${t().minimum}`;
+  item.querySelector(".terms").textContent = `${cell.term} · ${t().minimum(cell.amount)}`;
   return item;
 }
 
