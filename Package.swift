@@ -129,7 +129,7 @@ let package = Package(
         ),
         // Test support of the reference app: a loopback HTTP server and API stubs.
         .target(
-            name: "BackendTesting", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
+            name: "BackendTesting", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "VMHostTesting", "Backend"],
             path: "Sources/ReferenceApp/BackendTesting", swiftSettings: settings),
 
         // MARK: Tools.
@@ -150,7 +150,12 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["VMHostWire"], swiftSettings: settings),
         .testTarget(name: "JSONRPCTests", dependencies: ["VMHostJSONRPC", "VMHostTesting"], swiftSettings: settings),
         .testTarget(name: "RuntimeTests", dependencies: ["VMHostRuntime", "VMHostTesting"], swiftSettings: settings),
-        .testTarget(name: "ViewModelHostTests", dependencies: ["VMHostCore", "VMHostTesting"], swiftSettings: settings),
+        // The host's tests, and the check of every kind the host serves against its description
+        // (the reference app's kinds included).
+        .testTarget(
+            name: "ViewModelHostTests",
+            dependencies: ["VMHostCore", "VMHostTesting", "ProductList", "Login", "MenuGroups", "BackendTesting"],
+            swiftSettings: settings),
         .testTarget(name: "ProductListTests", dependencies: ["ProductList", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "LoginTests", dependencies: ["Login", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "MenuGroupsTests", dependencies: ["MenuGroups", "VMHostTesting", "BackendTesting"], swiftSettings: settings),

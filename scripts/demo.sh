@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The main job: builds vmhost and runs the terminal demo app on the embedded backend
-# (login, product list, menu groups; python3 -m vmhost.demo). Without a terminal (a pipe, CI), it
-# runs the non-interactive tour instead, which shows the same screens through a pipe.
+# (login, product list, menu groups; `python -m vmhost.demo` in the .venv that setup.sh makes).
+# Without a terminal (a pipe, CI), it runs the non-interactive tour instead, which shows the same
+# screens through a pipe.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift build
 export VMHOST_BIN="$PWD/.build/debug/vmhost"
 if [ -t 0 ] && [ -t 1 ]; then
-    exec env PYTHONPATH="$PWD/clients/python" python3 -m vmhost.demo "$@"
+    exec env PYTHONPATH="$PWD/clients/python" .venv/bin/python -m vmhost.demo "$@"
 fi
 exec clients/shell/tour.sh "$VMHOST_BIN"

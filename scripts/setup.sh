@@ -1,39 +1,60 @@
 #!/usr/bin/env bash
 # Installs what building and testing vmhost needs, when it is missing:
 # jansson (Debian libjansson-dev); libcurl's development files, which the release build links
-# against (Foundation is linked statically there, see Package.swift); and, for the test suites,
-# tmux, jq, pytest and hypothesis, and for the browser suite chromium, chromium-driver and selenium.
+# against (Foundation is linked statically there, see Package.swift); Python 3 with its venv module
+# (Debian python3, python3-venv), and a virtual environment in .venv for the Python client and the
+# Python suites, made from the `python3` on PATH (Debian's own Python refuses `pip install` outside
+# one, PEP 668). With --tests also: tmux, jq, Node (Debian nodejs) and, in .venv, the packages of
+# Tests/requirements.txt (pytest, hypothesis, mypy, selenium); for the browser suite, Debian's
+# chromium and chromium-driver, and a Chinese font for legible screenshots (fonts-wqy-microhei).
+# Scripts run Python as .venv/bin/python; `source .venv/bin/activate` does the same in a shell.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_updated=
+apt_install() {
+    echo "setup: installing $*" >&2
+    if [ -z "$apt_updated" ]; then
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        apt_updated=1
+    fi
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
 
 packages=()
 pkg-config --exists jansson 2>/dev/null || packages+=(libjansson-dev pkg-config)
 pkg-config --exists libcurl 2>/dev/null || packages+=(libcurl4-openssl-dev)
-if [ ${#packages[@]} -gt 0 ]; then
-    echo "setup: installing ${packages[*]}" >&2
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
+command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-venv)
+if [ "${1:-}" = "--tests" ]; then
+    # The terminal demo's test drives it in tmux; the shell examples read replies with jq.
+    command -v tmux >/dev/null 2>&1 || packages+=(tmux)
+    command -v jq >/dev/null 2>&1 || packages+=(jq)
+    command -v node >/dev/null 2>&1 || packages+=(nodejs)
+    # The browser suite (Tests/Browser) drives headless Chromium through chromedriver.
+    command -v chromium >/dev/null 2>&1 || packages+=(chromium)
+    command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
+    [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || packages+=(fonts-wqy-microhei)
+fi
+[ ${#packages[@]} -eq 0 ] || apt_install "${packages[@]}"
+# Debian ships venv's ensurepip apart from python3, in python3-venv.
+python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
+
+# .venv belongs to the python3 on PATH: made again when that is another interpreter.
+base=$(python3 -c 'import sys; print(sys._base_executable if hasattr(sys, "_base_executable") else sys.executable)')
+base=$(readlink -f "$base")
+if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.base 2>/dev/null)" != "$base" ]; then
+    echo "setup: making .venv with $base" >&2
+    rm -rf .venv
+    "$base" -m venv .venv
+    echo "$base" > .venv/.base
 fi
 
 if [ "${1:-}" = "--tests" ]; then
-    # The terminal demo's test drives it in tmux; the shell examples read replies with jq.
-    missing=()
-    command -v tmux >/dev/null 2>&1 || missing+=(tmux)
-    command -v jq >/dev/null 2>&1 || missing+=(jq)
-    # The browser suite (Tests/Browser) drives headless Chromium through chromedriver.
-    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-    command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
-    # A Chinese font, so that the screenshots of the zh-Hans pages are legible.
-    [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || missing+=(fonts-wqy-microhei)
-    if [ ${#missing[@]} -gt 0 ]; then
-        echo "setup: installing ${missing[*]}" >&2
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-    fi
-    if ! python3 -c 'import pytest, hypothesis, selenium' 2>/dev/null; then
-        echo "setup: installing Python test requirements" >&2
-        python3 -m pip install --quiet --disable-pip-version-check -r Tests/requirements.txt
+    stamp=$(cksum < Tests/requirements.txt)
+    if [ "$(cat .venv/.requirements 2>/dev/null)" != "$stamp" ]; then
+        echo "setup: installing Python test requirements in .venv" >&2
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check -r Tests/requirements.txt
+        echo "$stamp" > .venv/.requirements
     fi
 fi

@@ -4,10 +4,14 @@
 #   2. end-to-end tests of the real binary through a pipe (pytest, Tests/EndToEnd)
 #   3. the Python client's tests, which replay every conformance transcript (pytest, clients/python/tests)
 #   4. the Node client's tests, which replay them too (node --test, clients/js/test)
+#   4b. the typed bindings (clients/bindings): not stale, and mypy --strict on the Python ones
 #   5. the hardening suite (pytest, Tests/Hardening): a generative fuzzer of malformed frames, and the
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
 #      every limit of protocol/SPEC.md §10 at and past its value
-#   6. browser: the web demo served by vmhost-web, driven in headless Chromium by selenium
+#   6. examples: Examples/TodoApp, a separate package on the public products only, is built (into its
+#      own .build, ignored by git), its tests run, and its client script drives its executable
+#      through a pipe: the framework's public API cannot break unnoticed
+#   6b. browser: the web demo served by vmhost-web, driven in headless Chromium by selenium
 #      (pytest, Tests/Browser; screenshots of each screen in .build/browser-screenshots), and the
 #      WebSocket transport's handshake, close codes and sessions
 #   7. libfuzzer: the wire's fuzz target (Sources/vmhost-fuzz: frame reader + JSON-RPC engine) replays
@@ -18,6 +22,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
+# The Python suites run in the virtual environment setup.sh made (.venv): `python3` is its Python.
+export PATH="$PWD/.venv/bin:$PATH"
 
 failed=()
 run() {
@@ -36,9 +42,27 @@ fi
 if compgen -G "clients/js/test/*.test.js" >/dev/null; then
     run node-client node --test clients/js/test/
 fi
+# The typed bindings of the reference app's kinds (clients/bindings): up to date with host.describe,
+# and the Python ones (with a typed example) pass mypy --strict.
+bindings() {
+    scripts/gen-bindings.py --host "$VMHOST_BIN" --out clients/bindings --js-client ../js/index.js --check || return 1
+    (cd clients/bindings && MYPYPATH="$OLDPWD/clients/python" python3 -m mypy --strict \
+        --cache-dir "$OLDPWD/.build/mypy-cache" viewmodels.py example.py)
+}
+run bindings bindings
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
 export VMHOST_WEB_BIN="$PWD/.build/debug/vmhost-web"
 run browser python3 -m pytest -q -p no:cacheprovider Tests/Browser
+
+examples() {
+    (
+        cd Examples/TodoApp || exit 1
+        swift build --build-tests || exit 1
+        swift test --skip-build || exit 1
+        python3 scripts/client.py .build/debug/todo-host
+    )
+}
+run examples examples
 
 libfuzzer() {
     .build/debug/vmhost-fuzz Tests/Hardening/corpus || return 1

@@ -82,7 +82,7 @@ public struct Server: Sendable {
         OptionSpec(
             "framing", value: "framing", choices: Framing.allCases.map(\.rawValue), defaultValue: "auto",
             abstract: "Message framing: auto, ndjson or lsp.",
-            discussion: "ndjson is one JSON text per line. lsp is 'Content-Length: N' headers. auto decides from the first byte ('{' or '[' means ndjson) and answers in the same framing."),
+            discussion: "ndjson is one JSON text per line. lsp is 'Content-Length: N' headers. auto skips a byte order mark, reads a first header line ('Name: value') as lsp and anything else as ndjson, and answers in the same framing."),
         OptionSpec(
             "clock", value: "clock", choices: ["system", "manual"], defaultValue: "system",
             abstract: "The host's clock: 'system' (real time) or 'manual'.",
@@ -232,10 +232,12 @@ public struct TestControl {
     }
 
     /// A control answered at once: `{}` once `body` accepted the params (`{}` when absent), or the
-    /// error `body` throws (-32602 naming the param, for instance).
-    public init(_ name: String, _ body: @escaping @HostActor (JSON) throws(RPCError) -> Void) {
+    /// error `body` throws (-32602 naming the param, for instance). Its params follow the rule of
+    /// every method (SPEC §2): an object with no member outside `members`, else -32602.
+    public init(_ name: String, params members: Set<String>, _ body: @escaping @HostActor (JSON) throws(RPCError) -> Void) {
         self.init(name) { call in
             do throws(RPCError) {
+                _ = try call.params(allowing: members)
                 try body(call.params ?? [:])
                 call.succeed([:])
             } catch {

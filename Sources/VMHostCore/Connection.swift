@@ -13,7 +13,7 @@ import VMHostWire
 public final class Connection {
     public let host: Host
     private var reader: FrameReader
-    /// Called once the framing is known (for `auto`: after the first non-whitespace byte).
+    /// Called once the framing is known (for `auto`: once the first line shows whether it is a header).
     public var onFramingDetected: ((Framing) -> Void)?
     private var drainHook: Int?
 

@@ -7,16 +7,17 @@ extension Host {
     /// The method table of protocol version 1 (protocol/SPEC.md, "Methods").
     func registerMethods() {
         engine.registerSync("initialize") { [unowned self] call throws(RPCError) in try self.initialize(call) }
-        engine.registerSync("ping") { _ in [:] }
+        engine.registerSync("ping") { [unowned self] call throws(RPCError) in _ = try self.params(call, []); return [:] }
         engine.registerSync("host.describe") { [unowned self] call throws(RPCError) in try self.describeMethod(call) }
         engine.registerSync("vm.create") { [unowned self] call throws(RPCError) in try self.create(call) }
         engine.registerSync("vm.dispose") { [unowned self] call throws(RPCError) in try self.dispose(call) }
-        engine.registerSync("vm.list") { [unowned self] _ in self.list() }
+        engine.registerSync("vm.list") { [unowned self] call throws(RPCError) in _ = try self.params(call, []); return self.list() }
         engine.registerSync("vm.get") { [unowned self] call throws(RPCError) in try self.get(call) }
         engine.register("vm.send") { [unowned self] call in self.send(call) }
         engine.registerSync("vm.subscribe") { [unowned self] call throws(RPCError) in try self.subscribe(call) }
         engine.registerSync("vm.unsubscribe") { [unowned self] call throws(RPCError) in try self.unsubscribe(call) }
-        engine.registerSync("shutdown") { [unowned self] call in
+        engine.registerSync("shutdown") { [unowned self] call throws(RPCError) in
+            _ = try self.params(call, [])
             self.cancelEverything(except: call)
             self.hasShutDown = true
             self.engine.isShutDown = true
@@ -29,6 +30,8 @@ extension Host {
         }
         if configuration.testControls {
             engine.registerSync("control.clock.advance") { [unowned self] call throws(RPCError) in try self.advanceClock(call) }
+            engine.register("control.output.pause") { [unowned self] call in self.pauseOutput(call, paused: true) }
+            engine.register("control.output.resume") { [unowned self] call in self.pauseOutput(call, paused: false) }
             for method in configuration.controlMethods { engine.register(method.name, method.handler) }
         }
     }
@@ -37,8 +40,7 @@ extension Host {
     public var methodNames: [String] { engine.methodNames }
 
     func initialize(_ call: Call) throws(RPCError) -> JSON {
-        let params = try reader(call)
-        try params.decode { (p) throws(JSONDecodingError) in try p.rejectUnknown(["protocolVersion", "clientInfo", "locale"]) }
+        let params = try params(call, ["protocolVersion", "clientInfo", "locale"])
         if let version = try params.optionalValue("protocolVersion", as: String.self), version != "1" {
             throw RPCError.invalidParams("params.protocolVersion: this host speaks protocol version \"1\", not \"\(version)\"")
         }
@@ -59,7 +61,7 @@ extension Host {
     }
 
     func describeMethod(_ call: Call) throws(RPCError) -> JSON {
-        let params = try reader(call)
+        let params = try params(call, ["kind"])
         if let kind = try params.optionalValue("kind", as: String.self) {
             guard let description = describe(kind: kind) else { throw unknownKind(kind) }
             return ["protocolVersion": "1", "kinds": [description]]
@@ -67,8 +69,28 @@ extension Host {
         return ["protocolVersion": "1", "kinds": .array(kindNames.compactMap { describe(kind: $0) })]
     }
 
+    /// `control.output.pause` / `control.output.resume` (SPEC §4, "Slow clients"): the output is
+    /// held as for a client that stopped reading, so merging is deterministic. The reply to `pause`
+    /// is written before the hold; the reply to `resume` after everything held.
+    func pauseOutput(_ call: Call, paused: Bool) {
+        do throws(RPCError) {
+            _ = try params(call, [])
+        } catch {
+            call.fail(error)
+            return
+        }
+        flush()
+        if paused {
+            call.succeed([:])
+            output.pause()
+        } else {
+            output.resume()
+            call.succeed([:])
+        }
+    }
+
     func advanceClock(_ call: Call) throws(RPCError) -> JSON {
-        let params = try reader(call)
+        let params = try params(call, ["ms"])
         let ms = try params.value("ms", as: Int64.self)
         guard ms >= 0 else { throw RPCError.invalidParams("params.ms: must be 0 or more, got \(ms)") }
         guard let clock = configuration.clock as? ManualClock else {
@@ -77,5 +99,17 @@ extension Host {
         flush()
         clock.advance(by: .milliseconds(ms))
         return ["now": .int(clock.now.milliseconds)]
+    }
+}
+
+extension Call {
+    /// The params by the one rule of every method (SPEC §3), for methods an app adds too (test
+    /// controls): absent, or an object whose members are all in `members`. Positional params (an
+    /// array) and any other member are -32602 naming them. (`exit` and `$/cancelRequest` never
+    /// fail: the failure of a notification would go unseen.)
+    public func params(allowing members: Set<String>) throws(RPCError) -> JSONReader {
+        let params = try reader()
+        try params.decode { (p) throws(JSONDecodingError) in try p.rejectUnknown(members) }
+        return params
     }
 }

@@ -77,7 +77,7 @@ extension Host: ViewModelContextObserver {
     // MARK: Methods
 
     func subscribe(_ call: Call) throws(RPCError) -> JSON {
-        let params = try reader(call)
+        let params = try params(call, ["vm", "outputs", "diff"])
         let entry = try viewModel(params)
         let names = try params.decode { (p) throws(JSONDecodingError) in try p.optional("outputs", as: [String].self) }
         let diff = try params.decode { (p) throws(JSONDecodingError) in try p.optional("diff", as: Bool.self) } ?? false
@@ -114,11 +114,13 @@ extension Host: ViewModelContextObserver {
     }
 
     func unsubscribe(_ call: Call) throws(RPCError) -> JSON {
-        let params = try reader(call)
+        let params = try params(call, ["subscription"])
         let name = try params.decode { (p) throws(JSONDecodingError) in try p.required("subscription", as: String.self) }
-        guard let subscription = subscriptions.values.first(where: { $0.name == name }) else {
+        guard let id = Subscription.id(named: name), id <= nextSubscription else {
             throw RPCError.invalidParams("params.subscription: no subscription \"\(name)\"")
         }
+        // One this host made that ended already (unsubscribed, or its view-model disposed): done.
+        guard let subscription = subscriptions[id] else { return [:] }
         flush(handle: subscription.vm)
         endSubscription(subscription.id)
         return [:]

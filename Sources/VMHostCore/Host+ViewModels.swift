@@ -4,7 +4,11 @@ import VMHostRuntime
 import VMHostWire
 
 extension Host {
-    func reader(_ call: Call) throws(RPCError) -> JSONReader { try call.reader() }
+    /// The params of `call` by the one rule of every method (SPEC §3): absent, or an object whose
+    /// members are all in `members`; positional params (an array) and any other member are -32602.
+    func params(_ call: Call, _ members: Set<String>) throws(RPCError) -> JSONReader {
+        try call.params(allowing: members)
+    }
 
     /// The view-model named by `params.vm`, or -32001.
     func viewModel(_ params: JSONReader) throws(RPCError) -> Entry {
@@ -85,8 +89,7 @@ extension Host {
     // MARK: vm.create / dispose / list / get
 
     func create(_ call: Call) throws(RPCError) -> JSON {
-        let params = try reader(call)
-        try params.decode { (p) throws(JSONDecodingError) in try p.rejectUnknown(["kind", "args", "id"]) }
+        let params = try params(call, ["kind", "args", "id"])
         let kind = try params.value("kind", as: String.self)
         guard let factory = catalog[kind] else { throw unknownKind(kind) }
         let requested = try params.optionalValue("id", as: String.self)
@@ -124,7 +127,14 @@ extension Host {
     }
 
     func dispose(_ call: Call) throws(RPCError) -> JSON {
-        let entry = try viewModel(try reader(call))
+        let check = remove(try viewModel(try params(call, ["vm"])))
+        check.verify()
+        return [:]
+    }
+
+    /// Disposes and forgets a view-model; the check verifies, once the entry is dropped, that
+    /// nothing it declared keeps it alive (debug builds).
+    private func remove(_ entry: Entry) -> ReleaseCheck {
         flush(handle: entry.handle)
         entry.context.dispose()
         for id in entry.subscriptions { endSubscription(id) }
@@ -132,7 +142,7 @@ extension Host {
         creationOrder.removeAll { $0 == entry.handle }
         dirty[entry.handle] = nil
         dirtyOrder.removeAll { $0 == entry.handle }
-        return [:]
+        return entry.context.releaseCheck()
     }
 
     func list() -> JSON {
@@ -142,7 +152,7 @@ extension Host {
     }
 
     func get(_ call: Call) throws(RPCError) -> JSON {
-        let params = try reader(call)
+        let params = try params(call, ["vm", "outputs"])
         let entry = try viewModel(params)
         let names = try params.optionalValue("outputs", as: [String].self)
         var values = JSONObject()
@@ -169,8 +179,7 @@ extension Host {
 
     func send(_ call: Call) {
         do throws(RPCError) {
-            let params = try reader(call)
-            try params.decode { (p) throws(JSONDecodingError) in try p.rejectUnknown(["vm", "input", "value"]) }
+            let params = try params(call, ["vm", "input", "value"])
             let entry = try viewModel(params)
             let name = try params.value("input", as: String.self)
             guard let input = entry.context.input(named: name) else { throw unknownInput(name, of: entry) }
@@ -202,6 +211,8 @@ extension Host {
         switch error {
         case .invalidValue(let decoding):
             return decoding.rpcError
+        case .refused:
+            return .invalidParams(error.message)
         case .disabled(let reason):
             return RPCError(
                 code: RPCError.inputDisabledCode, message: "Input \"\(input)\" is disabled: \(reason)",

@@ -83,6 +83,12 @@ public final class Host {
             self.events = events
             self.diff = diff
         }
+
+        /// The id in a name this host made (`s12` → 12), else nil.
+        static func id(named name: String) -> Int? {
+            guard name.first == "s", let id = Int(name.dropFirst()), id > 0, "s\(id)" == name else { return nil }
+            return id
+        }
     }
 
     public let configuration: Configuration

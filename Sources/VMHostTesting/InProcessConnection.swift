@@ -11,15 +11,25 @@ import VMHostWire
 /// stop reading (``pauseReading()``) to act as a slow client: the queue then merges changes.
 ///
 /// ```swift
-/// let client = await InProcessConnection(kinds: [CounterViewModel.factory])
-/// let reply = await client.request("ping")
-/// #expect(reply.result == [:])
+/// let clock = ManualClock()
+/// let client = await InProcessConnection(kinds: [TodoListViewModel.factory(api: backend)], clock: clock)
+/// let reply = await client.request("vm.create", ["kind": "TodoList"])
+/// #expect(reply.result?["vm"] == "vm1")
+/// await client.advance(ms: 200)       // control.clock.advance: latencies and timers due fire
+/// try client.finish()                 // every message was read, no request is pending
 /// ```
+///
+/// Parallel suites: each connection has its own host, clock and output queue; connections share
+/// only the host thread (``EventLoop/shared``), so tests running at once cannot see each other's
+/// messages.
 public final class InProcessConnection: Sendable {
+    /// The host under test.
     public let host: Host
     private let connection: Connection
     private let received = ReceivedMessages()
 
+    /// A host serving `kinds` on `clock` (a new ``ManualClock`` when nil), with the `control.*`
+    /// methods (`controlMethods` added) unless `testControls` is false.
     @HostActor
     public init(
         kinds: [ViewModelFactory], clock: (any HostClock)? = nil, testControls: Bool = true,
@@ -76,7 +86,9 @@ public final class InProcessConnection: Sendable {
         return takeMessages()
     }
 
-    /// Sends a request without waiting for its response (for commands that end later).
+    /// Sends a request without waiting for its response (for commands that end later); returns
+    /// what was written meanwhile.
+    @discardableResult
     public func start(_ method: String, _ params: JSON? = nil, id: JSON) async -> [JSON] {
         var message: JSONObject = ["jsonrpc": "2.0", "id": id, "method": .string(method)]
         if let params { message.append("params", params) }
@@ -98,12 +110,27 @@ public final class InProcessConnection: Sendable {
         return host.outputQueue.takeAll().map { try! JSON.parse($0) }
     }
 
+    /// Ends a test: throws when the host wrote messages no take has read, when a request has no
+    /// reply yet, or when the manual clock holds timers (latencies, countdowns still running).
+    @HostActor
+    public func finish() throws(TestKitFailure) {
+        var problems: [String] = []
+        let unread = host.outputQueue.pendingCount
+        if unread > 0 { problems.append("messages nobody read: \(unread)") }
+        if host.engine.pendingCount > 0 { problems.append("requests without a reply: \(host.engine.pendingCount)") }
+        if let clock = host.configuration.clock as? ManualClock, clock.pendingCount > 0 {
+            problems.append("timers still armed: \(clock.pendingCount)")
+        }
+        guard problems.isEmpty else { throw TestKitFailure("unfinished test:\n  " + problems.joined(separator: "\n  ")) }
+    }
+
     /// Stops taking output: the host's queue fills and merges as with a client that stopped reading.
     public func pauseReading() {
         received.paused = true
         host.outputQueue.setStalled(true)
     }
 
+    /// Takes output again after ``pauseReading()``.
     public func resumeReading() {
         received.paused = false
         host.outputQueue.setStalled(false)
@@ -115,15 +142,20 @@ public final class InProcessConnection: Sendable {
 
 /// The messages written while one request was handled, ending with its response (if it came).
 public struct Exchange: Sendable {
+    /// The request's id.
     public let id: JSON
+    /// Every message written, in order.
     public let messages: [JSON]
 
     /// The response to the request, if it was written.
     public var response: JSON? {
         messages.last { $0["id"] == id && $0["method"] == nil }
     }
+    /// The response's `result`, if it succeeded.
     public var result: JSON? { response?["result"] }
+    /// The response's `error`, if it failed.
     public var error: JSON? { response?["error"] }
+    /// The code of ``error``.
     public var errorCode: Int64? { error?["code"]?.intValue }
     /// Notifications written before the response.
     public var notifications: [JSON] { messages.filter { $0["method"] != nil } }

@@ -23,7 +23,6 @@ public final class ProbeViewModel: ViewModel {
         public static var schema: JSON {
             ["type": "object", "properties": ["start": ["type": "integer"]], "additionalProperties": false]
         }
-        public static var placeholder: Args { Args() }
     }
 
     public let context: ViewModelContext
@@ -67,7 +66,7 @@ public final class ProbeViewModel: ViewModel {
         }
         let work = context.command("work", of: JSON.self, policy: .latest) { [unowned self] value in
             let ms = value["ms"]?.intValue ?? 100
-            try await context.perform { try await context.clock.sleep(for: .milliseconds(ms)) }
+            try await self.context.perform { try await self.context.clock.sleep(for: .milliseconds(ms)) }
             count.value += 1
             return .int(Int64(count.value))
         }
@@ -93,6 +92,6 @@ public final class ProbeViewModel: ViewModel {
             return .int(ms)
         }
         let guarded = context.command("guarded", policy: .ignore) { nil }
-        guarded.disabledReason = { [unowned self] in count.value < 0 ? "count is negative" : nil }
+        guarded.disabledReason = { [unowned self] _ in count.value < 0 ? "count is negative" : nil }
     }
 }

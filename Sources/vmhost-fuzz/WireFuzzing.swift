@@ -70,12 +70,11 @@ enum WireFuzzing {
 
     static func validate(_ events: [ReadEvent], framing: Framing, limit: Int, input: UnsafeRawBufferPointer) {
         var effective = framing
-        let firstByte = input.first { !isWhitespace($0) }
+        let (firstByte, expected) = autoDecision(input)
         for (index, event) in events.enumerated() {
             switch event {
             case .detected(let detected):
                 precondition(framing == .auto && index == 0, "a framing decision that is not the first event of auto")
-                let expected: Framing = firstByte == UInt8(ascii: "{") || firstByte == UInt8(ascii: "[") ? .ndjson : .lsp
                 precondition(detected == expected, "auto decided \(detected) on first byte \(String(describing: firstByte))")
                 effective = detected
             case .frame(let bytes):
@@ -96,6 +95,26 @@ enum WireFuzzing {
             precondition(firstByte == nil || events.first.map { if case .detected = $0 { true } else { false } } == true,
                          "auto never decided although the input has a non-blank byte")
         }
+    }
+
+    /// SPEC §1: after a leading byte order mark and whitespace, a first line that starts with a
+    /// header name (letters, digits, `-`, `_`) and a colon is lsp; anything else is ndjson. Returns
+    /// the first byte looked at (nil: nothing but whitespace, no decision) and the decision.
+    static func autoDecision(_ input: UnsafeRawBufferPointer) -> (UInt8?, Framing) {
+        var index = 0
+        if input.count >= 3, input[0] == 0xEF, input[1] == 0xBB, input[2] == 0xBF { index = 3 }
+        while index < input.count, isWhitespace(input[index]) { index += 1 }
+        guard index < input.count else { return (nil, .ndjson) }
+        var end = index
+        while end < input.count, end - index < FrameReader.maxHeaderBytes, isHeaderNameByte(input[end]) { end += 1 }
+        let tooLong = end - index >= FrameReader.maxHeaderBytes
+        let header = !tooLong && end > index && end < input.count && input[end] == UInt8(ascii: ":")
+        return (input[index], header ? .lsp : .ndjson)
+    }
+
+    static func isHeaderNameByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
     }
 
     static func checkRoundTrip(_ bytes: [UInt8]) {

@@ -41,3 +41,11 @@ def test_the_tour_walks_every_screen_and_exits_cleanly():
     assert '"name":"navigate","value":{"route":"ProductList"}' in out
     assert '"reason":"no more pages"' in out
     assert "vmhost exited with status 0" in out
+
+
+def test_the_examples_find_this_checkouts_build_without_vmhost_on_path():
+    env = {k: v for k, v in os.environ.items() if k != "VMHOST_BIN"}
+    env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    done = subprocess.run([str(SHELL / "describe.sh")], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "ProductList" in done.stdout

@@ -98,6 +98,20 @@ def test_auto_framing_decides_from_the_first_non_whitespace_byte(framing):
     assert run_once(data, "--framing", "auto", framing=framing).messages == done.messages
 
 
+@pytest.mark.parametrize("framing", FRAMINGS)
+def test_auto_framing_skips_a_byte_order_mark(framing):
+    done = run_once(b"\xef\xbb\xbf" + script(framing, ping(1), ping(2)), framing=framing)
+    assert [m["id"] for m in done.messages] == [1, 2]
+
+
+@pytest.mark.parametrize("first", [b"garbage", b"nul", b"Content-Length 12"])
+def test_auto_framing_answers_a_first_line_that_is_no_header_as_an_ndjson_parse_error(first):
+    done = run_once(first + b"\n" + ping(1) + b"\n" + ping(2) + b"\n")
+    error, *replies = done.messages
+    assert error["id"] is None and error["error"]["code"] == -32700
+    assert [m["id"] for m in replies] == [1, 2]
+
+
 def test_auto_framing_takes_a_batch_as_ndjson():
     done = run_once(b"[" + ping(1) + b"]\n")
     assert done.messages == [[{"jsonrpc": "2.0", "id": 1, "result": {}}]]
@@ -140,8 +154,9 @@ LIMIT = 256
 
 def sized_ping(size: int, id) -> bytes:
     """A ping request whose JSON text is exactly `size` bytes."""
-    bare = encode({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"pad": ""}})
-    body = encode({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"pad": "x" * (size - len(bare))}})
+    # Padded with spaces before its last brace: ping takes no params (SPEC §2).
+    bare = encode({"jsonrpc": "2.0", "id": id, "method": "ping"})
+    body = bare[:-1] + b" " * (size - len(bare)) + b"}"
     assert len(body) == size
     return body
 
@@ -177,7 +192,7 @@ def test_crlf_does_not_count_against_the_ndjson_limit():
 
 @pytest.mark.parametrize("framing", FRAMINGS)
 def test_a_frame_far_over_the_limit_is_not_buffered_and_is_skipped(framing):
-    huge = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + b"y" * (8 << 20) + b'"}}'
+    huge = b'{"jsonrpc":"2.0","id":1,"method":"ping"' + b" " * (8 << 20) + b'}'
     done = run_once(frame(huge, framing) + frame(ping(2), framing),
                     "--max-message-bytes", "4096", framing=framing)
     rejected, after = well_formed(done.messages)

@@ -256,13 +256,13 @@ class Generator:
     def oversized(self) -> bytes:
         size = self.rng.choice([self.limit + 1, self.limit + 2, self.limit * 2, self.limit + self.rng.randrange(1, 5000)])
         id = self.new_id()
-        head = b'{"jsonrpc":"2.0","id":' + json.dumps(id).encode() + b',"method":"ping","params":{"pad":"'
-        return head + b"z" * (size - len(head) - 3) + b'"}}'
+        head = b'{"jsonrpc":"2.0","id":' + json.dumps(id).encode() + b',"method":"ping"'
+        return head + b" " * (size - len(head) - 1) + b"}"  # ping takes no params: padded with spaces
 
     def at_limit(self) -> bytes:
         id = self.new_id()
-        head = b'{"jsonrpc":"2.0","id":' + json.dumps(id).encode() + b',"method":"ping","params":{"pad":"'
-        return head + b"z" * (self.limit - len(head) - 3) + b'"}}'
+        head = b'{"jsonrpc":"2.0","id":' + json.dumps(id).encode() + b',"method":"ping"'
+        return head + b" " * (self.limit - len(head) - 1) + b"}"
 
     def body(self) -> bytes:
         r = self.rng.random()

@@ -41,9 +41,10 @@ def ping(id) -> bytes:
 
 
 def sized_ping(size: int, id) -> bytes:
-    """A ping whose JSON text is exactly `size` bytes (padded in params)."""
-    bare = encode({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"pad": ""}})
-    body = encode({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"pad": "x" * (size - len(bare))}})
+    """A ping whose JSON text is exactly `size` bytes (padded with spaces)."""
+    # Padded with spaces before its last brace: ping takes no params (SPEC §2).
+    bare = encode({"jsonrpc": "2.0", "id": id, "method": "ping"})
+    body = bare[:-1] + b" " * (size - len(bare)) + b"}"
     assert len(body) == size
     return body
 
@@ -162,18 +163,20 @@ def test_header_block_far_over_the_limit_is_skipped_without_being_held():
 # -- JSON nesting ---------------------------------------------------------------------------------
 
 
-def nested_ping(levels: int, id) -> bytes:
-    """A ping nested `levels` deep in all: the message object is level 1, its params the rest."""
-    inner = levels - 1
-    return (b'{"jsonrpc":"2.0","id":' + json.dumps(id).encode() + b',"method":"ping","params":'
-            + b"[" * inner + b"]" * inner + b"}")
+def nested_request(levels: int, id) -> bytes:
+    """An initialize nested `levels` deep in all: the message object is level 1, its params 2,
+    params.clientInfo (which takes any object) 3, arrays in it the rest."""
+    inner = levels - 3
+    return (b'{"jsonrpc":"2.0","id":' + json.dumps(id).encode() + b',"method":"initialize","params":{"clientInfo":{"n":'
+            + b"[" * inner + b"]" * inner + b"}}}")
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
 def test_nesting_of_2048_levels_is_read_2049_is_a_parse_error(framing):
-    data = b"".join(frame(body, framing) for body in (nested_ping(2048, "deep"), nested_ping(2049, "deeper"), ping("after")))
+    data = b"".join(frame(body, framing) for body in (nested_request(2048, "deep"), nested_request(2049, "deeper"),
+                                                       ping("after")))
     deep, deeper, after = replies(data, framing=framing)
-    assert deep == {"jsonrpc": "2.0", "id": "deep", "result": {}}
+    assert deep["id"] == "deep" and deep["result"]["protocolVersion"] == "1"
     assert is_error(deeper, PARSE_ERROR)  # id null: the message could not be read
     assert after == {"jsonrpc": "2.0", "id": "after", "result": {}}
 

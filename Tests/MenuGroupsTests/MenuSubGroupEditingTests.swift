@@ -36,8 +36,8 @@ struct MenuSubGroupEditingTests {
 
     @Test func renameOfAnUnknownOrMissingGroupNamesTheValue() async throws {
         try await recorder.loadedSubGroup(api: api, keeper: keeper)
-        #expect(throws: InputError.invalidValue(JSONDecodingError(
-            path: "params.value.groupId", problem: "no group \"g9\" in the list (groups: g1, g2, g3, g4)"))) {
+        #expect(throws: InputError.refused(
+            path: "params.value.groupId", reason: "no group \"g9\" in the list (groups: g1, g2, g3, g4)")) {
             try recorder.send("rename", ["groupId": "g9"])
         }
         #expect(throws: InputError.invalidValue(JSONDecodingError(path: "params.value.groupId", problem: "is required (a string)"))) {

@@ -339,3 +339,58 @@ struct RedactionTests {
         #expect(redaction.redact(noInput)["params"] == ["vm": "***", "value": "***"])
     }
 }
+
+@Suite("Params rule and output pause")
+struct ParamsRuleTests {
+    @Test func everyMethodRefusesPositionalParamsAndUnknownMembersAlike() async {
+        let client = await probeHost()
+        let methods: [(String, JSONObject)] = [
+            ("initialize", [:]), ("ping", [:]), ("host.describe", [:]), ("vm.create", ["kind": "Probe"]),
+            ("vm.list", [:]), ("vm.get", ["vm": "p"]), ("vm.send", ["vm": "p", "input": "increment"]),
+            ("vm.subscribe", ["vm": "p"]), ("vm.unsubscribe", ["subscription": "s1"]), ("vm.dispose", ["vm": "p"]),
+            ("control.clock.advance", ["ms": 0]), ("control.output.pause", [:]), ("control.output.resume", [:]),
+            ("shutdown", [:]),
+        ]
+        for (method, valid) in methods {
+            var extra = valid
+            extra["bogus"] = 1
+            let unknown = await client.request(method, .object(extra))
+            #expect(unknown.errorCode == -32602, "\(method)")
+            #expect(unknown.error?["message"]?.stringValue?.contains("params.bogus: is not a known member") == true, "\(method)")
+            let positional = await client.request(method, [])
+            #expect(positional.errorCode == -32602, "\(method)")
+            #expect(positional.error?["message"] == "Invalid params: params: expected an object, got an array", "\(method)")
+        }
+        // Nothing happened: p is still there and the host still serves.
+        #expect(await client.request("vm.list").result == [["vm": "p", "kind": "Probe"]])
+    }
+
+    @Test func unsubscribingASubscriptionEndedByDisposeIsDone() async {
+        let client = await probeHost()
+        #expect(await client.request("vm.dispose", ["vm": "p"]).result == [:])
+        #expect(await client.request("vm.unsubscribe", ["subscription": "s1"]).result == [:])
+        #expect(await client.request("vm.unsubscribe", ["subscription": "s1"]).result == [:])
+        #expect(await client.request("vm.unsubscribe", ["subscription": "s2"]).errorCode == -32602)
+        #expect(await client.request("vm.unsubscribe", ["subscription": "s01"]).errorCode == -32602)
+    }
+
+    @Test func pausedOutputMergesChangesWhereTheFirstStoodAndResumeWritesItAll() async {
+        let client = await probeHost(diff: true, outputs: ["count", "items"])
+        let pause = await client.request("control.output.pause")
+        #expect(pause.messages == [result(pause.id.intValue!, [:])])
+        #expect(await client.request("vm.send", send("increment")).messages.isEmpty)
+        #expect(await client.request("vm.send", send("append", ["a"])).messages.isEmpty)
+        #expect(await client.request("vm.send", send("append", ["b"])).messages.isEmpty)
+        let resume = await client.request("control.output.resume")
+        let merged: JSON = [
+            "jsonrpc": "2.0", "method": "vm.changed",
+            "params": ["subscription": "s1", "vm": "p", "values": ["count": 1, "items": ["a", "b"]]],
+        ]
+        #expect(resume.messages.first == merged)
+        #expect(resume.messages.count == 5)  // the change, three replies, the resume's reply
+        #expect(resume.messages.last == result(resume.id.intValue!, [:]))
+        // Afterwards, a list edit is a splice again.
+        let after = await client.request("vm.send", send("append", ["c"]))
+        #expect(after.changes.first?["splices"] == ["items": [["index": 2, "remove": 0, "insert": ["c"]]]])
+    }
+}

@@ -80,6 +80,49 @@ struct FrameReaderTests {
         #expect(headers.frames == ["{}"])
     }
 
+    @Test func theLargestLimitOverflowsNothing() {
+        // --max-message-bytes accepts any Int from 64 on: no arithmetic on it may trap.
+        for (framing, text) in [(Framing.ndjson, "{}\n{}"), (.lsp, lsp("[]")), (.auto, "{}\n{}")] {
+            let result = read(dripFed(text), framing: framing, limit: Int.max, finish: true)
+            #expect(result.frames.count == (framing == .lsp ? 1 : 2))
+        }
+    }
+
+    @Test func autoSkipsAByteOrderMarkHoweverItArrives() {
+        let text = "\u{FEFF}{\"a\":1}\n"
+        for chunks in [[bytes(text)], dripFed(text)] {
+            let result = read(chunks, framing: .auto)
+            #expect(result.detected == [.ndjson])
+            #expect(result.frames == [#"{"a":1}"#])
+        }
+        let headers = read(dripFed("\u{FEFF}" + lsp("{}")), framing: .auto)
+        #expect(headers.detected == [.lsp])
+        #expect(headers.frames == ["{}"])
+        // Only at the start of the stream.
+        #expect(read([bytes("{}\n\u{FEFF}{}\n")], framing: .ndjson).frames == ["{}", "\u{FEFF}{}"])
+    }
+
+    @Test func autoStartsLSPFramingOnlyOnAHeaderLine() {
+        // Anything else is ndjson: a line that is not JSON is a frame (a parse error later), and
+        // every line after it is read as ndjson too.
+        for first in ["garbage", "nul", "Content-Length 2", ": x", "\u{7F}x: 1", "1"] {
+            let result = read(dripFed(first + "\n{\"b\":2}\n"), framing: .auto)
+            #expect(result.detected == [.ndjson], "\(first)")
+            #expect(result.frames == [first, #"{"b":2}"#], "\(first)")
+        }
+        let typed = read(dripFed("Content-Type: application/json\r\n" + lsp("{}")), framing: .auto)
+        #expect(typed.detected == [.lsp])
+        #expect(typed.frames == ["{}"])
+        // A name as long as a header block is no header, in one read or byte by byte.
+        let long = String(repeating: "a", count: FrameReader.maxHeaderBytes) + ": 1\n"
+        #expect(read([bytes(long)], framing: .auto, limit: 1 << 16).detected == [.ndjson])
+        #expect(read(dripFed(long), framing: .auto, limit: 1 << 16).detected == [.ndjson])
+        // A first line cut off by the end of input is ndjson too.
+        let cut = read([bytes("garb")], framing: .auto, finish: true)
+        #expect(cut.detected == [.ndjson])
+        #expect(cut.frames == ["garb"])
+    }
+
     @Test func framesAtTheLimitPassAndOneByteOverIsSkipped() {
         let limit = 16
         let atLimit = "{\"a\":\"" + String(repeating: "x", count: limit - 8) + "\"}"

@@ -48,6 +48,35 @@ struct OutputQueueTests {
         #expect(texts(queue.takeAll()) == ["a=2", "reply"])
     }
 
+    @Test func aPauseHoldsWhatFollowsItMergesItAndKeepsWhatCameBefore() {
+        let queue = OutputQueue<Values>()
+        queue.push(merging: Values(values: ["a": 1]), key: 1)
+        queue.push(Array("pause reply".utf8))
+        queue.pause()
+        queue.push(merging: Values(values: ["a": 2]), key: 1)  // never merges into a=1, pushed before
+        queue.push(Array("reply 1".utf8))
+        queue.push(merging: Values(values: ["a": 3, "b": 1]), key: 1)
+        queue.push(Array("reply 2".utf8))
+        #expect(texts(queue.takeAll()) == ["a=1", "pause reply"])
+        #expect(queue.takeAll().isEmpty)
+        #expect(queue.takeForProducer() == nil)
+        queue.resume()
+        queue.push(Array("resume reply".utf8))
+        #expect(texts(queue.takeAll()) == ["a=3,b=1", "reply 1", "reply 2", "resume reply"])
+        // Not stalled any more: nothing merges.
+        queue.push(merging: Values(values: ["a": 4]), key: 1)
+        queue.push(merging: Values(values: ["a": 5]), key: 1)
+        #expect(texts(queue.takeAll()) == ["a=4", "a=5"])
+    }
+
+    @Test func closingEndsAPause() {
+        let queue = OutputQueue<Values>()
+        queue.pause()
+        queue.push(Array("held".utf8))
+        queue.close()
+        #expect(texts(queue.takeAll()) == ["held"])
+    }
+
     @Test func writersTakeABacklogInSlicesInOrder() {
         let queue = OutputQueue<Values>()
         queue.writeOnProducerThread()

@@ -94,8 +94,12 @@ export interface RequestOptions {
 export interface SpawnConfig {
   /** Path of the binary; otherwise `$VMHOST_BIN`, `<repo>/.build/release/vmhost`, `<repo>/.build/debug/vmhost`, `PATH`. */
   binary?: string;
-  /** What to do with the host's stderr (default `"ignore"`). */
-  stderr?: "inherit" | "ignore" | "pipe";
+  /**
+   * The host's stderr: `"keep"` (default) keeps its last lines for `HostExited` and `Host.stderr`
+   * without showing them; `"inherit"` shows them; `"pipe"` keeps them and leaves `child.stderr`
+   * readable; `"ignore"` drops them.
+   */
+  stderr?: "keep" | "inherit" | "ignore" | "pipe";
 }
 
 /** Finds the vmhost binary (see {@link SpawnConfig.binary}); throws when none is found. */
@@ -137,6 +141,8 @@ export declare class Host extends Session {
   constructor(child: ChildProcess);
   /** The exit status once the process ended, else null. */
   exitCode: number | null;
+  /** The last lines the host wrote to stderr, when kept (see `SpawnConfig.stderr`). */
+  readonly stderr: string;
   /** Resolves with the exit status when the process ends. */
   readonly exited: Promise<number | null>;
   /** `shutdown`, then `exit`; resolves with the exit status once the process ended. */

@@ -56,18 +56,52 @@ function isExecutable(path) {
 /**
  * Internal (used by the client and its conformance test; not part of the API): starts the binary
  * with `options`, stdin and stdout piped, and resolves with the child once it runs.
+ * `stderr: "keep"` pipes the host's stderr so that {@link keepStderr} can keep its last lines.
  * @param {string[]} [options]
- * @param {{binary?: string, stderr?: "inherit" | "ignore" | "pipe"}} [config]
+ * @param {{binary?: string, stderr?: "keep" | "inherit" | "ignore" | "pipe"}} [config]
  * @returns {Promise<import("node:child_process").ChildProcess>}
  */
-export async function spawnChild(options = [], { binary, stderr = "ignore" } = {}) {
+export async function spawnChild(options = [], { binary, stderr = "keep" } = {}) {
   const path = findBinary(binary);
-  const child = spawnProcess(path, [...options], { stdio: ["pipe", "pipe", stderr] });
+  const child = spawnProcess(path, [...options], { stdio: ["pipe", "pipe", stderr === "keep" ? "pipe" : stderr] });
   await new Promise((resolveSpawn, rejectSpawn) => {
     child.once("spawn", resolveSpawn);
     child.once("error", rejectSpawn);
   });
   return child;
+}
+
+const STDERR_LIMIT = 4096;
+
+/**
+ * Internal: keeps the last bytes `child` writes to stderr (when piped); `text()` returns them.
+ * @param {import("node:child_process").ChildProcess} child
+ * @returns {{text: () => string, ended: Promise<void>}}
+ */
+export function keepStderr(child) {
+  /** @type {Buffer} */
+  let kept = Buffer.alloc(0);
+  const stream = child.stderr;
+  const ended = new Promise((resolveEnded) => {
+    if (!stream) return resolveEnded();
+    stream.on("data", (chunk) => {
+      kept = Buffer.concat([kept, chunk]);
+      if (kept.length > STDERR_LIMIT) kept = kept.subarray(kept.length - STDERR_LIMIT);
+    });
+    stream.once("end", () => resolveEnded());
+    stream.once("error", () => resolveEnded());
+    stream.once("close", () => resolveEnded());
+  });
+  return { text: () => kept.toString("utf8").trim(), ended };
+}
+
+/**
+ * Internal: `vmhost exited (status 64): Error: --backend: …`, the status and what the host said.
+ * @param {number | null} code @param {string | null} signal @param {string} said
+ */
+export function exitMessage(code, signal, said) {
+  const text = `vmhost exited (${signal ?? `status ${code}`})`;
+  return said ? `${text}: ${said}` : text;
 }
 
 /**
@@ -97,11 +131,14 @@ export function readFrames(stream, onFrame, onEnd) {
 export class Host extends Session {
   /**
    * Starts a host. Options pass through: `Host.spawn(["--clock", "manual", "--test-controls"])`.
+   * `stderr` (the host's logs): `"keep"` (the default) keeps their last lines for
+   * {@link HostExited} and {@link Host#stderr} without showing them; `"inherit"` shows them and
+   * does not keep them; `"pipe"` keeps them and leaves `child.stderr` readable; `"ignore"` drops them.
    * @param {string[]} [options]
-   * @param {{binary?: string, stderr?: "inherit" | "ignore" | "pipe"}} [config]
+   * @param {{binary?: string, stderr?: "keep" | "inherit" | "ignore" | "pipe"}} [config]
    * @returns {Promise<Host>}
    */
-  static async spawn(options = [], { binary, stderr = "ignore" } = {}) {
+  static async spawn(options = [], { binary, stderr = "keep" } = {}) {
     return new Host(await spawnChild(options, { binary, stderr }));
   }
 
@@ -111,17 +148,27 @@ export class Host extends Session {
     /** @private */ this.child = child;
     /** @type {number | null} */
     this.exitCode = null;
+    /** @private */ this.stderrTail = keepStderr(child);
     /** Resolves with the exit status when the process ends. @type {Promise<number | null>} */
     this.exited = new Promise((resolveExit) => {
-      child.once("exit", (code, signal) => {
+      child.once("exit", async (code, signal) => {
+        // What the host wrote last on stderr explains the exit: wait for its end (bounded).
+        let timer;
+        await Promise.race([this.stderrTail.ended, new Promise((r) => { timer = setTimeout(r, 2000); })]);
+        clearTimeout(timer);
         this.exitCode = code;
-        this.fail(new HostExited(`vmhost exited (${signal ?? `status ${code}`})`));
+        this.fail(new HostExited(exitMessage(code, signal, this.stderrTail.text())));
         resolveExit(code);
       });
     });
     child.on("error", () => {}); // surfaced through `exited` / HostExited
     child.stdin?.on("error", () => {}); // EPIPE after exit: requests reject with HostExited
     if (child.stdout) readFrames(child.stdout, (line) => this.dispatch(line));
+  }
+
+  /** The last lines the host wrote to stderr (kept unless spawned with `stderr: "inherit"` or `"ignore"`). */
+  get stderr() {
+    return this.stderrTail.text();
   }
 
   /**

@@ -3,7 +3,7 @@
 # and a -32004 reply carrying the same object. jq prints both.
 # Usage: clients/shell/errors.sh
 set -euo pipefail
-VMHOST=${VMHOST_BIN:-vmhost}
+source "$(dirname "$0")/vmhost-path.sh"
 printf '%s\n' \
   '{"jsonrpc":"2.0","id":1,"method":"vm.create","params":{"kind":"ProductList","id":"p"}}' \
   '{"jsonrpc":"2.0","id":2,"method":"vm.subscribe","params":{"vm":"p","outputs":["error"]}}' \

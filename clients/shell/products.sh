@@ -4,7 +4,7 @@
 # can be written at once; the last vm.get reads the final list.
 # Usage: clients/shell/products.sh [locale]   (zh-Hans by default, or en)
 set -euo pipefail
-VMHOST=${VMHOST_BIN:-vmhost}
+source "$(dirname "$0")/vmhost-path.sh"
 LOCALE=${1:-zh-Hans}
 {
   printf '%s\n' "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"locale\":\"$LOCALE\"}}"

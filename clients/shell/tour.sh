@@ -5,7 +5,8 @@
 #
 # Usage: clients/shell/tour.sh [path/to/vmhost]
 set -euo pipefail
-VMHOST=${1:-${VMHOST_BIN:-vmhost}}
+source "$(dirname "$0")/vmhost-path.sh"
+VMHOST=${1:-$VMHOST}
 
 coproc HOST { "$VMHOST" --backend embedded --clock manual --test-controls; }
 exec 3>&"${HOST[1]}" 4<&"${HOST[0]}"

@@ -74,9 +74,9 @@ public enum ReferenceApp {
         var controls: [TestControl] = []
         if let embedded = api as? EmbeddedBackend {
             controls = [
-                control("control.backend.script") { (params) throws(ScriptError) in try embedded.script(params: params) },
-                control("control.backend.latency") { (params) throws(ScriptError) in try embedded.setLatency(params: params) },
-                control("control.backend.reset") { _ in embedded.reset() },
+                control("control.backend.script", params: ["endpoint", "outcomes"]) { (params) throws(ScriptError) in try embedded.script(params: params) },
+                control("control.backend.latency", params: ["ms"]) { (params) throws(ScriptError) in try embedded.setLatency(params: params) },
+                control("control.backend.reset", params: []) { _ in embedded.reset() },
             ]
         }
         return ServedApp(kinds: kinds(api: api), controls: controls, summary: "backend \(text)")
@@ -95,8 +95,10 @@ public enum ReferenceApp {
 
     /// A control answered `{}` once `body` accepted its params, or -32602 naming the param.
     @HostActor
-    static func control(_ name: String, _ body: @escaping @HostActor (JSON) throws(ScriptError) -> Void) -> TestControl {
-        TestControl(name) { (params) throws(RPCError) in
+    static func control(
+        _ name: String, params members: Set<String>, _ body: @escaping @HostActor (JSON) throws(ScriptError) -> Void
+    ) -> TestControl {
+        TestControl(name, params: members) { (params) throws(RPCError) in
             do throws(ScriptError) {
                 try body(params)
             } catch {

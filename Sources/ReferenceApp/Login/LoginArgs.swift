@@ -25,6 +25,4 @@ public struct LoginArgs: ViewModelArgs, Equatable {
         }
         return ["type": "object", "properties": ["mode": mode], "additionalProperties": false]
     }
-
-    public static var placeholder: LoginArgs { LoginArgs() }
 }

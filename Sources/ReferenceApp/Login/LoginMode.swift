@@ -1,9 +1,10 @@
+import VMHostRuntime
 import VMHostWire
 
 /// Which login form is shown: account and password, or phone and SMS code.
 ///
 /// On the wire it is the string `"password"` or `"code"` (the `mode` arg, input and property).
-public enum LoginMode: String, Sendable, CaseIterable, Equatable, JSONEncodable, JSONDecodable {
+public enum LoginMode: String, Sendable, CaseIterable, Equatable, JSONEncodable, InputValue {
     case password
     case code
 

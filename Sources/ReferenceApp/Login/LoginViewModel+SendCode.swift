@@ -11,7 +11,7 @@ extension LoginViewModel {
             startCountdown()
             return nil
         }
-        sendCode.disabledReason = { [unowned self] in
+        sendCode.disabledReason = { [unowned self] _ in
             if countdown.value > 0 { return Strings.Reason.countdownRunning(countdown.value) }
             if !phoneValid.value { return Strings.Reason.phoneInvalid }
             return nil

@@ -10,7 +10,7 @@ extension LoginViewModel {
             try await logIn()
             return nil
         }
-        submit.disabledReason = { [unowned self] in submitBlocker() }
+        submit.disabledReason = { [unowned self] _ in submitBlocker() }
         return submit
     }
 

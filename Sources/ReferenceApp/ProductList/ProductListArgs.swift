@@ -38,7 +38,5 @@ extension ProductListViewModel {
                 "additionalProperties": false,
             ]
         }
-
-        public static var placeholder: Args { Args() }
     }
 }

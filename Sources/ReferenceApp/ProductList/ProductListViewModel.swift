@@ -74,7 +74,7 @@ public final class ProductListViewModel: ViewModel {
             try await load(page: page.value + 1, replacing: false)
             return nil
         }
-        loadMore.disabledReason = { [unowned self] in
+        loadMore.disabledReason = { [unowned self] _ in
             if refresh.isExecuting.value || loadMore.isExecuting.value { return Reason.fetchInFlight }
             return hasMore.value ? nil : Reason.noMorePages
         }

@@ -1,15 +1,16 @@
 import VMHostEventLoop
 import VMHostWire
 
-/// What to do when a command is sent while it runs.
-public enum CommandPolicy: Sendable {
+/// What to do when a command is sent while it runs; `Value` is the command's value type.
+public enum CommandPolicy<Value>: Sendable {
     /// Cancel the running execution and start anew (flatMapLatest). Its caller gets -32800.
     case latest
     /// Refuse with -32003 `already running` (RACCommand's default).
     case ignore
     /// Refuse only while an execution with the same key runs (`delete` of the same group);
-    /// executions with different keys run side by side.
-    case ignorePerKey(@Sendable (JSON) -> String)
+    /// executions with different keys run side by side. The key is read from the decoded value:
+    /// `.ignorePerKey { $0.groupId }`.
+    case ignorePerKey(@Sendable (Value) -> String)
     /// Run side by side.
     case concurrent
 
@@ -43,25 +44,31 @@ public enum CommandOutcome: Sendable, Equatable {
 /// nothing the body does afterwards is applied, because ``ViewModelContext/perform(_:)`` checks
 /// cancellation after every await.
 @HostActor
-public final class Command<Value: JSONDecodable & Sendable>: AnyInput {
+public final class Command<Value: InputValue & Sendable>: AnyInput {
     public let name: String
-    /// The schema given at declaration; else `{"type":"null"}`, made when asked.
+    /// The schema given at declaration, if any; else the value type's, made when asked.
     private let declaredSchema: JSON?
-    public var valueSchema: JSON { declaredSchema ?? NoValue.jsonSchema }
-    public let policy: CommandPolicy
+    public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
+    public let policy: CommandPolicy<Value>
     public var kind: InputKind { .command }
     public var describeExtras: JSONObject { ["policy": .string(policy.name)] }
 
     /// True while at least one execution runs.
     public let isExecuting: Property<Bool>
-    /// Why the command cannot run now, or nil when it can. Checked on every send.
-    public var disabledReason: () -> String? = { nil }
+    /// Why the command cannot run now with this value, or nil when it can: checked on every send,
+    /// after the value decoded and the policy let it through; a reason is answered -32003.
+    /// A command without a value gets ``NoValue``: `save.disabledReason = { [unowned self] _ in … }`.
+    public var disabledReason: (Value) -> String? = { _ in nil }
+    /// Refuses a value that is well-formed but wrong now (an id not in the list): throw
+    /// ``InputError/refused(_:_:)``, answered -32602 naming the member. Checked on every send right
+    /// after the value decoded, before the policy and ``disabledReason``.
+    public var check: (Value) throws(InputError) -> Void = { _ in }
 
     private let body: @HostActor (Value) async throws -> JSON?
     private var running: [CommandExecution] = []
     weak var owner: ViewModelContext?
 
-    init(name: String, schema: JSON?, policy: CommandPolicy, body: @escaping @HostActor (Value) async throws -> JSON?) {
+    init(name: String, schema: JSON?, policy: CommandPolicy<Value>, body: @escaping @HostActor (Value) async throws -> JSON?) {
         self.name = name
         self.declaredSchema = schema
         self.policy = policy
@@ -72,24 +79,46 @@ public final class Command<Value: JSONDecodable & Sendable>: AnyInput {
     /// Executions running now.
     public var runningCount: Int { running.count }
 
-    /// Starts an execution, or refuses (invalid value, disabled, policy). `completion` is called
-    /// exactly once, on the host actor, when the execution ends.
-    @discardableResult
-    public func execute(_ value: JSON, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution {
+    public func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value(json: value, path: "params.value") }
+
+    /// Why a send of `value` would be refused now (invalid value, disposed, policy, disabled), or
+    /// nil when it would start. Nothing runs.
+    public func refusal(for value: JSON) -> InputError? {
+        do throws(InputError) {
+            _ = try admit(value)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Decodes `value` and applies the refusals, in the order a send meets them.
+    private func admit(_ value: JSON) throws(InputError) -> (value: Value, key: String?) {
         let decoded: Value
         do throws(JSONDecodingError) { decoded = try Value(json: value, path: "params.value") } catch { throw .invalidValue(error) }
+        try check(decoded)
         if owner?.isDisposed == true { throw .disabled(reason: "the view-model is disposed") }
+        if owner?.isDescribing == true { throw .disabled(reason: "the kind is being described") }
         var key: String?
         switch policy {
         case .ignore:
             if !running.isEmpty { throw .disabled(reason: "already running") }
         case .ignorePerKey(let keyOf):
-            key = keyOf(value)
-            if running.contains(where: { $0.key == key }) { throw .disabled(reason: "already running for \(key!)") }
+            let runningKey = keyOf(decoded)
+            key = runningKey
+            if running.contains(where: { $0.key == runningKey }) { throw .disabled(reason: "already running for \(runningKey)") }
         case .latest, .concurrent:
             break
         }
-        if let reason = disabledReason() { throw .disabled(reason: reason) }
+        if let reason = disabledReason(decoded) { throw .disabled(reason: reason) }
+        return (decoded, key)
+    }
+
+    /// Starts an execution, or refuses (invalid value, disabled, policy). `completion` is called
+    /// exactly once, on the host actor, when the execution ends.
+    @discardableResult
+    public func execute(_ value: JSON, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution {
+        let (decoded, key) = try admit(value)
         if case .latest = policy { cancelAll() }
 
         let execution = CommandExecution(command: self, key: key, completion: completion)
@@ -182,6 +211,10 @@ extension Command: AnyCommandEnding {
 public protocol AnyCommand: AnyInput {
     @discardableResult
     func execute(_ value: JSON, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution
+    /// Why a send of `value` would be refused now, or nil when it would start. Nothing runs.
+    func refusal(for value: JSON) -> InputError?
+    /// Executions running now.
+    var runningCount: Int { get }
     func cancelAll()
 }
 

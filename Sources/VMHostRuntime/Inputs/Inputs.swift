@@ -9,13 +9,66 @@ public enum InputKind: String, Sendable {
 /// Why a send was refused.
 public enum InputError: Error, Sendable, Equatable {
     /// The value did not decode; the path names it (`params.value: expected a string, got null`).
+    /// Answered -32602.
     case invalidValue(JSONDecodingError)
-    /// The input is disabled right now; `reason` says why (`already running`, `no more pages`).
+    /// The value is well-formed but not acceptable now (an id that is not in the list); `path` names
+    /// the part refused (`params.value.groupId`) and `reason` says why. Answered -32602 (SPEC §2).
+    case refused(path: String, reason: String)
+    /// The input is disabled right now, whatever the value; `reason` says why (`already running`,
+    /// `no more pages`). Answered -32003.
     case disabled(reason: String)
+
+    /// Refuses a well-formed value that is wrong now: `throw .refused("groupId", "no group \"g9\"")`
+    /// names `params.value.groupId`. An empty `member` names the whole value.
+    public static func refused(_ member: String, _ reason: String) -> InputError {
+        .refused(path: member.isEmpty ? "params.value" : "params.value.\(member)", reason: reason)
+    }
+
+    /// The message a client reads: `params.value.groupId: no group "g9" in the list`.
+    public var message: String {
+        switch self {
+        case .invalidValue(let error): error.description
+        case .refused(let path, let reason): "\(path): \(reason)"
+        case .disabled(let reason): reason
+        }
+    }
 }
 
+/// A type an input can carry: it is read from JSON with errors naming the path, and it describes
+/// itself with a JSON Schema, which `host.describe` reports as the input's `value`.
+///
+/// The basic types (`String`, `Int`, `Int64`, `Double`, `Bool`, ``JSON``, `JSONObject`), arrays and
+/// optionals of encodable input values, and ``NoValue`` conform. A type that is also
+/// `JSONEncodable` shares one `jsonSchema`:
+///
+/// ```swift
+/// struct TodoReference: InputValue {
+///     var id: String
+///     static var jsonTypeDescription: String { "an object {id}" }
+///     static var jsonSchema: JSON { ["type": "object", "properties": ["id": ["type": "string"]], "required": ["id"]] }
+///     init(json: JSON, path: String) throws(JSONDecodingError) { id = try JSONReader(json, path: path).required("id") }
+/// }
+/// ```
+public protocol InputValue: JSONDecodable {
+    /// The JSON Schema of the values this type reads: what `host.describe` says the input accepts.
+    static var jsonSchema: JSON { get }
+}
+
+extension String: InputValue {}
+extension Int: InputValue {}
+extension Int64: InputValue {}
+extension Double: InputValue {}
+extension Bool: InputValue {}
+extension JSON: InputValue {}
+extension JSONObject: InputValue {
+    /// Any object.
+    public static var jsonSchema: JSON { ["type": "object"] }
+}
+extension Array: InputValue where Element: InputValue & JSONEncodable {}
+extension Optional: InputValue where Wrapped: InputValue & JSONEncodable {}
+
 /// The value type of inputs that take no value: accepts only an absent value or `null`.
-public struct NoValue: JSONDecodable, JSONEncodable, Sendable, Equatable {
+public struct NoValue: InputValue, JSONEncodable, Sendable, Equatable {
     public init() {}
     public static var jsonTypeDescription: String { "no value" }
     public static var jsonSchema: JSON { ["type": "null"] }
@@ -34,6 +87,9 @@ public protocol AnyInput: AnyObject {
     var valueSchema: JSON { get }
     /// Extra members for `host.describe` (a command's policy).
     var describeExtras: JSONObject { get }
+    /// Reads `value` as this input would, without applying it: throws what a send of it would
+    /// answer -32602 for. What ``valueSchema`` accepts must read here, and what it refuses must not.
+    func validate(_ value: JSON) throws(JSONDecodingError)
     /// Whether the value is a secret (a password, a code): masked wherever a message is recorded
     /// (the trace, the logs), and `secret: true` in `host.describe`.
     var isSecret: Bool { get }
@@ -52,7 +108,7 @@ public protocol SynchronousInput: AnyInput {
 
 /// An input that sets a value (text typed, a mode chosen).
 @HostActor
-public final class ValueInput<Value: JSONDecodable & JSONEncodable>: SynchronousInput {
+public final class ValueInput<Value: InputValue>: SynchronousInput {
     public let name: String
     /// The schema given at declaration, if any; else the value type's, made when asked.
     private let declaredSchema: JSON?
@@ -69,6 +125,8 @@ public final class ValueInput<Value: JSONDecodable & JSONEncodable>: Synchronous
         self.apply = apply
     }
 
+    public func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value(json: value, path: "params.value") }
+
     public func send(_ value: JSON) throws(InputError) {
         do throws(JSONDecodingError) {
             apply(try Value(json: value, path: "params.value"))
@@ -78,14 +136,15 @@ public final class ValueInput<Value: JSONDecodable & JSONEncodable>: Synchronous
     }
 }
 
-/// A fire-and-forget action (`cancel`, `create`), optionally with a value (`rename {groupId}`),
-/// optionally disabled with a reason.
+/// A fire-and-forget action (`cancel`, `create`), optionally with a value (`rename {groupId}`).
+/// Its body may refuse with ``InputError/refused(path:reason:)`` (a well-formed value wrong now) or
+/// ``InputError/disabled(reason:)``.
 @HostActor
-public final class Trigger<Value: JSONDecodable>: SynchronousInput {
+public final class Trigger<Value: InputValue>: SynchronousInput {
     public let name: String
-    /// The schema given at declaration; else `{"type":"null"}`, made when asked.
+    /// The schema given at declaration, if any; else the value type's, made when asked.
     private let declaredSchema: JSON?
-    public var valueSchema: JSON { declaredSchema ?? NoValue.jsonSchema }
+    public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
     public var kind: InputKind { .trigger }
     public var describeExtras: JSONObject { [:] }
     private let fire: (Value) throws(InputError) -> Void
@@ -95,6 +154,8 @@ public final class Trigger<Value: JSONDecodable>: SynchronousInput {
         self.declaredSchema = schema
         self.fire = fire
     }
+
+    public func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value(json: value, path: "params.value") }
 
     public func send(_ value: JSON) throws(InputError) {
         let decoded: Value

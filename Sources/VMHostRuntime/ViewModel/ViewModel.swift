@@ -3,16 +3,55 @@ import VMHostWire
 
 /// The arguments of a view-model kind (`vm.create {kind, args}`), read with errors that name the
 /// argument (`params.args.pageSize: must be between 1 and 100, got 0`).
+///
+/// Declare the schema and the reader; the placeholder is derived from the schema, and the unknown
+/// members refused by ``JSONReader/rejectUnknown(schema:)`` are the schema's `properties`:
+///
+/// ```swift
+/// struct Args: ViewModelArgs {
+///     var listId: String
+///     static let schema: JSON = [
+///         "type": "object", "properties": ["listId": ["type": "string", "minLength": 1]],
+///         "required": ["listId"], "additionalProperties": false,
+///     ]
+///     init(reader: JSONReader) throws(JSONDecodingError) {
+///         try reader.rejectUnknown(schema: Self.schema)
+///         listId = try reader.required("listId")
+///     }
+/// }
+/// ```
 public protocol ViewModelArgs: Sendable {
     init(reader: JSONReader) throws(JSONDecodingError)
     /// The JSON Schema of the args object, for `host.describe`.
     static var schema: JSON { get }
     /// Some valid arguments: used once to instantiate the kind and read its declared members.
+    /// By default, the reader applied to ``JSONSchemaExample/minimal(_:)`` of ``schema``.
     static var placeholder: Self { get }
+}
+
+extension ViewModelArgs {
+    /// The args read from the smallest value ``schema`` accepts. Stops with a message naming the
+    /// type when the reader refuses it: the schema and the reader disagree.
+    public static var placeholder: Self {
+        let example = JSONSchemaExample.minimal(schema)
+        do throws(JSONDecodingError) {
+            return try Self(reader: JSONReader(example, path: "params.args"))
+        } catch {
+            fatalError("\(Self.self): the reader refuses \(example), the smallest value its schema accepts (\(error)); fix the schema or declare `placeholder`")
+        }
+    }
+}
+
+extension JSONReader {
+    /// Fails on any member that `schema` (an object schema) does not list in `properties`.
+    public func rejectUnknown(schema: JSON) throws(JSONDecodingError) {
+        try rejectUnknown(Set(schema["properties"]?.objectValue?.keys ?? []))
+    }
 }
 
 /// Arguments of a kind that takes none.
 public struct NoArgs: ViewModelArgs {
+    /// No arguments.
     public init() {}
     public init(reader: JSONReader) throws(JSONDecodingError) { try reader.rejectUnknown([]) }
     public static var schema: JSON { ["type": "object", "properties": [:], "additionalProperties": false] }
@@ -56,8 +95,12 @@ public struct ViewModelFactory {
     }
 
     /// Describes the kind: `{kind, args, inputs:[{name, kind, value, …}], outputs:[{name, kind, schema}]}`.
+    ///
+    /// Reads the declarations of an instance made from ``ViewModelArgs/placeholder`` in a context
+    /// that is safe to start work in: it has its own clock, which never moves (timers set in the
+    /// initializer never fire), its commands refuse to start, and it reaches no other view-model.
     public func describe(clock: any HostClock) -> JSON {
-        let context = ViewModelContext(handle: "describe", kind: kind, clock: clock, locale: .zhHans)
+        let context = ViewModelContext(handle: "describe", kind: kind, clock: ManualClock(), locale: .zhHans, describing: true)
         let instance = makePlaceholder(context)
         defer {
             context.dispose()

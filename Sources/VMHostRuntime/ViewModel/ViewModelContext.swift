@@ -16,12 +16,19 @@ public protocol ViewModelContextObserver: AnyObject {
 ///
 /// ```swift
 /// init(args: Args, context: ViewModelContext) {
+///     self.context = context
 ///     items = context.property("items", [ProductCell]())
 ///     ...                                     // every stored property set: phase 2
-///     let refresh = context.command("refresh", policy: .latest) { [unowned self] _ in try await load(page: 1) }
+///     let refresh = context.command("refresh", policy: .latest) { [unowned self] in try await load(page: 1); return nil }
 ///     isRefreshing.bind(to: refresh.isExecuting)
 /// }
 /// ```
+///
+/// Closures given to the context (command bodies, triggers, `disabledReason`, observers) are kept by
+/// the context's members: capture the view-model `[unowned self]` and reach the context as
+/// `self.context` (or `[unowned context]`). A closure that captures the initializer's `context`
+/// parameter or `self` strongly is a cycle that outlives `vm.dispose`; in debug builds the host
+/// stops on it with an assertion naming the kind (see ``checkReleased(_:)``).
 @HostActor
 public final class ViewModelContext {
     /// The view-model's handle (`vm` on the wire).
@@ -41,6 +48,9 @@ public final class ViewModelContext {
     private var nextTimerToken: UInt64 = 0
     private var disposeHandlers: [() -> Void] = []
 
+    /// True for the context `host.describe` builds an instance in to read its declarations: its
+    /// clock is its own (timers never fire), and commands refuse to start.
+    public let isDescribing: Bool
     public weak var observer: (any ViewModelContextObserver)?
     /// Finds another view-model of the same host by handle (for a child that reloads its parent).
     public var lookup: (String) -> AnyObject? = { _ in nil }
@@ -52,11 +62,16 @@ public final class ViewModelContext {
     private var instance: AnyObject?
     private var liveTasks = 0
 
-    public init(handle: String, kind: String, clock: any HostClock, locale: AppLocale) {
+    public convenience init(handle: String, kind: String, clock: any HostClock, locale: AppLocale) {
+        self.init(handle: handle, kind: kind, clock: clock, locale: locale, describing: false)
+    }
+
+    init(handle: String, kind: String, clock: any HostClock, locale: AppLocale, describing: Bool) {
         self.handle = handle
         self.kind = kind
         self.clock = clock
         self.locale = locale
+        self.isDescribing = describing
         error = Event("error")
         error.owner = self
         events.append(error)
@@ -83,10 +98,12 @@ public final class ViewModelContext {
 
     // MARK: Declaring inputs
 
-    /// Declares a value input; `apply` runs with each decoded value. A `secret` input (a password,
-    /// a code) has its values masked wherever messages are recorded (the trace, the logs).
+    /// Declares a value input; `apply` runs with each decoded value. `schema` refines the value
+    /// type's schema (a `minLength`, an `enum`); it must describe the same values the type reads.
+    /// A `secret` input (a password, a code) has its values masked wherever messages are recorded
+    /// (the trace, the logs).
     @discardableResult
-    public func value<Value: JSONDecodable & JSONEncodable>(
+    public func value<Value: InputValue>(
         _ name: String, of type: Value.Type = Value.self, schema: JSON? = nil, secret: Bool = false,
         _ apply: @escaping (Value) -> Void
     ) -> ValueInput<Value> {
@@ -101,9 +118,11 @@ public final class ViewModelContext {
         trigger(name, of: NoValue.self) { (_: NoValue) throws(InputError) in try fire() }
     }
 
-    /// Declares a trigger that carries a value.
+    /// Declares a trigger that carries a value; `host.describe` reports `Value`'s schema unless
+    /// `schema` refines it. `fire` may refuse with ``InputError/refused(_:_:)`` (-32602) or
+    /// ``InputError/disabled(reason:)`` (-32003).
     @discardableResult
-    public func trigger<Value: JSONDecodable>(
+    public func trigger<Value: InputValue>(
         _ name: String, of type: Value.Type, schema: JSON? = nil, _ fire: @escaping (Value) throws(InputError) -> Void
     ) -> Trigger<Value> {
         let input = Trigger<Value>(name: name, schema: schema, fire: fire)
@@ -114,15 +133,17 @@ public final class ViewModelContext {
     /// Declares a command without a value.
     @discardableResult
     public func command(
-        _ name: String, policy: CommandPolicy, _ body: @escaping @HostActor () async throws -> JSON?
+        _ name: String, policy: CommandPolicy<NoValue>, _ body: @escaping @HostActor () async throws -> JSON?
     ) -> Command<NoValue> {
         command(name, of: NoValue.self, policy: policy) { _ in try await body() }
     }
 
-    /// Declares a command that carries a value.
+    /// Declares a command that carries a value; `host.describe` reports `Value`'s schema unless
+    /// `schema` refines it. A well-formed value that is wrong now is refused before the command
+    /// starts, in ``Command/check`` (-32602); a command that cannot run now, in ``Command/disabledReason`` (-32003).
     @discardableResult
-    public func command<Value: JSONDecodable & Sendable>(
-        _ name: String, of type: Value.Type, schema: JSON? = nil, policy: CommandPolicy,
+    public func command<Value: InputValue & Sendable>(
+        _ name: String, of type: Value.Type, schema: JSON? = nil, policy: CommandPolicy<Value>,
         _ body: @escaping @HostActor (Value) async throws -> JSON?
     ) -> Command<Value> {
         let command = Command<Value>(name: name, schema: schema, policy: policy, body: body)
@@ -149,6 +170,15 @@ public final class ViewModelContext {
     }
 
     func taskStarted() { liveTasks += 1 }
+
+    /// True while a task of one of its commands has not unwound yet (a cancelled one may finish late).
+    public var hasLiveTasks: Bool { liveTasks > 0 }
+
+    /// A check, for once the owner of a disposed context has dropped it, that the context and its
+    /// view-model are gone: see ``ReleaseCheck``.
+    public func releaseCheck() -> ReleaseCheck {
+        ReleaseCheck(context: self, instance: instance, skip: liveTasks > 0)
+    }
 
     func taskEnded() {
         liveTasks -= 1
@@ -218,5 +248,44 @@ public final class ViewModelContext {
 
     func eventDidEmit(name: String, value: JSON) {
         observer?.eventDidEmit(self, name: name, value: value)
+    }
+}
+
+/// Catches, in debug builds, the mistake that makes a view-model outlive `vm.dispose`: a closure
+/// declared on its context that captures `self` or the initializer's `context` parameter strongly.
+///
+/// Taken with ``ViewModelContext/releaseCheck()`` once the context is disposed, and ``verify()``d
+/// once its owner dropped every reference (the host does both in `vm.dispose`). Skipped while a
+/// command's task still unwinds, since that task holds the view-model until it ends.
+@HostActor
+public struct ReleaseCheck {
+    private weak var context: ViewModelContext?
+    private weak var instance: AnyObject?
+    private let kind: String
+    private let handle: String
+    private let skip: Bool
+
+    init(context: ViewModelContext, instance: AnyObject?, skip: Bool) {
+        self.context = context
+        self.instance = instance
+        self.kind = context.kind
+        self.handle = context.handle
+        self.skip = skip
+    }
+
+    /// The problem found, or nil when the context and its view-model were released (or the check was skipped).
+    public var problem: String? {
+        guard !skip, context != nil || instance != nil else { return nil }
+        return "\(kind) \(handle) outlived its disposal: a closure declared on its context holds it. "
+            + "Capture the view-model [unowned self] and use self.context (or [unowned context]) inside "
+            + "command bodies, triggers, disabledReason and observers, never the initializer's context parameter"
+    }
+
+    /// In debug builds, stops with ``problem`` when the context or its view-model is still alive;
+    /// release builds do nothing.
+    public func verify() {
+        #if DEBUG
+        if let problem { assertionFailure(problem) }
+        #endif
     }
 }

@@ -37,6 +37,8 @@ public struct FrameReader {
     /// it were searched already, so a message that arrives in many small reads is scanned once.
     private var scanned = 0
     private var state = State.scanning
+    /// Nothing but a possible UTF-8 byte order mark has been read yet: a leading BOM is skipped.
+    private var atStreamStart = true
 
     private enum State {
         /// Looking for the end of a line (ndjson) or of a header block (lsp).
@@ -69,6 +71,11 @@ public struct FrameReader {
     /// Reports a final event for bytes left when the stream ends: a last ndjson line without a
     /// newline is a frame; an unfinished LSP message is reported as a bad header.
     public mutating func finish(_ handle: (FrameEvent) -> Void) {
+        if framing == .auto, start < buffer.count, hasContent(start, buffer.count) {
+            // The input ended before its first line did: what came is not a header, so it is ndjson.
+            framing = .ndjson
+            handle(.framingDetected(framing))
+        }
         if framing == .ndjson, case .scanning = state, start < buffer.count {
             let end = trimmedEnd(buffer.count)
             if end - start > maxMessageBytes {
@@ -89,6 +96,9 @@ public struct FrameReader {
 
     /// Makes one step of progress; false when more bytes are needed.
     private mutating func step(_ handle: (FrameEvent) -> Void) -> Bool {
+        if atStreamStart {
+            guard skipByteOrderMark() else { return false }
+        }
         if framing == .auto {
             guard detect() else { return false }
             handle(.framingDetected(framing))
@@ -132,18 +142,49 @@ public struct FrameReader {
         }
     }
 
-    /// Decides the framing from the first non-whitespace byte (whitespace before it is dropped).
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// Drops a UTF-8 byte order mark at the very start of the stream; false while the bytes read so
+    /// far are a proper prefix of one.
+    private mutating func skipByteOrderMark() -> Bool {
+        let available = buffer.count - start
+        let compared = min(available, Self.byteOrderMark.count)
+        if buffer[start..<start + compared].elementsEqual(Self.byteOrderMark[0..<compared]) {
+            guard available >= Self.byteOrderMark.count else { return false }
+            start += Self.byteOrderMark.count
+        }
+        atStreamStart = false
+        return true
+    }
+
+    /// Decides the framing from the first line (whitespace before it is dropped): a header line
+    /// (`Name:` with a name of letters, digits, `-` and `_`) starts LSP framing; anything else is
+    /// ndjson, where a line that is not JSON is a parse error.
     private mutating func detect() -> Bool {
         while start < buffer.count, isWhitespace(buffer[start]) { start += 1 }
         guard start < buffer.count else { return false }
-        framing = (buffer[start] == UInt8(ascii: "{") || buffer[start] == UInt8(ascii: "[")) ? .ndjson : .lsp
+        var end = start
+        while end < buffer.count, end - start < Self.maxHeaderBytes, isHeaderNameByte(buffer[end]) { end += 1 }
+        // A name as long as a whole header block is no header, however the bytes arrive.
+        let tooLong = end - start >= Self.maxHeaderBytes
+        if !tooLong && end == buffer.count { return false }
+        framing = !tooLong && end > start && buffer[end] == UInt8(ascii: ":") ? .lsp : .ndjson
         return true
+    }
+
+    /// A byte of a header field's name: ASCII letters, digits, `-` and `_`.
+    private func isHeaderNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+        default: false
+        }
     }
 
     private mutating func scanLine(_ handle: (FrameEvent) -> Void) -> Bool {
         guard let newline = index(of: UInt8(ascii: "\n"), from: max(start, scanned)) else {
             scanned = buffer.count
-            if buffer.count - start > maxMessageBytes + 1 {  // +1: a trailing \r is not content
+            if buffer.count - start - 1 > maxMessageBytes {  // -1: a trailing \r is not content
                 handle(.oversized(byteCount: nil, limit: maxMessageBytes))
                 start = buffer.count
                 state = .skippingLine

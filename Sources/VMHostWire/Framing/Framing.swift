@@ -1,6 +1,7 @@
 /// How messages are delimited on a byte stream.
 public enum Framing: String, Sendable, CaseIterable {
-    /// Decide from the first non-whitespace byte: `{` or `[` → ``ndjson``, anything else → ``lsp``.
+    /// Decide from the first line, after a UTF-8 byte order mark and whitespace: a header line
+    /// (`Name: value`) → ``lsp``; anything else → ``ndjson``.
     case auto
     /// One JSON text per line; `\r\n` is tolerated; blank lines are ignored.
     case ndjson

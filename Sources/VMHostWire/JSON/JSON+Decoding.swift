@@ -53,9 +53,8 @@ public struct JSONReader: Sendable {
     /// Fails on any member not in `allowed`, naming it: catches typos in a client's params.
     public func rejectUnknown(_ allowed: Set<String>) throws(JSONDecodingError) {
         for member in object where !allowed.contains(member.key) {
-            throw JSONDecodingError(
-                path: path(of: member.key),
-                problem: "is not a known member (expected one of: \(allowed.sorted().joined(separator: ", ")))")
+            let expected = allowed.isEmpty ? "none is expected" : "expected one of: \(allowed.sorted().joined(separator: ", "))"
+            throw JSONDecodingError(path: path(of: member.key), problem: "is not a known member (\(expected))")
         }
     }
 }

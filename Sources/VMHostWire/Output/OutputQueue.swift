@@ -47,6 +47,12 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         /// writing what was queued since. Until it lets go, it takes every new message.
         var takerOwns = false
         var leftover: [UInt8]?
+        /// While paused (``pause()``): the index in `entries` where the held messages start; the
+        /// ones before it are still written.
+        var pauseMark: Int?
+
+        /// The end of what may be taken now: everything, or up to the pause mark.
+        var takeLimit: Int { pauseMark.map { min($0, entries.count) } ?? entries.count }
     }
 
     private let condition = Condition()
@@ -69,7 +75,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     public func push(merging message: Message, key: Int) {
         condition.withLock {
             guard !state.closed else { return }
-            if state.stalled, let id = state.open[key], state.mergeables[id] != nil {
+            if state.stalled || state.pauseMark != nil, let id = state.open[key], state.mergeables[id] != nil {
                 state.mergeables[id]!.merge(message)
                 return
             }
@@ -125,7 +131,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// itself) or the queue is closed. Nil then, and when nothing waits.
     public func takeForProducer() -> [[UInt8]]? {
         let taken: ([Entry], [UInt64: Message])? = condition.withLock {
-            guard !state.takerOwns, !state.closed, state.head < state.entries.count else { return nil }
+            guard !state.takerOwns, !state.closed, state.head < state.takeLimit else { return nil }
             return takeLocked(maxBytes: Self.writeSliceBytes)
         }
         guard let taken else { return nil }
@@ -148,6 +154,27 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// again when it has drained; tests do to play a client that stopped reading.
     public func setStalled(_ stalled: Bool) {
         condition.withLock { state.stalled = stalled }
+    }
+
+    /// Holds every message pushed from now on until ``resume()``, as for a reader that stopped:
+    /// property changes merge (latest value wins) into the first one of their key held, events and
+    /// responses are kept. What was pushed before is still written, and no later change merges
+    /// into it. For the test controls (`control.output.pause`), which make merging deterministic.
+    public func pause() {
+        condition.withLock {
+            guard state.pauseMark == nil, !state.closed else { return }
+            state.pauseMark = state.entries.count
+            state.open.removeAll()
+        }
+    }
+
+    /// Ends ``pause()``: the held messages are written, in order.
+    public func resume() {
+        condition.withLock {
+            guard state.pauseMark != nil else { return }
+            state.pauseMark = nil
+            wakeTakerLocked()
+        }
     }
 
     /// Forgets the waiting mergeable message of `key` (its subscription ended).
@@ -187,7 +214,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             state.takerBusy = false
             condition.broadcast()
             while true {
-                let waiting = state.head < state.entries.count || state.leftover != nil
+                let waiting = state.head < state.takeLimit || state.leftover != nil
                 if !state.producerWrites || state.closed || state.takerOwns {
                     if waiting { break }
                     if state.closed { return nil }
@@ -213,17 +240,19 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// or `nanoseconds` passed. True when flushed.
     public func waitUntilFlushed(nanoseconds: UInt64) -> Bool {
         condition.withLock {
-            while state.head < state.entries.count || state.takerBusy || state.leftover != nil {
+            while state.head < state.takeLimit || state.takerBusy || state.leftover != nil {
                 if !condition.wait(nanoseconds: nanoseconds) { return false }
             }
             return true
         }
     }
 
-    /// Refuses further messages and wakes a waiting taker; messages already queued are still taken.
+    /// Refuses further messages and wakes a waiting taker; messages already queued are still taken,
+    /// held ones (``pause()``) too.
     public func close() {
         condition.withLock {
             state.closed = true
+            state.pauseMark = nil
             condition.broadcast()
         }
     }
@@ -240,6 +269,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             state.takerBusy = false
             state.leftover = nil
             state.takerOwns = false
+            state.pauseMark = nil
             condition.broadcast()
         }
     }
@@ -250,7 +280,8 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         var end = state.head
         var bytes = 0
         var plainTaken = 0
-        while end < state.entries.count && bytes < maxBytes {
+        let limit = state.takeLimit
+        while end < limit && bytes < maxBytes {
             switch state.entries[end] {
             case .plain(let body):
                 bytes += body.count
@@ -271,10 +302,12 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             state.entries.removeAll(keepingCapacity: state.entries.capacity <= 4096)
             state.head = 0
             state.open.removeAll(keepingCapacity: state.open.capacity <= 4096)
+            if state.pauseMark != nil { state.pauseMark = 0 }
         } else {
             state.head = end
             if state.head >= 4096 && state.head * 2 >= state.entries.count {
                 state.entries.removeFirst(state.head)
+                if let mark = state.pauseMark { state.pauseMark = max(0, mark - state.head) }
                 state.head = 0
             }
             // A taken change is no longer waiting: newer changes of its key queue behind it.

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Host, RPCError, UnknownMember, ErrorCode, findBinary } from "../index.js";
+import { Host, HostExited, RPCError, UnknownMember, ErrorCode, findBinary } from "../index.js";
 
 const OPTIONS = ["--clock", "manual", "--test-controls"];
 
@@ -93,4 +93,17 @@ test("requests after shutdown answer -32005", async () => {
   await assert.rejects(host.ping(), { code: -32005 });
   host.notify("exit");
   assert.equal(await host.exited, 0);
+});
+
+test("HostExited carries the host's own reason and status", async () => {
+  const host = await Host.spawn(["--backend", "localhost:8080"]);
+  await assert.rejects(host.ping(), (error) => {
+    assert.ok(error instanceof HostExited);
+    assert.match(error.message, /status 64/);
+    assert.match(error.message, /--backend/);
+    assert.match(error.message, /localhost:8080/);
+    return true;
+  });
+  assert.match(host.stderr, /--backend/);
+  assert.equal(await host.exited, 64);
 });

@@ -35,6 +35,12 @@ function equal(a, b) {
   return a === b;
 }
 
+/** A pattern string that is no pattern: matched as text. */
+function isPlainText(pattern) {
+  return typeof pattern === "string" && pattern !== "$any" &&
+    !pattern.startsWith("$capture:") && !pattern.startsWith("$ref:");
+}
+
 /** Throws Mismatch naming the first difference; fills `captures`. */
 function match(expected, actual, captures, path = "$") {
   if (typeof expected === "string") {
@@ -56,12 +62,24 @@ function match(expected, actual, captures, path = "$") {
       return;
     }
   }
+  if (isObject(expected) && Object.keys(expected).length === 1 && has(expected, "$literal")) {
+    // Plain JSON equality, no pattern inside: a literal "$any", a member named "...".
+    if (!equal(expected.$literal, actual)) throw new Mismatch(`${path}: expected ${show(expected.$literal)}, got ${show(actual)}`);
+    return;
+  }
   if (isObject(expected)) {
     if (!isObject(actual)) throw new Mismatch(`${path}: expected an object, got ${show(actual)}`);
     const openEnded = expected["..."] === true;
     for (const [key, value] of Object.entries(expected)) {
       if (key === "..." && openEnded) continue;
       if (!has(actual, key)) throw new Mismatch(`${path}: missing member ${show(key)}`);
+      if (key === "message" && path.endsWith(".error") && isPlainText(value)) {
+        // An error's text is for people: SPEC gives it as an example; code and data decide.
+        if (typeof actual[key] !== "string" || actual[key] === "") {
+          throw new Mismatch(`${path}.message: expected a text, got ${show(actual[key])}`);
+        }
+        continue;
+      }
       match(value, actual[key], captures, `${path}.${key}`);
     }
     if (!openEnded) {
@@ -101,6 +119,7 @@ function substitute(value, captures) {
  * order of `actual`; so a diff shows only real differences.
  */
 function resolvePattern(pattern, actual, captures) {
+  if (isObject(pattern) && Object.keys(pattern).length === 1 && has(pattern, "$literal")) return pattern.$literal;
   if (typeof pattern === "string") {
     if (pattern === "$any" || pattern.startsWith("$capture:")) return actual;
     if (pattern.startsWith("$ref:") && captures.has(pattern.slice(5))) return captures.get(pattern.slice(5));
@@ -234,6 +253,7 @@ async function replay(file) {
   const host = await Process.start(first.args);
   const captures = new Map();
   let closed = false;
+  let exited = false;
 
   const fail = (line, why, expected, actual) => {
     const resolved = expected !== undefined && actual !== undefined
@@ -291,19 +311,25 @@ async function replay(file) {
         const status = await host.waitExit();
         if (status === undefined) fail(line, `the host did not exit within ${EXIT_LIMIT / 1000}s`);
         if (status !== step.exit) fail(line, `exit status ${status}, expected ${step.exit}`);
+        exited = true;
       } else {
         fail(line, `unknown step ${show(step)}`);
       }
     }
-    if (!closed) {
-      // End of transcript: no message may be left unexpected.
-      host.close();
+    if (!closed) host.close();
+    if (!exited) {
+      // End of transcript: no message may be left unexpected; then the host exits 0 (SPEC §7).
+      const last = steps[steps.length - 1][0];
       const next = await host.next();
+      if (next.timeout) fail(last, `stdout did not end within ${READ_LIMIT / 1000}s after EOF`);
       if (next.line !== undefined) {
         let extra = next.line;
         try { extra = JSON.parse(next.line); } catch { /* shown raw */ }
-        fail(steps[steps.length - 1][0], "an unexpected message after the last line", undefined, extra);
+        fail(last, "an unexpected message after the last line", undefined, extra);
       }
+      const status = await host.waitExit();
+      if (status === undefined) fail(last, `the host did not exit within ${EXIT_LIMIT / 1000}s after EOF`);
+      if (status !== 0) fail(last, `exit status ${status} after EOF, expected 0 (SPEC §7)`);
     }
   } finally {
     await host.kill();
@@ -319,3 +345,14 @@ test("there are conformance transcripts", () => {
 for (const file of files) {
   test(`conformance ${file.replace(/\.jsonl$/, "")}`, () => replay(file));
 }
+
+test("match: $literal compares plainly, patterns inside it included", () => {
+  const captures = new Map();
+  match({ $literal: { "...": true, a: "$any" } }, { "...": true, a: "$any" }, captures);
+  assert.throws(() => match({ $literal: "$any" }, 1, captures), Mismatch);
+  assert.throws(() => match({ $literal: { "...": true } }, { a: 1 }, captures), Mismatch);
+  match({ a: 1, "...": true }, { a: 1, b: 2 }, captures);
+  match({ error: { code: 1, message: "Unknown view-model \"a\"" } }, { error: { code: 1, message: "no view-model a" } }, captures);
+  assert.throws(() => match({ error: { code: 1, message: "x" } }, { error: { code: 1, message: 2 } }, captures), Mismatch);
+  assert.throws(() => match({ error: { code: 1, message: "x" } }, { error: { code: 2, message: "x" } }, captures), Mismatch);
+});

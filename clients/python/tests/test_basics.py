@@ -113,3 +113,32 @@ def test_shutdown_on_exit_and_later_requests() -> None:
     assert host.returncode == 0
     with pytest.raises(vmhost.HostExited):
         host.ping()
+
+
+@pytest.mark.parametrize("stderr", [None, vmhost.KEEP_STDERR])
+def test_host_exited_says_why_the_host_ended(stderr, capfd) -> None:
+    host = vmhost.Host.spawn("--backend", "localhost:8080", stderr=stderr)
+    with pytest.raises(vmhost.HostExited) as caught:
+        host.ping()
+    message = str(caught.value)
+    assert "(status 64)" in message and "--backend" in message and "localhost:8080" in message
+    assert "--backend" in host.stderr_tail
+    assert ("--backend" in capfd.readouterr().err) == (stderr is None)  # shown unless kept only
+    assert host.close() == 64
+
+
+def test_async_host_exited_says_why_the_host_ended() -> None:
+    import asyncio
+
+    async def run() -> str:
+        host = await vmhost.AsyncHost.spawn("--backend", "localhost:8080", stderr=vmhost.KEEP_STDERR)
+        try:
+            await host.ping()
+        except vmhost.HostExited as error:
+            return str(error)
+        finally:
+            await host.close()
+        return ""
+
+    message = asyncio.run(run())
+    assert "(status 64)" in message and "--backend" in message

@@ -55,6 +55,11 @@ def match(expected: Any, actual: Any, captures: Dict[str, Any], path: str = "$")
                 raise Mismatch(f"{path}: expected ${name} = {dumps(captures[name])}, "
                                f"got {dumps(actual)}")
             return
+    if isinstance(expected, dict) and set(expected) == {"$literal"}:
+        # Plain JSON equality, no pattern inside: a literal "$any", a member named "...".
+        if not same_json(expected["$literal"], actual):
+            raise Mismatch(f"{path}: expected {dumps(expected['$literal'])}, got {dumps(actual)}")
+        return
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             raise Mismatch(f"{path}: expected an object, got {dumps(actual)}")
@@ -64,6 +69,11 @@ def match(expected: Any, actual: Any, captures: Dict[str, Any], path: str = "$")
                 continue
             if key not in actual:
                 raise Mismatch(f"{path}: missing member {key!r}")
+            if key == "message" and path.endswith(".error") and is_plain_text(value):
+                # An error's text is for people: SPEC gives it as an example; code and data decide.
+                if not isinstance(actual[key], str) or not actual[key]:
+                    raise Mismatch(f"{path}.message: expected a text, got {dumps(actual[key])}")
+                continue
             match(value, actual[key], captures, f"{path}.{key}")
         if not open_ended:
             extra = sorted(set(actual) - set(expected))
@@ -80,6 +90,10 @@ def match(expected: Any, actual: Any, captures: Dict[str, Any], path: str = "$")
         return
     if not same_json(expected, actual):
         raise Mismatch(f"{path}: expected {dumps(expected)}, got {dumps(actual)}")
+
+
+def is_plain_text(pattern: Any) -> bool:
+    return isinstance(pattern, str) and pattern != "$any" and not pattern.startswith(("$capture:", "$ref:"))
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -139,6 +153,7 @@ def replay(path: Path) -> None:
     host = vmhost.Host.spawn(*first["args"], stderr=stderr, raw=True)
     captures: Dict[str, Any] = {}
     closed = False
+    exited = False
 
     def stderr_text() -> str:
         stderr.seek(0)
@@ -212,12 +227,20 @@ def replay(path: Path) -> None:
                     fail(number, f"the host did not exit within {EXIT_LIMIT}s")
                 if status != step["exit"]:
                     fail(number, f"exit status {status}, expected {step['exit']}")
+                exited = True
             else:
                 fail(number, f"unknown step {dumps(step)}")
         if not closed:
             # End of transcript: close stdin; no message may be left unexpected.
             host.close_input()
+        if not exited:
             expect_end(steps[-1][0], "an unexpected message after the last line")
+            try:
+                status = host.wait(EXIT_LIMIT)
+            except subprocess.TimeoutExpired:
+                fail(steps[-1][0], f"the host did not exit within {EXIT_LIMIT}s after EOF")
+            if status != 0:
+                fail(steps[-1][0], f"exit status {status} after EOF, expected 0 (SPEC §7)")
     finally:
         host.kill()
         stderr.close()
@@ -237,8 +260,14 @@ def test_match_rules() -> None:
     match({"a": 1, "...": True}, {"a": 1.0, "b": 2}, captures)
     match(["$any", "$capture:x"], [None, {"k": [1]}], captures)
     match("$ref:x", {"k": [1]}, captures)
+    match({"$literal": {"...": True, "a": "$any"}}, {"...": True, "a": "$any"}, captures)
+    match({"error": {"code": 1, "message": "Unknown view-model \"a\""}},
+          {"error": {"code": 1, "message": "no view-model a"}}, captures)  # texts are not matched
     for pattern, actual in [({"a": 1}, {"a": 1, "b": 2}), ({"a": True}, {"a": 1}),
                             ([1], [1, 2]), (None, 0), ("$ref:x", {"k": [2]}),
-                            ("$ref:nope", 1), ("$capture:x", 3)]:
+                            ("$ref:nope", 1), ("$capture:x", 3),
+                            ({"$literal": "$any"}, 1), ({"$literal": {"...": True}}, {"a": 1}),
+                            ({"error": {"code": 1, "message": "x"}}, {"error": {"code": 1, "message": 2}}),
+                            ({"error": {"code": 1, "message": "x"}}, {"error": {"code": 2, "message": "x"}})]:
         with pytest.raises(Mismatch):
             match(pattern, actual, captures)

@@ -60,10 +60,18 @@ def tmux() -> Iterator[Tmux]:
 
 
 def test_login_products_load_more_groups(tmux: Tmux) -> None:
-    tmux.wait_for("Login", "Username", "Account + password")
+    tmux.wait_for("Login", "Mobile", "11-digit mobile number", "Account + password")
 
+    # A refused submit says why on the status line, until the next input.
+    tmux.keys("Down")
+    tmux.keys("Down")
+    tmux.keys("Enter")
+    tmux.wait_for("submit is disabled")
+    tmux.keys("Up")
+    tmux.keys("Up")
     tmux.keys("13800138000", literal=True)
     screen = tmux.wait_for("13800138000")
+    assert "is disabled" not in screen
     tmux.keys("Enter")
     tmux.keys("123456", literal=True)
     tmux.wait_for("******")
@@ -78,11 +86,15 @@ def test_login_products_load_more_groups(tmux: Tmux) -> None:
 
     tmux.keys("g")
     screen = tmux.wait_for("Menu groups", "招牌热菜", "12 dishes")
+    assert "loaded more" not in screen  # the status line speaks of the screen on view
 
     tmux.keys("n")
     tmux.wait_for("New group", "cannot save")
+    tmux.keys("Enter")
+    tmux.wait_for("save is disabled")
     tmux.keys("Soup", literal=True)
-    tmux.wait_for("can save")
+    screen = tmux.wait_for("can save")
+    assert "is disabled" not in screen
     tmux.keys("Enter")
     tmux.wait_for("Menu groups", "Soup", "saved Soup")
 
@@ -97,3 +109,23 @@ def test_login_products_load_more_groups(tmux: Tmux) -> None:
         time.sleep(0.05)
     else:
         raise AssertionError("the demo did not quit on q")
+
+
+def run_demo(*args: str) -> "subprocess.CompletedProcess[str]":
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(CLIENT), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-m", "vmhost.demo", *args], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, env=env, timeout=30)
+
+
+def test_a_bad_host_option_shows_the_hosts_message_and_status() -> None:
+    done = run_demo("--backend", "localhost:8080")
+    assert done.returncode == 64
+    assert "(status 64): Error: --backend" in done.stderr and "localhost:8080" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_without_a_terminal_the_demo_says_so() -> None:
+    done = run_demo("--locale", "en")
+    assert done.returncode == 2
+    assert "needs a terminal" in done.stderr and "tour.sh" in done.stderr
+    assert "Traceback" not in done.stderr

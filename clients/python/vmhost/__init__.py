@@ -13,6 +13,7 @@
 
 from ._binary import find_binary
 from ._proxy import MISSING, Member
+from ._stderr import KEEP as KEEP_STDERR
 from .aio import AsyncHost, AsyncPendingCommand, AsyncViewModel
 from .errors import (
     CommandFailed,
@@ -34,7 +35,7 @@ from .host import Host, PendingCommand, ViewModel
 __all__ = [
     "Host", "ViewModel", "PendingCommand",
     "AsyncHost", "AsyncViewModel", "AsyncPendingCommand",
-    "Member", "MISSING", "find_binary",
+    "Member", "MISSING", "find_binary", "KEEP_STDERR",
     "RPCError", "ParseError", "InvalidRequest", "MethodNotFound", "InvalidParams",
     "InternalError", "RequestCancelled", "UnknownViewModel", "UnknownMember",
     "InputDisabled", "CommandFailed", "HostShuttingDown", "HostExited",

@@ -8,10 +8,11 @@ import itertools
 import json
 import logging
 import os
-from typing import Any, Awaitable, Callable, Dict, Generator, List, Mapping, Optional, Union
+from typing import IO, Any, Awaitable, Callable, Dict, Generator, List, Mapping, Optional, Union
 
 from ._binary import find_binary
 from ._proxy import MISSING, ViewModelBase
+from ._stderr import StderrTail, exit_message, forward_target
 from .errors import HostExited, RPCError
 from . import _protocol as protocol
 
@@ -84,9 +85,15 @@ class AsyncHost:
     ``exit`` and waits for it. A reader task answers requests and applies notifications in order.
     """
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+    def __init__(self, process: asyncio.subprocess.Process,
+                 stderr_tail: Optional[StderrTail] = None) -> None:
         assert process.stdin is not None and process.stdout is not None
         self._process = process
+        self._stderr_tail = stderr_tail
+        self._stderr_reader: "Optional[asyncio.Task[None]]" = None
+        if stderr_tail is not None and process.stderr is not None:
+            self._stderr_reader = asyncio.get_running_loop().create_task(
+                self._read_stderr(process.stderr, stderr_tail))
         self._stdin = process.stdin
         self._stdout = process.stdout
         self._ids = itertools.count(1)
@@ -99,17 +106,20 @@ class AsyncHost:
 
     @classmethod
     def spawn(cls, *options: str, binary: Union[str, "os.PathLike[str]", None] = None,
-              stderr: Optional[int] = None, env: Optional[Mapping[str, str]] = None) -> _Spawn:
-        """Start vmhost with *options*; see :meth:`vmhost.Host.spawn`."""
+              stderr: Union[int, str, IO[Any], None] = None,
+              env: Optional[Mapping[str, str]] = None) -> _Spawn:
+        """Start vmhost with *options*; see :meth:`vmhost.Host.spawn` (*stderr* alike)."""
         path = find_binary(binary)
+        target, tail = forward_target(stderr)
 
         async def start() -> AsyncHost:
             process = await asyncio.create_subprocess_exec(
                 path, *options,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE if target == "pipe" else target,
                 env=dict(env) if env is not None else None, limit=_LINE_LIMIT,
             )
-            return cls(process)
+            return cls(process, stderr_tail=tail)
 
         return _Spawn(start)
 
@@ -149,6 +159,8 @@ class AsyncHost:
             self._process.kill()
             status = await self._process.wait()
         await self._reader
+        if self._stderr_reader is not None:
+            await self._stderr_reader
         return status
 
     # -- requests ------------------------------------------------------------
@@ -180,7 +192,7 @@ class AsyncHost:
     def _start(self, method: str, params: Params, on_result: Optional[_OnResult] = None,
                transform: Callable[[Any], Any] = lambda result: result) -> AsyncPendingCommand:
         if self._exited:
-            raise HostExited(f"vmhost exited (status {self._process.returncode})")
+            raise HostExited(exit_message("vmhost exited", self._process.returncode, self._stderr_tail))
         request_id = next(self._ids)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
         self._pending[request_id] = (future, on_result)
@@ -251,9 +263,35 @@ class AsyncHost:
             self._exited = True
             pending = list(self._pending.values())
             self._pending.clear()
+            if pending:
+                # stdout closes just before the process exits: wait a moment for its status.
+                try:
+                    await asyncio.wait_for(self._process.wait(), 2.0)
+                    if self._stderr_reader is not None:
+                        await asyncio.wait_for(asyncio.shield(self._stderr_reader), 2.0)
+                except asyncio.TimeoutError:
+                    pass
+            message = exit_message("vmhost exited before answering", self._process.returncode,
+                                   self._stderr_tail)
             for future, _ in pending:
                 if not future.done():
-                    future.set_exception(HostExited("vmhost exited before answering"))
+                    future.set_exception(HostExited(message))
+
+    @staticmethod
+    async def _read_stderr(stream: asyncio.StreamReader, tail: StderrTail) -> None:
+        try:
+            while True:
+                chunk = await stream.read(65536)
+                if not chunk:
+                    break
+                tail.feed(chunk)
+        except (OSError, ValueError):
+            pass
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the host wrote to stderr, when kept (see :meth:`spawn`); else ``""``."""
+        return self._stderr_tail.text() if self._stderr_tail is not None else ""
 
     def _dispatch(self, message: Dict[str, Any]) -> None:
         if "method" in message:

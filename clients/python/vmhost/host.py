@@ -14,6 +14,7 @@ from concurrent.futures import TimeoutError as _FutureTimeout
 from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Union
 
 from ._binary import find_binary
+from ._stderr import StderrTail, exit_message, forward_target
 from ._proxy import MISSING, ViewModelBase
 from .errors import HostExited, RPCError
 from . import _protocol as protocol
@@ -81,8 +82,12 @@ class Host:
 
     _END = object()
 
-    def __init__(self, process: "subprocess.Popen[bytes]", raw: bool = False) -> None:
+    def __init__(self, process: "subprocess.Popen[bytes]", raw: bool = False,
+                 stderr_tail: Optional[StderrTail] = None) -> None:
         self._process = process
+        self._stderr_tail = stderr_tail
+        if stderr_tail is not None and process.stderr is not None:
+            stderr_tail.read_in_thread(process.stderr)
         assert process.stdin is not None and process.stdout is not None
         self._stdin: IO[bytes] = process.stdin
         self._stdout: IO[bytes] = process.stdout
@@ -101,21 +106,25 @@ class Host:
 
     @classmethod
     def spawn(cls, *options: str, binary: Union[str, "os.PathLike[str]", None] = None,
-              stderr: Union[int, IO[Any], None] = None,
+              stderr: Union[int, str, IO[Any], None] = None,
               env: Optional[Mapping[str, str]] = None, raw: bool = False) -> "Host":
         """Start vmhost with *options* (e.g. ``"--clock", "manual", "--test-controls"``).
 
         The binary is *binary*, ``$VMHOST_BIN``, ``<repo>/.build/release/vmhost``,
-        ``<repo>/.build/debug/vmhost`` or ``vmhost`` on ``PATH``. *stderr* (the host's logs) is
-        inherited unless given, e.g. ``subprocess.DEVNULL``. *raw* keeps every message for
-        :meth:`next_message` (see the class documentation).
+        ``<repo>/.build/debug/vmhost`` or ``vmhost`` on ``PATH``. *stderr* (the host's logs): by
+        default shown on ours and its last lines kept, so that :class:`~vmhost.HostExited` says
+        why the host ended (e.g. a bad option); ``vmhost.KEEP_STDERR`` keeps them without showing
+        them; anything else (``subprocess.DEVNULL``, a file) is passed to the process as is.
+        *raw* keeps every message for :meth:`next_message` (see the class documentation).
         """
+        target, tail = forward_target(stderr)
         process = subprocess.Popen(
             [find_binary(binary), *options],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if target == "pipe" else target,
             env=dict(env) if env is not None else None,
         )
-        return cls(process, raw=raw)
+        return cls(process, raw=raw, stderr_tail=tail)
 
     # -- context manager -----------------------------------------------------
 
@@ -243,10 +252,12 @@ class Host:
                transform: Callable[[Any], Any] = lambda result: result) -> PendingCommand:
         future: "Future[Any]" = Future()
         with self._lock:
-            if self._exited:
-                raise HostExited(f"vmhost exited (status {self._process.poll()})")
-            request_id = next(self._ids)
-            self._pending[request_id] = (future, on_result)
+            exited = self._exited
+            if not exited:
+                request_id = next(self._ids)
+                self._pending[request_id] = (future, on_result)
+        if exited:
+            raise HostExited(self._exit_message("vmhost exited"))
         try:
             self._write(protocol.message(method, params, request_id))
         except OSError as error:
@@ -348,9 +359,25 @@ class Host:
             self._exited = True
             pending = list(self._pending.values())
             self._pending.clear()
-        status = self._process.poll()
+        message = self._exit_message("vmhost exited before answering") if pending else ""
         for future, _ in pending:
-            future.set_exception(HostExited(f"vmhost exited before answering (status {status})"))
+            future.set_exception(HostExited(message))
+
+    def _exit_message(self, what: str) -> str:
+        """*what*, the exit status and the host's last words on stderr, once it ended (its stdout
+        closes just before it exits: wait a moment for the status)."""
+        try:
+            status: Optional[int] = self._process.wait(2.0)
+        except subprocess.TimeoutExpired:
+            status = None
+        if self._stderr_tail is not None:
+            self._stderr_tail.join(2.0)
+        return exit_message(what, status, self._stderr_tail)
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines the host wrote to stderr, when kept (see :meth:`spawn`); else ``""``."""
+        return self._stderr_tail.text() if self._stderr_tail is not None else ""
 
     def _register(self, subscription: str, vm: ViewModelBase) -> None:
         with self._lock:

@@ -44,7 +44,5 @@ extension MenuEditGroupViewModel {
                 "additionalProperties": false,
             ]
         }
-
-        public static var placeholder: Args { Args(menuUid: "m1") }
     }
 }

@@ -49,7 +49,7 @@ public final class MenuEditGroupViewModel: ViewModel {
 
         context.value("name", of: String.self) { [unowned self] in name.value = $0 }
         let save = context.command("save", policy: .ignore) { [unowned self] in try await performSave() }
-        save.disabledReason = { [unowned self] in GroupName.problem(name.value, original: originalName) }
+        save.disabledReason = { [unowned self] _ in GroupName.problem(name.value, original: originalName) }
         context.trigger("cancel") { [unowned self, unowned save] in
             // Leaving the screen abandons the save: its request is cancelled, not left to land later.
             save.cancelAll()

@@ -22,7 +22,5 @@ extension MenuSubGroupViewModel {
                 "additionalProperties": false,
             ]
         }
-
-        public static var placeholder: Args { Args(menuUid: "m1") }
     }
 }

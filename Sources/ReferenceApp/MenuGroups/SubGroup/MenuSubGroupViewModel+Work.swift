@@ -25,12 +25,11 @@ extension MenuSubGroupViewModel {
         show(groups.value.filter { $0.id != groupId })
     }
 
-    /// The row with `groupId`, or an invalid-value error naming `params.value.groupId`.
+    /// The row with `groupId`, or a refusal (-32602) naming `params.value.groupId`.
     func row(_ groupId: String) throws(InputError) -> GroupRow {
         guard let row = groups.value.first(where: { $0.id == groupId }) else {
             let known = groups.value.map(\.id).joined(separator: ", ")
-            throw .invalidValue(JSONDecodingError(
-                path: "params.value.groupId", problem: "no group \"\(groupId)\" in the list (groups: \(known.isEmpty ? "none" : known))"))
+            throw .refused("groupId", "no group \"\(groupId)\" in the list (groups: \(known.isEmpty ? "none" : known))")
         }
         return row
     }

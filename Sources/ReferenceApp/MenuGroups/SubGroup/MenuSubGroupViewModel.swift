@@ -57,13 +57,13 @@ public final class MenuSubGroupViewModel: ViewModel {
         context.trigger("create") { [unowned self] in
             navigate.emit(EditGroupRoute(menuUid: menuUid, parent: self.context.handle))
         }
-        context.trigger("rename", of: GroupReference.self, schema: GroupReference.declaredSchema) {
+        context.trigger("rename", of: GroupReference.self) {
             [unowned self] reference throws(InputError) in
             let group = try row(reference.groupId)
             navigate.emit(EditGroupRoute(menuUid: menuUid, parent: self.context.handle, groupId: group.id, name: group.name))
         }
         context.command(
-            "delete", of: GroupReference.self, schema: GroupReference.declaredSchema, policy: .ignorePerKey(GroupReference.key)
+            "delete", of: GroupReference.self, policy: .ignorePerKey(GroupReference.key)
         ) { [unowned self] reference in
             try await delete(reference.groupId)
             return nil

@@ -1,7 +1,8 @@
+import VMHostRuntime
 import VMHostWire
 
 /// The value of `rename` and `delete`: `{groupId}`, read with errors that name `params.value.groupId`.
-public struct GroupReference: Sendable, Equatable, JSONDecodable {
+public struct GroupReference: Sendable, Equatable, InputValue {
     public var groupId: String
 
     public init(groupId: String) { self.groupId = groupId }
@@ -15,8 +16,8 @@ public struct GroupReference: Sendable, Equatable, JSONDecodable {
         guard !groupId.isEmpty else { throw JSONDecodingError(path: reader.path(of: "groupId"), problem: "must not be empty") }
     }
 
-    /// The key of `delete`'s per-group policy, read from the raw value (before it is decoded).
-    @Sendable static func key(of value: JSON) -> String { value["groupId"]?.stringValue ?? "" }
+    /// The key of `delete`'s per-group policy.
+    @Sendable static func key(of value: GroupReference) -> String { value.groupId }
 
     public static var jsonSchema: JSON { declaredSchema }
 

@@ -11,15 +11,16 @@ import curses
 import locale
 import os
 import queue
-import subprocess
 import sys
 import unicodedata
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .. import CommandFailed, Host, InputDisabled, RequestCancelled, RPCError, ViewModel
+from .. import (KEEP_STDERR, CommandFailed, Host, HostExited, InputDisabled, RequestCancelled,
+               RPCError, ViewModel)
 from ..host import PendingCommand
 
 SPINNER = "|/-\\"
+GONE = object()  # the origin of what a closed screen's view-model says
 ACCENT = "#1E88E5"
 USAGE = """usage: python3 -m vmhost.demo [--locale zh-Hans|en] [--binary PATH] [host options…]
 
@@ -70,10 +71,15 @@ class App:
         self.host = host
         self.stdscr = stdscr
         self.screens: List[Screen] = []
-        self.events: "queue.Queue[Tuple[Callable[[Any], None], Any]]" = queue.Queue()
-        self.pending: List[Tuple[PendingCommand, str, Optional[Callable[[Any], None]]]] = []
+        self.events: "queue.Queue[Tuple[ViewModel, Callable[[Any], None], Any]]" = queue.Queue()
+        self.pending: List[Tuple[PendingCommand, ViewModel, str,
+                                 Optional[Callable[[Any], None]]]] = []
+        # While an event or a command's end is handled: the screen of its view-model.
+        self.origin: Optional[object] = None
         self.status = ""
         self.status_error = False
+        # The screen the status line speaks of: it is shown only while that screen is on top.
+        self.status_screen: Optional[object] = None
         self.running = True
         self.tick = 0
         self.colors: Dict[str, int] = {}
@@ -111,25 +117,38 @@ class App:
         screen = self.screens[-1]
         self.put(0, 0, pad(f" vmhost demo — {screen.title}", width - 1), curses.A_REVERSE)
         screen.draw(2)
-        self.put(height - 2, 0, self.status,
-                 self.attr("error") if self.status_error else self.attr("ok"))
+        if self.status_screen is screen:
+            self.put(height - 2, 0, self.status,
+                     self.attr("error") if self.status_error else self.attr("ok"))
         self.put(height - 1, 0, screen.help, curses.A_DIM)
         self.stdscr.refresh()
 
     # plumbing --------------------------------------------------------------------------------
-    def say(self, text: str, error: bool = False) -> None:
+    def say(self, text: str, error: bool = False, screen: Optional[object] = None) -> None:
+        """Shows *text* on the status line of the screen it is about (the one whose view-model
+        spoke, else the top one) until the next input or a change of screen."""
         self.status, self.status_error = text, error
+        self.status_screen = screen or self.origin or (self.screens[-1] if self.screens else None)
+
+    def screen_of(self, vm: ViewModel) -> object:
+        """The screen showing *vm*; a closed one's view-model speaks of no screen on view."""
+        return next((screen for screen in self.screens if getattr(screen, "vm", None) is vm), GONE)
+
+    def clear_status(self) -> None:
+        self.status, self.status_error, self.status_screen = "", False, None
 
     def listen(self, vm: ViewModel, event: str, handler: Callable[[Any], None]) -> None:
-        vm.on(event, lambda value: self.events.put((handler, value)))
+        vm.on(event, lambda value: self.events.put((vm, handler, value)))
 
     def run_command(self, vm: ViewModel, input: str, value: Any = None,
                     done: Optional[Callable[[Any], None]] = None) -> PendingCommand:
+        self.clear_status()
         pending = vm.send_async(input) if value is None else vm.send_async(input, value)
-        self.pending.append((pending, input, done))
+        self.pending.append((pending, vm, input, done))
         return pending
 
     def send_value(self, vm: ViewModel, input: str, value: Any = None) -> None:
+        self.clear_status()
         try:
             if value is None:
                 vm.send(input, timeout=10)
@@ -152,37 +171,52 @@ class App:
     def poll(self) -> None:
         while True:
             try:
-                handler, value = self.events.get_nowait()
+                vm, handler, value = self.events.get_nowait()
             except queue.Empty:
                 break
-            handler(value)
+            self.origin = self.screen_of(vm)
+            try:
+                handler(value)
+            finally:
+                self.origin = None
         still = []
-        for pending, input, done in self.pending:
+        for pending, vm, input, done in self.pending:
             if not pending.done():
-                still.append((pending, input, done))
+                still.append((pending, vm, input, done))
                 continue
+            self.origin = self.screen_of(vm)
             try:
                 result = pending.result(0)
+                if done is not None:
+                    done(result)
             except (RPCError, TimeoutError) as error:
                 self.report(input, error)
-                continue
-            if done is not None:
-                done(result)
+            finally:
+                self.origin = None
         self.pending = still
 
     def push(self, screen: Screen) -> None:
         self.screens.append(screen)
+        self.clear_status()
 
     def pop(self) -> None:
+        """Closes the top screen; what it said last (e.g. "saved …") stays, on the one below."""
         screen = self.screens.pop()
+        if self.status_screen is screen and self.screens:
+            self.status_screen = self.screens[-1]
+        else:
+            self.clear_status()
         screen.close()
         if not self.screens:
             self.running = False
 
-    def replace(self, screen: Screen) -> None:
+    def replace(self, screen: Screen, status: str = "") -> None:
         old = self.screens.pop()
         old.close()
         self.screens.append(screen)
+        self.clear_status()
+        if status:
+            self.say(status, screen=screen)
 
     def loop(self) -> None:
         self.stdscr.timeout(50)
@@ -237,8 +271,7 @@ class LoginScreen(Screen):
 
     def on_navigate(self, value: Any) -> None:
         if isinstance(value, dict) and value.get("route") == "ProductList":
-            self.app.say("logged in")
-            self.app.replace(ProductListScreen(self.app))
+            self.app.replace(ProductListScreen(self.app), status="logged in")
 
     def close(self) -> None:
         try:
@@ -259,8 +292,8 @@ class LoginScreen(Screen):
         app.put(y + 1, 2, f"mode: {vm['mode']}", curses.A_DIM)
         rows = self.rows()
         self.focus = min(self.focus, len(rows) - 1)
-        labels = {"username": "Username", "password": "Password", "phone": "Phone",
-                  "code": "Code"}
+        labels = {"username": "Mobile", "password": "Password", "phone": "Mobile",
+                  "code": "SMS code"}
         line = y + 3
         for index, row in enumerate(rows):
             mark = "> " if index == self.focus else "  "
@@ -270,7 +303,10 @@ class LoginScreen(Screen):
                 if row in ("password", "code"):
                     shown = "*" * len(shown)
                 valid = vm[f"{row}Valid"]
-                app.put(line, 2, f"{mark}{labels[row]:<9} {pad(shown, 24)}", focused)
+                hint = "" if shown else ("11-digit mobile number" if row in ("username", "phone")
+                                         else "")
+                app.put(line, 2, f"{mark}{labels[row]:<9} {pad(shown or hint, 24)}",
+                        focused | (curses.A_DIM if hint else 0))
                 app.put(line, 40, "valid" if valid else "invalid",
                         app.attr("ok") if valid else app.attr("error"))
             elif row == "sendCode":
@@ -520,13 +556,27 @@ def parse(argv: List[str]) -> Tuple[Optional[str], Optional[str], List[str]]:
     return locale_name, binary, rest
 
 
+NO_TERMINAL = """vmhost.demo: needs a terminal (stdin and stdout are not one).
+Through a pipe, clients/shell/tour.sh shows the same screens (scripts/demo.sh runs it there).
+"""
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     locale_name, binary, options = parse(list(sys.argv[1:] if argv is None else argv))
     locale.setlocale(locale.LC_ALL, "")
     os.environ.setdefault("ESCDELAY", "25")
-    with Host.spawn(*options, binary=binary, stderr=subprocess.DEVNULL) as host:
-        if locale_name:
-            host.initialize(locale=locale_name)
+    # The host's stderr is kept, not shown (it would draw over the screen); when the host ends
+    # early, e.g. on a bad option, HostExited carries its message and status.
+    try:
+        host = Host.spawn(*options, binary=binary, stderr=KEEP_STDERR)
+    except OSError as error:  # no binary, or one that cannot run
+        sys.stderr.write(f"vmhost.demo: {error}\n")
+        return 1
+    try:
+        host.initialize(**({"locale": locale_name} if locale_name else {}))
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            sys.stderr.write(NO_TERMINAL)
+            return 2
 
         def run(stdscr: Any) -> None:
             try:
@@ -541,4 +591,17 @@ def main(argv: Optional[List[str]] = None) -> int:
             curses.wrapper(run)
         except KeyboardInterrupt:
             pass
+        except curses.error as error:
+            sys.stderr.write(f"vmhost.demo: the terminal cannot be used: {error}\n")
+            return 2
+    except HostExited as error:
+        sys.stderr.write(f"vmhost.demo: {error}\n")
+        status = host.close()
+        return status if status else 1
+    except RPCError as error:
+        sys.stderr.write(f"vmhost.demo: {error}\n")
+        host.close()
+        return 1
+    finally:
+        host.close()
     return 0

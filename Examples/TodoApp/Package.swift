@@ -1,0 +1,21 @@
+// swift-tools-version: 6.0
+// A todo list served by vmhost: an app built on the framework's public products only, as any app
+// outside this repository would be (there: `.package(url: …, from: "0.1.0")`).
+import PackageDescription
+
+let package = Package(
+    name: "TodoApp",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "vmhost", path: "../.."),
+    ],
+    targets: [
+        // The app's kinds, its API protocol and its in-memory backend.
+        .target(name: "TodoKinds", dependencies: [.product(name: "VMHost", package: "vmhost")]),
+        // The app's `main`: its kinds served on stdio.
+        .executableTarget(
+            name: "todo-host", dependencies: ["TodoKinds", .product(name: "VMHost", package: "vmhost")]),
+        .testTarget(
+            name: "TodoKindsTests", dependencies: ["TodoKinds", .product(name: "VMHostTesting", package: "vmhost")]),
+    ]
+)

@@ -1,0 +1,77 @@
+import VMHost
+
+/// One item of the list.
+public struct Todo: Sendable, Hashable, JSONEncodable {
+    /// Given by the backend: `t1`, `t2`, …
+    public var id: String
+    /// What is to be done: 1…80 characters (``TodoTitle``).
+    public var title: String
+    /// Whether it is done.
+    public var done: Bool
+
+    /// A todo as the backend stores it.
+    public init(id: String, title: String, done: Bool = false) {
+        self.id = id
+        self.title = title
+        self.done = done
+    }
+
+    /// `{id, title, done}`.
+    public var json: JSON { ["id": .string(id), "title": .string(title), "done": .bool(done)] }
+
+    /// The schema of ``json``.
+    public static var jsonSchema: JSON {
+        [
+            "type": "object",
+            "properties": ["id": ["type": "string"], "title": ["type": "string"], "done": ["type": "boolean"]],
+            "required": ["id", "title", "done"],
+        ]
+    }
+}
+
+/// The value of the inputs that name one todo: `{id}`.
+public struct TodoReference: InputValue, Sendable, Equatable {
+    /// The todo's id.
+    public var id: String
+
+    /// A reference to the todo `id`.
+    public init(id: String) { self.id = id }
+
+    /// How errors name the expected value.
+    public static var jsonTypeDescription: String { "an object {id}" }
+
+    /// `{id}`, a non-empty string, and nothing else.
+    public static var jsonSchema: JSON {
+        ["type": "object", "properties": ["id": ["type": "string", "minLength": 1]], "required": ["id"], "additionalProperties": false]
+    }
+
+    /// Reads `{id}`, naming `params.value.id` when it is missing, empty or not a string.
+    public init(json: JSON, path: String) throws(JSONDecodingError) {
+        let reader = try JSONReader(json, path: path)
+        try reader.rejectUnknown(schema: Self.jsonSchema)
+        id = try reader.required("id")
+        guard !id.isEmpty else { throw JSONDecodingError(path: reader.path(of: "id"), problem: "must not be empty") }
+    }
+}
+
+/// Titles: 1…80 characters once spaces at both ends are trimmed.
+public enum TodoTitle {
+    /// The longest title accepted.
+    public static let maxLength = 80
+
+    /// `text` without spaces and newlines at either end.
+    public static func trimmed(_ text: String) -> String {
+        var scalars = Substring(text)
+        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
+        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
+        return String(scalars)
+    }
+
+    /// Why `text` cannot be a title, or nil when it can.
+    public static func problem(_ text: String) -> String? {
+        let title = trimmed(text)
+        if title.isEmpty { return "the title is empty" }
+        if title.count > maxLength { return "the title is longer than \(maxLength) characters" }
+        return nil
+    }
+}

@@ -1,0 +1,57 @@
+import Testing
+import TodoKinds
+import VMHostTesting
+
+/// The two kinds served together, through the host's own connection, on the in-memory backend
+/// with its latency on the test's manual clock.
+@Suite("Todo app on the wire")
+@HostActor
+struct TodoWireTests {
+    let clock = ManualClock()
+    let client: InProcessConnection
+
+    init() {
+        let backend = InMemoryTodoBackend(clock: clock, latency: .milliseconds(200))
+        client = InProcessConnection(
+            kinds: [TodoListViewModel.factory(api: backend), TodoEditorViewModel.factory(api: backend)], clock: clock)
+    }
+
+    @Test func everyKindAcceptsExactlyWhatItDescribes() {
+        let backend = InMemoryTodoBackend(clock: clock)
+        let kinds = [TodoListViewModel.factory(api: backend), TodoEditorViewModel.factory(api: backend)]
+        #expect(DescribedKindCheck.problems(kinds: kinds) == [])
+    }
+
+    @Test func aSavedEditorReloadsItsList() async throws {
+        await client.request("vm.create", ["kind": "TodoList", "id": "list"])
+        await client.request("vm.subscribe", ["vm": "list", "outputs": ["items", "loading", "edit"]])
+        let load = await client.start("vm.send", ["vm": "list", "input": "load"], id: "load")
+        #expect(load.map { $0["params"]?["values"] } == [["loading": true]])
+        let loaded = await client.advance(ms: 200)
+        #expect(loaded.messages.first?["params"]?["values"]?["items"]?.arrayValue?.count == 3)
+        #expect(loaded.messages.contains { $0["id"] == "load" && $0["result"] == [:] })
+
+        let edit = await client.request("vm.send", ["vm": "list", "input": "edit", "value": ["id": "t1"]])
+        let args = try #require(edit.events.first?["value"])
+        #expect(args == ["id": "t1", "title": "Buy milk", "parent": "list"])
+        await client.request("vm.create", ["kind": "TodoEditor", "args": args, "id": "editor"])
+        let unchanged = await client.request("vm.send", ["vm": "editor", "input": "save"])
+        #expect(unchanged.errorCode == -32003)
+        #expect(unchanged.error?["data"]?["reason"] == "the title is unchanged")
+        await client.request("vm.send", ["vm": "editor", "input": "title", "value": "Buy oat milk"])
+        await client.start("vm.send", ["vm": "editor", "input": "save"], id: "save")
+        let saved = await client.advance(ms: 200)
+        #expect(saved.messages.contains { $0["id"] == "save" && $0["result"]?["value"]?["title"] == "Buy oat milk" })
+        let reloaded = await client.advance(ms: 200)
+        let items = reloaded.changes.compactMap { $0["values"]?["items"] }.last
+        #expect(items?.arrayValue?.first?["title"] == "Buy oat milk")
+        try client.finish()
+    }
+
+    @Test func aRefusedIdIsInvalidParams() async {
+        await client.request("vm.create", ["kind": "TodoList", "id": "list"])
+        let reply = await client.request("vm.send", ["vm": "list", "input": "delete", "value": ["id": "t9"]])
+        #expect(reply.errorCode == -32602)
+        #expect(reply.error?["message"] == "Invalid params: params.value.id: no todo \"t9\" in the list")
+    }
+}

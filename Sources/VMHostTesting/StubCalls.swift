@@ -1,0 +1,200 @@
+import Synchronization
+import VMHostEventLoop
+import VMHostRuntime
+import VMHostWire
+
+/// Calls to an app's API, for view-model tests: every call is recorded and held pending until the
+/// test completes it, fails it, or the calling task is cancelled. A test can look at the state
+/// *while* a request is in flight, then decide how it ends.
+///
+/// Any API protocol gets a stub in a few lines: each method hands its endpoint, its arguments and
+/// its result type to ``perform(_:_:as:)``.
+///
+/// ```swift
+/// enum TodoEndpoint: String, Sendable { case list, add }
+///
+/// @HostActor final class StubTodoAPI: TodoAPI {
+///     let calls = StubCalls<TodoEndpoint>()
+///     func list() async throws -> [Todo] { try await calls.perform(.list) }
+///     func add(title: String) async throws -> Todo { try await calls.perform(.add, ["title": .string(title)]) }
+/// }
+///
+/// // In a test:
+/// let call = await api.calls.call(.list)
+/// #expect(recorder.value("loading") == true)
+/// call.succeed([Todo(id: "t1", title: "Milk")])
+/// ```
+///
+/// ``answerNext(_:with:)`` queues answers that calls take at once instead (still answered
+/// asynchronously, as a real client would). ``verifyNothingPending()`` fails a test that left a
+/// call unanswered.
+@HostActor
+public final class StubCalls<Endpoint: Hashable & Sendable> {
+    /// Every call so far, in the order made.
+    public private(set) var calls: [PendingCall<Endpoint>] = []
+
+    private var queued: [Endpoint: [Result<any Sendable, any Error>]] = [:]
+    private var waiters: [(endpoint: Endpoint, occurrence: Int, continuation: CheckedContinuation<PendingCall<Endpoint>, Never>)] = []
+
+    /// A stub with no call made yet.
+    public init() {}
+
+    /// The calls not yet answered or cancelled.
+    public var pendingCalls: [PendingCall<Endpoint>] { calls.filter(\.isPending) }
+
+    /// The calls made to `endpoint`, in order.
+    public func calls(to endpoint: Endpoint) -> [PendingCall<Endpoint>] { calls.filter { $0.endpoint == endpoint } }
+
+    /// The `occurrence`-th call (1-based) to `endpoint`, waiting until it has been made.
+    public func call(_ endpoint: Endpoint, occurrence: Int = 1) async -> PendingCall<Endpoint> {
+        let made = calls(to: endpoint)
+        if made.count >= occurrence { return made[occurrence - 1] }
+        return await withCheckedContinuation { continuation in
+            waiters.append((endpoint, occurrence, continuation))
+        }
+    }
+
+    /// Queues an answer for the next call of `endpoint`: success with a value of the method's
+    /// result type, or failure with any error.
+    public func answerNext(_ endpoint: Endpoint, with result: Result<any Sendable, any Error>) {
+        queued[endpoint, default: []].append(result)
+    }
+
+    /// Records a call and waits for the test's answer: what a stub's method returns. The answer
+    /// must be a `T`; another type fails the call with ``StubMismatch``.
+    public func perform<T: Sendable>(_ endpoint: Endpoint, _ arguments: JSON = [:], as type: T.Type = T.self) async throws -> T {
+        let call = PendingCall(endpoint: endpoint, arguments: arguments)
+        calls.append(call)
+        if var queue = queued[endpoint], !queue.isEmpty {
+            call.resolve(.answered(queue.removeFirst()))
+            queued[endpoint] = queue
+        }
+        let count = calls(to: endpoint).count
+        let ready = waiters.filter { $0.endpoint == endpoint && $0.occurrence == count }
+        waiters.removeAll { $0.endpoint == endpoint && $0.occurrence == count }
+        for waiter in ready { waiter.continuation.resume(returning: call) }
+        let reply = try await call.reply()
+        guard let value = reply as? T else { throw StubMismatch(call: call.description, expected: "\(T.self)", got: "\(reply)") }
+        return value
+    }
+
+    /// Throws when a call is still pending: work the test started and never finished.
+    public func verifyNothingPending() throws(TestKitFailure) {
+        let pending = pendingCalls
+        guard pending.isEmpty else {
+            throw TestKitFailure("calls still pending: \(pending.map(\.description).joined(separator: "; "))")
+        }
+    }
+}
+
+/// A stub was answered with a value of the wrong type for the method called.
+public struct StubMismatch: Error, CustomStringConvertible, Sendable {
+    /// The call, as ``PendingCall/description``.
+    public let call: String
+    /// The type the method returns.
+    public let expected: String
+    /// The answer given.
+    public let got: String
+    public var description: String { "\(call) was answered with \(got), not a \(expected)" }
+}
+
+/// One call made to a ``StubCalls``: pending until the test answers it, or until the calling task
+/// is cancelled (which the call records: ``wasCancelled``).
+///
+/// - Important: Thread-safe: cancellation may arrive from any thread.
+public final class PendingCall<Endpoint: Sendable>: Sendable, CustomStringConvertible {
+    /// Which endpoint was called.
+    public let endpoint: Endpoint
+    /// The call's arguments by parameter name, as the stub passed them.
+    public let arguments: JSON
+
+    enum Resolution {
+        case answered(Result<any Sendable, any Error>)
+        case cancelled
+    }
+
+    private struct State {
+        var resolution: Resolution?
+        var continuation: CheckedContinuation<any Sendable, any Error>?
+    }
+
+    private let state = Mutex(State())
+
+    /// A pending call to `endpoint` with `arguments`, for a stub that keeps its own calls
+    /// (``StubCalls`` makes them for you).
+    public init(endpoint: Endpoint, arguments: JSON) {
+        self.endpoint = endpoint
+        self.arguments = arguments
+    }
+
+    /// True until the call is answered or cancelled.
+    public var isPending: Bool { state.withLock { $0.resolution == nil } }
+
+    /// True when the calling task was cancelled before the call was answered.
+    public var wasCancelled: Bool {
+        state.withLock { if case .cancelled? = $0.resolution { true } else { false } }
+    }
+
+    /// Completes the call with `value` (of the method's result type). Ignored (returns false) when
+    /// the call is no longer pending.
+    @discardableResult
+    public func succeed(_ value: any Sendable) -> Bool { resolve(.answered(.success(value))) }
+
+    /// Completes a call whose method returns nothing.
+    @discardableResult
+    public func succeed() -> Bool { resolve(.answered(.success(()))) }
+
+    /// Fails the call with `error` (a `DomainError`, usually). Ignored (returns false) when the call
+    /// is no longer pending.
+    @discardableResult
+    public func fail(_ error: any Error) -> Bool { resolve(.answered(.failure(error))) }
+
+    /// Waits for the answer (what the test passed to ``succeed(_:)``, or the error of ``fail(_:)``);
+    /// throws `CancellationError` when the calling task is cancelled first.
+    public func reply() async throws -> any Sendable {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Sendable, any Error>) in
+                let ready = state.withLock { state -> Resolution? in
+                    if let resolution = state.resolution { return resolution }
+                    state.continuation = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: Self.result(of: ready)) }
+            }
+        } onCancel: {
+            resolve(.cancelled)
+        }
+    }
+
+    @discardableResult
+    func resolve(_ resolution: Resolution) -> Bool {
+        let (accepted, continuation) = state.withLock { state -> (Bool, CheckedContinuation<any Sendable, any Error>?) in
+            guard state.resolution == nil else { return (false, nil) }
+            state.resolution = resolution
+            defer { state.continuation = nil }
+            return (true, state.continuation)
+        }
+        continuation?.resume(with: Self.result(of: resolution))
+        return accepted
+    }
+
+    private static func result(of resolution: Resolution) -> Result<any Sendable, any Error> {
+        switch resolution {
+        case .answered(let result): result
+        case .cancelled: .failure(CancellationError())
+        }
+    }
+
+    /// The endpoint and the arguments: `list {}`.
+    public var description: String { "\(endpoint) \(arguments)" }
+}
+
+/// A failed expectation of the test kit (a history that differs, output nobody asserted, work still
+/// running). Thrown, so that any test framework reports it: a `throws` test fails with the message.
+public struct TestKitFailure: Error, CustomStringConvertible, Sendable {
+    /// What differed, in words.
+    public let description: String
+
+    /// A failure that says `description`.
+    public init(_ description: String) { self.description = description }
+}
