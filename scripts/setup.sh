@@ -5,7 +5,8 @@
 # (Debian python3, python3-venv), and a virtual environment in .venv for the Python client and the
 # Python suites, made from the `python3` on PATH (Debian's own Python refuses `pip install` outside
 # one, PEP 668). With --tests also: tmux, jq, Node (Debian nodejs) and, in .venv, the packages of
-# Tests/requirements.txt (pytest, hypothesis, mypy).
+# Tests/requirements.txt (pytest, hypothesis, mypy, selenium); for the browser suite, Debian's
+# chromium and chromium-driver, and a Chinese font for legible screenshots (fonts-wqy-microhei).
 # Scripts run Python as .venv/bin/python; `source .venv/bin/activate` does the same in a shell.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,10 @@ if [ "${1:-}" = "--tests" ]; then
     command -v tmux >/dev/null 2>&1 || packages+=(tmux)
     command -v jq >/dev/null 2>&1 || packages+=(jq)
     command -v node >/dev/null 2>&1 || packages+=(nodejs)
+    # The browser suite (Tests/Browser) drives headless Chromium through chromedriver.
+    command -v chromium >/dev/null 2>&1 || packages+=(chromium)
+    command -v chromedriver >/dev/null 2>&1 || packages+=(chromium-driver)
+    [ -e /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || packages+=(fonts-wqy-microhei)
 fi
 [ ${#packages[@]} -eq 0 ] || apt_install "${packages[@]}"
 # Debian ships venv's ensurepip apart from python3, in python3-venv.

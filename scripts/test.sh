@@ -11,6 +11,9 @@
 #   6. examples: Examples/TodoApp, a separate package on the public products only, is built (into its
 #      own .build, ignored by git), its tests run, and its client script drives its executable
 #      through a pipe: the framework's public API cannot break unnoticed
+#   6b. browser: the web demo served by vmhost-web, driven in headless Chromium by selenium
+#      (pytest, Tests/Browser; screenshots of each screen in .build/browser-screenshots), and the
+#      WebSocket transport's handshake, close codes and sessions
 #   7. tagged-dependency: a consumer package depending on vmhost `from: "1.0.0"` (a local tag of HEAD)
 #      builds and answers through the server entry (Tests/Dependency)
 #   8. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
@@ -53,6 +56,8 @@ bindings() {
 }
 run bindings bindings
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
+export VMHOST_WEB_BIN="$PWD/.build/debug/vmhost-web"
+run browser python3 -m pytest -q -p no:cacheprovider Tests/Browser
 # A package that depends on a version tag of vmhost resolves, builds (the framework and swift-log
 # only) and serves (Tests/Dependency: a clone of HEAD tagged 1.0.0 in a temporary directory).
 run tagged-dependency python3 -m pytest -q -p no:cacheprovider Tests/Dependency

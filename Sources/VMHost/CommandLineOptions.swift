@@ -130,25 +130,32 @@ public struct ParsedArguments: Sendable {
 }
 
 /// `--help`: overview, discussion, usage and every option with its explanation.
-struct HelpText {
-    let command: String
-    let overview: String
-    let discussion: String
-    let options: [OptionSpec]
+public struct HelpText {
+    public let command: String
+    public let overview: String
+    public let discussion: String
+    public let options: [OptionSpec]
+
+    public init(command: String, overview: String, discussion: String, options: [OptionSpec]) {
+        self.command = command
+        self.overview = overview
+        self.discussion = discussion
+        self.options = options
+    }
 
     /// Text column of option explanations, and the width text is wrapped to.
     private let column = 26
     private let width = 100
 
     /// `vmhost [--framing <framing>] … [--version] [--help]`
-    var usage: String {
+    public var usage: String {
         let synopsis = options.filter { $0.name != "help" && $0.name != "version" }.map { option in
             "[--\(option.name)\(option.value.map { " <\($0)>" } ?? "")]"
         }
         return ([command] + synopsis).joined(separator: " ")
     }
 
-    var text: String {
+    public var text: String {
         var out = "OVERVIEW: \(overview)\n\n\(discussion)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"
         for option in options {
             var explanation = option.abstract

@@ -102,7 +102,8 @@ public struct Server: Sendable {
             abstract: "Largest message accepted, in bytes. A larger one is skipped and answered with an error; the host keeps serving."),
     ]
 
-    static let closingOptions: [OptionSpec] = [
+    /// `--version` and `--help`, which close every listing of options.
+    public static let closingOptions: [OptionSpec] = [
         OptionSpec("version", abstract: "Show the version."),
         OptionSpec("help", short: "h", abstract: "Show help information."),
     ]
@@ -246,18 +247,18 @@ public struct TestControl {
     }
 }
 
-/// The standard options of a run, validated.
-struct ServerSettings: Sendable {
+/// The standard options of a run, validated (for another transport, such as WebSocket, too).
+public struct ServerSettings: Sendable {
     static let defaultMaxMessageBytes = 4 * 1024 * 1024
 
-    var framing: Framing
-    var manualClock: Bool
-    var testControls: Bool
-    var tracePath: String?
-    var logLevel: Logger.Level
-    var maxMessageBytes: Int
+    public var framing: Framing
+    public var manualClock: Bool
+    public var testControls: Bool
+    public var tracePath: String?
+    public var logLevel: Logger.Level
+    public var maxMessageBytes: Int
 
-    init(_ parsed: ParsedArguments) throws(UsageError) {
+    public init(_ parsed: ParsedArguments) throws(UsageError) {
         framing = Framing(rawValue: parsed.value("framing") ?? "auto")!
         manualClock = parsed.value("clock") == "manual"
         testControls = parsed.flag("test-controls")
@@ -267,5 +268,28 @@ struct ServerSettings: Sendable {
         guard maxMessageBytes >= 64 else {
             throw UsageError("--max-message-bytes must be at least 64, got \(maxMessageBytes)")
         }
+    }
+}
+
+extension Server {
+    /// The app made for a run: the configuration of its ``Host`` (a transport that serves many
+    /// connections makes one host of it per connection, sharing the clock and the app's backend),
+    /// and the app's summary for the start-up log line. Throws the app's usage errors.
+    @HostActor
+    public func makeApp(
+        settings: ServerSettings, arguments: ParsedArguments, logger: Logger
+    ) throws(UsageError) -> (host: Host.Configuration, summary: String?) {
+        let clock: any HostClock = settings.manualClock ? ManualClock() : SystemClock()
+        let environment = ServerEnvironment(
+            clock: clock, arguments: arguments, locale: configuration.defaultLocale,
+            testControls: settings.testControls, logger: logger)
+        let app = try configuration.kinds(environment)
+        let host = Host.Configuration(
+            clock: clock, factories: app.kinds, testControls: settings.testControls,
+            controlMethods: app.controls.map { ($0.name, $0.handler) },
+            serverName: configuration.name, serverVersion: configuration.version,
+            defaultLocale: configuration.defaultLocale, locales: configuration.locales,
+            errorKinds: configuration.errorKinds)
+        return (host, app.summary)
     }
 }

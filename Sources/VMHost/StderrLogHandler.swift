@@ -9,22 +9,27 @@ import VMHostWire
 /// When stderr stalls and more than ``limit`` lines wait, further lines are dropped. A line is at
 /// most ``maxLineBytes`` long (a message may quote a method name as long as a whole message):
 /// together, the two bound the memory a stalled stderr can hold.
-struct StderrLogHandler: LogHandler {
+public struct StderrLogHandler: LogHandler {
     static let queue = OutputQueue<PlainOnly>()
     static let limit = 10_000
     static let maxLineBytes = 1024
     static let writer = OutputWriter(fd: 2, framing: .ndjson, queue: queue, onClosed: {})
 
-    var logLevel: Logger.Level
-    var metadata: Logger.Metadata = [:]
-    let label: String
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    public let label: String
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public init(logLevel: Logger.Level, label: String) {
+        self.logLevel = logLevel
+        self.label = label
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         _ = Self.writer
         guard Self.queue.pendingCount < Self.limit else { return }
         var line = "\(label) \(event.level): \(event.message)"
@@ -43,5 +48,5 @@ struct StderrLogHandler: LogHandler {
         return Array(line[..<cut]) + Array("… (cut, \(line.count) bytes)".utf8)
     }
 
-    static func flush() { _ = queue.waitUntilFlushed(nanoseconds: 200_000_000) }
+    public static func flush() { _ = queue.waitUntilFlushed(nanoseconds: 200_000_000) }
 }

@@ -126,23 +126,13 @@ enum ServerLifecycle {
         self.logger = logger
         self.protocolFD = protocolFD
         let configuration = server.configuration
-        let clock: any HostClock = settings.manualClock ? ManualClock() : SystemClock()
-        let environment = ServerEnvironment(
-            clock: clock, arguments: arguments, locale: configuration.defaultLocale,
-            testControls: settings.testControls, logger: logger)
-        let app: ServedApp
+        let app: (host: Host.Configuration, summary: String?)
         do throws(UsageError) {
-            app = try configuration.kinds(environment)
+            app = try server.makeApp(settings: settings, arguments: arguments, logger: logger)
         } catch {
             server.fail(error.message)
         }
-        let host = Host(
-            configuration: Host.Configuration(
-                clock: clock, factories: app.kinds, testControls: settings.testControls,
-                controlMethods: app.controls.map { ($0.name, $0.handler) },
-                serverName: configuration.name, serverVersion: configuration.version,
-                defaultLocale: configuration.defaultLocale, locales: configuration.locales,
-                errorKinds: configuration.errorKinds))
+        let host = Host(configuration: app.host)
         host.log = { message in logger.debug("\(message)") }
         host.onExit = { code in terminate(code: code, reason: "exit notification") }
         var trace: TraceRecorder?

@@ -5,7 +5,7 @@ import VMHostWire
 /// One stream of bytes into a ``Host``: splits frames, feeds them to the engine one at a time, and
 /// after each lets the work it started run (``EventLoop/drain()``) and flushes the changes.
 ///
-/// Used by the stdio transport and by in-process tests alike, so both see the same order.
+/// Used by the stdio and WebSocket transports and by in-process tests alike, so both see the same order.
 ///
 /// Frames wait in a queue of their own between being read and being handled, and
 /// ``betweenFrames`` runs after each one: the stdio transport reads more input there, so that it
@@ -62,6 +62,17 @@ public final class Connection {
     public func consume(_ bytes: UnsafeRawBufferPointer) {
         reader.consume(bytes) { event in enqueue(event) }
         handleWaiting()
+    }
+
+    /// Handles one whole message, for a transport that delimits messages itself (a WebSocket text
+    /// frame): no framing, and the same order and flushing as a frame read from a stream.
+    public func receive(message bytes: UnsafeRawBufferPointer) {
+        host.outputQueue.holdWakeups()
+        defer { host.outputQueue.releaseWakeups() }
+        host.engine.receive(frame: bytes)
+        host.flush()
+        EventLoop.shared.drain()
+        host.flush()
     }
 
     /// Handles the end of input: a last unterminated ndjson line is still a message, and every

@@ -112,17 +112,18 @@ export interface SpawnConfig {
 /** Finds the vmhost binary (see {@link SpawnConfig.binary}); throws when none is found. */
 export declare function findBinary(binary?: string): string;
 
-/** A running vmhost process. */
-export declare class Host {
-  /** Starts a host; options pass through, e.g. `["--clock", "manual", "--test-controls"]`. */
-  static spawn(options?: string[], config?: SpawnConfig): Promise<Host>;
-  constructor(child: ChildProcess);
-  /** The exit status once the process ended, else null. */
-  exitCode: number | null;
-  /** The last lines the host wrote to stderr, when kept (see `SpawnConfig.stderr`). */
-  readonly stderr: string;
-  /** Resolves with the exit status when the process ends. */
-  readonly exited: Promise<number | null>;
+/**
+ * A connection to a host over any transport that carries one JSON text per message (protocol.js):
+ * the Node client's {@link Host} (stdio) and the browser client's (WebSocket) extend it.
+ */
+export declare class Session {
+  constructor(transport: { send(text: string): void });
+  /** Set once the connection ended; later requests reject with it. */
+  exitError: Error | null;
+  /** Handles one message or batch from the host. */
+  dispatch(text: string): void;
+  /** Ends the session: pending and later requests reject with `error`. */
+  fail(error: Error): void;
   /** Sends a request; rejects with {@link RPCError} (or {@link HostExited}). */
   request<T = any>(method: string, params?: object | unknown[], options?: RequestOptions): Promise<T>;
   /** Sends a notification (never answered). */
@@ -138,14 +139,27 @@ export declare class Host {
   list(): Promise<Array<{ vm: string; kind: string }>>;
   /** Creates a view-model (`vm.create`) and returns its proxy. */
   create(kind: string, args?: object, id?: string): Promise<ViewModel>;
+}
+
+/** A running vmhost process: a {@link Session} over its stdin and stdout. */
+export declare class Host extends Session {
+  /** Starts a host; options pass through, e.g. `["--clock", "manual", "--test-controls"]`. */
+  static spawn(options?: string[], config?: SpawnConfig): Promise<Host>;
+  constructor(child: ChildProcess);
+  /** The exit status once the process ended, else null. */
+  exitCode: number | null;
+  /** The last lines the host wrote to stderr, when kept (see `SpawnConfig.stderr`). */
+  readonly stderr: string;
+  /** Resolves with the exit status when the process ends. */
+  readonly exited: Promise<number | null>;
   /** `shutdown`, then `exit`; resolves with the exit status once the process ended. */
   close(): Promise<number | null>;
 }
 
 /** A view-model in the host. Each input is also a method: `vm.refresh()` is `vm.send("refresh")`. */
 export declare class ViewModel {
-  constructor(host: Host, info: CreateResult);
-  readonly host: Host;
+  constructor(host: Session, info: CreateResult);
+  readonly host: Session;
   /** The handle (`vm1`, or the id given to `create`). */
   readonly id: string;
   readonly kind: string;

@@ -7,12 +7,13 @@ import StateStore
 import VMHost
 
 /// The reference app as a server: its name and version, its own command-line options (the
-/// backend), its kinds and the embedded backend's test controls.
-enum ReferenceApp {
+/// backend), its kinds and the embedded backend's test controls. Served on stdio by `vmhost` and
+/// over WebSocket by `vmhost-web`.
+public enum ReferenceApp {
     /// `serverInfo.version` and `--version`.
     static let version = vmhostVersion
 
-    static let configuration = ServerConfiguration(
+    public static let configuration = ServerConfiguration(
         name: "vmhost", version: version,
         overview: "Holds an app's view-models and serves them over JSON-RPC 2.0 on stdin/stdout.",
         discussion: """

@@ -1,0 +1,111 @@
+"""Fixtures of the browser suite: a vmhost-web server and a headless Chromium driven by selenium.
+
+The server runs with `--clock manual --test-controls`: time moves only when a test advances it
+(through the page's own session, `window.vmhost`), so every wait is on a DOM condition.
+"""
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / ".build" / "browser-screenshots"
+
+
+def web_binary() -> str:
+    return os.environ.get("VMHOST_WEB_BIN", str(ROOT / ".build" / "debug" / "vmhost-web"))
+
+
+class WebServer:
+    """vmhost-web on a free loopback port; `url` is its page."""
+
+    def __init__(self, *options: str):
+        self.process = subprocess.Popen(
+            [web_binary(), "--listen", "127.0.0.1:0", *options],
+            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.lines = []
+        for line in self.process.stderr:
+            self.lines.append(line)
+            found = re.search(r"serving (http://[^/\s]+)/", line)
+            if found:
+                self.origin = found.group(1)
+                break
+        else:
+            raise RuntimeError("vmhost-web did not start: " + "".join(self.lines))
+        self.port = int(self.origin.rsplit(":", 1)[1])
+        self.url = self.origin + "/"
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def server():
+    web = WebServer("--clock", "manual", "--test-controls")
+    yield web
+    web.stop()
+
+
+@pytest.fixture(scope="session")
+def chromium_options():
+    from selenium.webdriver.chrome.options import Options
+
+    options = Options()
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1100,900", "--force-device-scale-factor=1", "--lang=zh-CN"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary:
+        options.binary_location = binary
+    return options
+
+
+@pytest.fixture
+def browser(chromium_options, request):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    driver_path = shutil.which("chromedriver")
+    service = Service(executable_path=driver_path) if driver_path else Service()
+    driver = webdriver.Chrome(service=service, options=chromium_options)
+    driver.shots = Screenshots(driver, request.node.name)
+    yield driver
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        # What the page showed and logged when the test failed.
+        driver.shots("failed")
+        for entry in driver.get_log("browser"):
+            print("browser:", entry.get("level"), entry.get("message"))
+    driver.quit()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, "rep_" + report.when, report)
+
+
+class Screenshots:
+    """Saves a PNG of each screen a test visits: .build/browser-screenshots/<test>-<n>-<name>.png."""
+
+    def __init__(self, driver, test: str):
+        self.driver = driver
+        self.test = re.sub(r"[^A-Za-z0-9_.-]", "_", test)
+        self.count = 0
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, name: str) -> Path:
+        self.count += 1
+        path = SCREENSHOTS / f"{self.test}-{self.count:02d}-{name}.png"
+        self.driver.save_screenshot(str(path))
+        return path

@@ -1,0 +1,47 @@
+"""Login in both modes, in Chromium: validation, a failed login, the SMS countdown, navigation."""
+from page import DemoPage
+
+
+def test_password_login_shows_the_failure_then_opens_the_products(browser, server):
+    page = DemoPage(browser, server)
+    page.open()
+    assert not page.element("submit").is_enabled()
+    page.type("username", "13800138000")
+    page.type("password", "654321")
+    page.click("submit")
+    page.visible("login-failure")
+    page.text_is("login-failure", "用户名或密码错误")
+    browser.shots("login-failed")
+
+    page.type("password", "123456")
+    page.hidden("login-failure")
+    page.click("submit")
+    page.ready("products")
+    page.count_is("product-list", 20)
+    assert browser.current_url.endswith("#products")
+    browser.shots("products")
+
+
+def test_code_login_counts_down_on_the_host_clock(browser, server):
+    page = DemoPage(browser, server)
+    page.open()
+    page.click("tab-code")
+    page.visible("code-container")
+    page.hidden("password-container")
+    page.type("phone", "13912345678")
+    page.text_is("send-code", "获取验证码")
+    page.click("send-code")
+    page.text_is("send-code", "重新发送(60s)")
+    assert not page.element("send-code").is_enabled()
+    browser.shots("countdown-60")
+
+    page.control("control.clock.advance", {"ms": 1000})
+    page.text_is("send-code", "重新发送(59s)")
+    page.control("control.clock.advance", {"ms": 59000})
+    page.text_is("send-code", "获取验证码")
+    page.enabled("send-code")
+
+    page.type("code", "123456")
+    page.click("submit")
+    page.ready("products")
+    browser.shots("products")

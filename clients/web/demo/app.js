@@ -1,0 +1,372 @@
+// The web demo: the three screens of the reference app, drawn from view-models that live in
+// vmhost-web. The page holds no logic of its own: it forwards input with `send` and draws the
+// mirror that `subscribe` keeps current. One session per page; switching the locale opens a new
+// session in that locale (a session's locale is fixed by `initialize`).
+import { ErrorCode, Host, defaultURL } from "../vmhost.js";
+
+/** The page's own words; everything else (titles, countdown, cells) comes from the view-models. */
+const STRINGS = {
+  "zh-Hans": {
+    brand: "vmhost", products: "理财产品", groups: "菜单分组", loginTitle: "登录",
+    passwordTab: "密码登录", codeTab: "验证码登录", username: "账号", password: "密码",
+    phone: "手机号", code: "验证码", usernameHint: "11 位手机号", passwordHint: "至少 6 位",
+    codeHint: "6 位数字", login: "登录", loggingIn: "登录中…",
+    demoAccount: "演示账号 13800138000 / 123456，验证码 123456",
+    refresh: "刷新", cancel: "取消", retry: "重试", refreshing: "正在刷新…", loadMore: "加载更多",
+    loadingMore: "正在加载…", noMore: "没有更多了", noProducts: "暂无产品",
+    loadFailed: "加载失败", deleteFailed: "删除失败", loading: "加载中…", newGroup: "新建分组",
+    noGroups: "还没有分组", rename: "重命名", delete: "删除", dishes: (n) => `${n} 道菜`,
+    groupName: "分组名称", save: "保存", saving: "保存中…", saveFailed: "保存失败",
+    connecting: "连接中…", offline: "连接已断开", minimum: (amount) => `${amount} 起购`,
+  },
+  en: {
+    brand: "vmhost", products: "Products", groups: "Menu groups", loginTitle: "Log in",
+    passwordTab: "Password", codeTab: "SMS code", username: "Account", password: "Password",
+    phone: "Phone", code: "Code", usernameHint: "11-digit mobile number", passwordHint: "At least 6 characters",
+    codeHint: "6 digits", login: "Log in", loggingIn: "Logging in…",
+    demoAccount: "Demo account 13800138000 / 123456, code 123456",
+    refresh: "Refresh", cancel: "Cancel", retry: "Retry", refreshing: "Refreshing…", loadMore: "Load more",
+    loadingMore: "Loading…", noMore: "No more products", noProducts: "No products",
+    loadFailed: "Loading failed", deleteFailed: "Delete failed", loading: "Loading…", newGroup: "New group",
+    noGroups: "No groups yet", rename: "Rename", delete: "Delete", dishes: (n) => (n === 1 ? "1 dish" : `${n} dishes`),
+    groupName: "Group name", save: "Save", saving: "Saving…", saveFailed: "Saving failed",
+    connecting: "Connecting…", offline: "Disconnected", minimum: (amount) => `from ${amount}`,
+  },
+};
+
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const page = {
+  locale: localStorage.getItem("vmhost.locale") === "en" ? "en" : "zh-Hans",
+  /** @type {Host | null} */ host: null,
+  /** Undoes the current screen (disposes its view-models, removes its handlers). */
+  unmount: () => {},
+  screen: "",
+  session: 0,
+};
+const t = () => STRINGS[page.locale];
+
+/** A command's failure is drawn from the view-model's state and events; a cancel is no failure. */
+const quietly = (promise) => promise.catch((error) => {
+  if (error?.code !== ErrorCode.CommandFailed && error?.code !== ErrorCode.RequestCancelled) console.debug(error);
+});
+
+function applyStrings() {
+  document.documentElement.lang = page.locale;
+  for (const element of document.querySelectorAll("[data-text]")) {
+    element.textContent = t()[element.getAttribute("data-text")];
+  }
+  for (const element of document.querySelectorAll("[data-placeholder]")) {
+    element.setAttribute("placeholder", t()[element.getAttribute("data-placeholder")]);
+  }
+  for (const button of document.querySelectorAll(".locale button")) {
+    button.classList.toggle("active", button.getAttribute("data-locale") === page.locale);
+  }
+}
+
+function setStatus(text, offline = false) {
+  const status = $("status");
+  status.textContent = text;
+  status.classList.toggle("offline", offline);
+}
+
+/** Opens a session in the page's locale and shows the screen of the URL. */
+async function connect() {
+  setStatus(t().connecting);
+  const token = new URLSearchParams(location.search).get("token") ?? undefined;
+  const host = await Host.connect(defaultURL(token));
+  await host.initialize({ locale: page.locale, clientInfo: { name: "vmhost web demo" } });
+  page.host = host;
+  page.session += 1;
+  window.vmhost = host; // for the browser's console and the browser tests
+  host.closed.then(() => {
+    if (page.host === host) setStatus(t().offline, true);
+  });
+  setStatus("");
+  await route(true);
+}
+
+async function switchLocale(locale) {
+  if (locale === page.locale) return;
+  page.locale = locale;
+  localStorage.setItem("vmhost.locale", locale);
+  applyStrings();
+  const old = page.host;
+  page.host = null;
+  page.unmount = () => {};
+  document.body.removeAttribute("data-ready");
+  await old?.close();
+  await connect();
+}
+
+async function route(force = false) {
+  const loggedIn = sessionStorage.getItem("vmhost.loggedIn") === "1";
+  let screen = location.hash.slice(1) || "login";
+  if (!["login", "products", "groups"].includes(screen)) screen = "login";
+  if (!loggedIn) screen = "login";
+  if (screen === page.screen && !force) return;
+  document.body.removeAttribute("data-ready");
+  page.unmount();
+  page.screen = screen;
+  for (const section of document.querySelectorAll(".screen")) section.hidden = section.id !== screen;
+  $("nav").hidden = !loggedIn;
+  $("nav-products").classList.toggle("active", screen === "products");
+  $("nav-groups").classList.toggle("active", screen === "groups");
+  const mount = { login: mountLogin, products: mountProducts, groups: mountGroups }[screen];
+  page.unmount = await mount(/** @type {Host} */ (page.host));
+  document.body.setAttribute("data-ready", `${screen}:${page.session}`);
+}
+
+/** Adds a listener for the life of a screen; returns its removal. */
+function listen(element, type, handler) {
+  element.addEventListener(type, handler);
+  return () => element.removeEventListener(type, handler);
+}
+
+// MARK: Login
+
+async function mountLogin(host) {
+  const vm = await host.create("Login");
+  await vm.subscribe();
+  const fields = ["username", "password", "phone", "code"];
+  // A new session (another locale) takes over what was typed.
+  for (const field of fields) {
+    const value = /** @type {HTMLInputElement} */ ($(field)).value;
+    if (value) await quietly(vm.send(field, value));
+  }
+  const mode = sessionStorage.getItem("vmhost.loginMode");
+  if (mode === "code") await quietly(vm.send("mode", "code"));
+
+  const render = () => {
+    const v = vm.values;
+    for (const [tab, mode, color] of [["tab-password", "password", v.passwordTabColor], ["tab-code", "code", v.codeTabColor]]) {
+      $(tab).style.color = color;
+      $(tab).classList.toggle("active", v.mode === mode);
+    }
+    $("password-container").hidden = v.hidePasswordContainer;
+    $("code-container").hidden = v.hideCodeContainer;
+    for (const [field, valid] of [["username", v.usernameValid], ["password", v.passwordValid], ["phone", v.phoneValid], ["code", v.codeValid]]) {
+      $(field).classList.toggle("valid", valid);
+    }
+    const sendCode = /** @type {HTMLButtonElement} */ ($("send-code"));
+    sendCode.textContent = v.sendCodeTitle;
+    sendCode.disabled = !v.canSendCode;
+    sendCode.dataset.countdown = String(v.countdown);
+    const submit = /** @type {HTMLButtonElement} */ ($("submit"));
+    submit.disabled = !v.canSubmit;
+    submit.textContent = v.isSubmitting ? t().loggingIn : t().login;
+    const failure = $("login-failure");
+    failure.hidden = !v.failureMessage;
+    failure.textContent = v.failureMessage ?? "";
+  };
+  render();
+  const removers = [
+    vm.on("changed", render),
+    vm.on("navigate", () => {
+      sessionStorage.setItem("vmhost.loggedIn", "1");
+      location.hash = "#products";
+    }),
+    vm.on("error", (error) => {
+      if (error.input !== "sendCode") return; // a failed login shows as failureMessage
+      const failure = $("login-failure");
+      failure.hidden = false;
+      failure.textContent = error.message;
+    }),
+    ...fields.map((field) => listen($(field), "input", (event) => quietly(vm.send(field, event.target.value)))),
+    listen($("tab-password"), "click", () => {
+      sessionStorage.setItem("vmhost.loginMode", "password");
+      quietly(vm.send("mode", "password"));
+    }),
+    listen($("tab-code"), "click", () => {
+      sessionStorage.setItem("vmhost.loginMode", "code");
+      quietly(vm.send("mode", "code"));
+    }),
+    listen($("send-code"), "click", () => quietly(vm.send("sendCode"))),
+    listen($("login-form"), "submit", (event) => {
+      event.preventDefault();
+      quietly(vm.send("submit"));
+    }),
+  ];
+  return () => {
+    for (const remove of removers) remove();
+    quietly(vm.dispose());
+  };
+}
+
+// MARK: Products
+
+async function mountProducts(host) {
+  const vm = await host.create("ProductList", { pageSize: 20 });
+  await vm.subscribe({ diff: true });
+  const list = $("product-list");
+  /** @type {(() => void) | null} */
+  let retry = null;
+
+  const showError = (error, again) => {
+    retry = again;
+    $("products-error-text").textContent = `${t().loadFailed}: ${error.message || error.kind}`;
+    $("products-error").hidden = false;
+  };
+  const run = (input) => {
+    $("products-error").hidden = true;
+    return vm.send(input).catch((error) => {
+      if (error?.code === ErrorCode.CommandFailed) showError(error.data ?? {}, () => run(input));
+      else if (error?.code !== ErrorCode.RequestCancelled && error?.code !== ErrorCode.InputDisabled) console.debug(error);
+    });
+  };
+
+  const render = () => {
+    const v = vm.values;
+    list.replaceChildren(...v.items.map(productCard));
+    list.dataset.count = String(v.items.length);
+    $("products-refreshing").hidden = !v.isRefreshing;
+    $("products-loading-more").hidden = !v.isLoadingMore;
+    $("products-empty").hidden = !v.isEmpty;
+    $("products-end").hidden = v.hasMore || v.page === 0 || v.isEmpty;
+    const loadMore = /** @type {HTMLButtonElement} */ ($("load-more"));
+    loadMore.hidden = !v.hasMore || v.isLoadingMore;
+    loadMore.disabled = v.isRefreshing;
+    /** @type {HTMLButtonElement} */ ($("refresh")).disabled = v.isRefreshing;
+    /** @type {HTMLButtonElement} */ ($("cancel")).disabled = !v.isRefreshing && !v.isLoadingMore;
+  };
+  render();
+  const removers = [
+    vm.on("changed", render),
+    listen($("refresh"), "click", () => run("refresh")),
+    listen($("load-more"), "click", () => run("loadMore")),
+    listen($("cancel"), "click", () => quietly(vm.send("cancel"))),
+    listen($("retry"), "click", () => retry?.()),
+  ];
+  run("refresh");
+  return () => {
+    for (const remove of removers) remove();
+    $("products-error").hidden = true;
+    quietly(vm.dispose());
+  };
+}
+
+function productCard(cell) {
+  const item = document.createElement("li");
+  item.dataset.id = cell.id;
+  const status = { 在售: "", "On sale": "", 已售罄: "off", "Sold out": "off" }[cell.saleStatus] ?? "soon";
+  item.innerHTML = `<span class="name"></span><span class="status-tag ${status}"></span>
+    <span class="bank"></span><span class="profit"></span><span class="terms"></span>`;
+  item.querySelector(".name").textContent = cell.name;
+  item.querySelector(".status-tag").textContent = cell.saleStatus;
+  item.querySelector(".bank").textContent = cell.bank;
+  item.querySelector(".profit").textContent = cell.profit;
+  item.querySelector(".terms").textContent = `${cell.term} · ${t().minimum(cell.amount)}`;
+  return item;
+}
+
+// MARK: Menu groups
+
+async function mountGroups(host) {
+  const vm = await host.create("MenuSubGroup", { menuUid: "m1" });
+  await vm.subscribe({ diff: true });
+  const list = $("group-list");
+  /** @type {(() => void) | null} */
+  let retry = null;
+  /** @type {(() => Promise<void>) | null} */
+  let closeEditor = null;
+
+  const showError = (message, error, again) => {
+    retry = again;
+    $("groups-error-text").textContent = `${message}: ${error.message || error.kind}`;
+    $("groups-error").hidden = false;
+  };
+  const run = (input, value, failed) => {
+    $("groups-error").hidden = true;
+    return vm.send(input, value).catch((error) => {
+      if (error?.code === ErrorCode.CommandFailed) showError(failed, error.data ?? {}, () => run(input, value, failed));
+      else if (error?.code !== ErrorCode.RequestCancelled && error?.code !== ErrorCode.InputDisabled) console.debug(error);
+    });
+  };
+
+  const render = () => {
+    const v = vm.values;
+    list.replaceChildren(...v.groups.map((group) => {
+      const row = document.createElement("li");
+      row.dataset.id = group.id;
+      row.innerHTML = `<span class="name"></span><span class="count"></span>
+        <button type="button" class="secondary rename"></button><button type="button" class="secondary danger delete"></button>`;
+      row.querySelector(".name").textContent = group.name;
+      row.querySelector(".count").textContent = t().dishes(group.dishCount);
+      row.querySelector(".rename").textContent = t().rename;
+      row.querySelector(".delete").textContent = t().delete;
+      return row;
+    }));
+    list.dataset.count = String(v.groups.length);
+    $("groups-loading").hidden = !v.loading;
+    $("groups-empty").hidden = !v.isEmpty;
+  };
+  render();
+
+  const openEditor = async (args) => {
+    const editor = await host.create("MenuEditGroup", args);
+    await editor.subscribe();
+    const name = /** @type {HTMLInputElement} */ ($("editor-name"));
+    name.value = editor.values.name;
+    const draw = () => {
+      const v = editor.values;
+      $("editor-title").textContent = v.title;
+      const save = /** @type {HTMLButtonElement} */ ($("editor-save"));
+      save.disabled = !v.canSave || v.isSaving;
+      save.textContent = v.isSaving ? t().saving : t().save;
+    };
+    draw();
+    $("editor-error").hidden = true;
+    $("editor").hidden = false;
+    name.focus();
+    const removers = [
+      editor.on("changed", draw),
+      editor.on("error", (error) => {
+        $("editor-error").textContent = `${t().saveFailed}: ${error.message || error.kind}`;
+        $("editor-error").hidden = false;
+      }),
+      editor.on("dismiss", () => closeEditor?.()),
+      listen(name, "input", () => quietly(editor.send("name", name.value))),
+      listen($("editor-cancel"), "click", () => quietly(editor.send("cancel"))),
+      listen($("editor-form"), "submit", (event) => {
+        event.preventDefault();
+        $("editor-error").hidden = true;
+        quietly(editor.send("save"));
+      }),
+    ];
+    closeEditor = async () => {
+      closeEditor = null;
+      for (const remove of removers) remove();
+      $("editor").hidden = true;
+      await quietly(editor.dispose());
+    };
+  };
+
+  const removers = [
+    vm.on("changed", render),
+    vm.on("navigate", (target) => openEditor(target.args)),
+    listen($("group-new"), "click", () => quietly(vm.send("create"))),
+    listen($("groups-retry"), "click", () => retry?.()),
+    listen(list, "click", (event) => {
+      const button = event.target.closest("button");
+      const groupId = button?.closest("li")?.dataset.id;
+      if (!groupId) return;
+      if (button.classList.contains("rename")) quietly(vm.send("rename", { groupId }));
+      if (button.classList.contains("delete")) run("delete", { groupId }, t().deleteFailed);
+    }),
+  ];
+  run("load", undefined, t().loadFailed);
+  return () => {
+    for (const remove of removers) remove();
+    closeEditor?.();
+    $("groups-error").hidden = true;
+    quietly(vm.dispose());
+  };
+}
+
+// MARK: Start
+
+for (const button of document.querySelectorAll(".locale button")) {
+  button.addEventListener("click", () => switchLocale(button.getAttribute("data-locale")));
+}
+window.addEventListener("hashchange", () => route());
+applyStrings();
+connect().catch((error) => setStatus(`${t().offline}: ${error.message}`, true));
