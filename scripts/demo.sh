@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: builds vmhost and runs the terminal demo app on the embedded backend
-# (login, product list, menu groups; `python -m vmhost.demo` in the .venv that setup.sh makes).
+# (login, product list, menu groups; `python -m vmhost.demo` in the .venv that setup.sh makes), with
+# the session kept in $XDG_STATE_HOME/vmhost (~/.local/state/vmhost): a second run opens logged in.
 # Without a terminal (a pipe, CI), it runs the non-interactive tour instead, which shows the same
 # screens through a pipe.
 set -euo pipefail
@@ -9,6 +10,8 @@ scripts/setup.sh
 swift build
 export VMHOST_BIN="$PWD/.build/debug/vmhost"
 if [ -t 0 ] && [ -t 1 ]; then
-    exec env PYTHONPATH="$PWD/clients/python" .venv/bin/python -m vmhost.demo "$@"
+    # The session is kept in the user's state home, so a second run opens logged in.
+    state="${XDG_STATE_HOME:-$HOME/.local/state}/vmhost"
+    exec env PYTHONPATH="$PWD/clients/python" .venv/bin/python -m vmhost.demo --state-dir "$state" "$@"
 fi
 exec clients/shell/tour.sh "$VMHOST_BIN"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing vmhost needs, when it is missing:
-# jansson (Debian libjansson-dev); libcurl's development files, which the release build links
+# jansson (Debian libjansson-dev); SQLite's library (libsqlite3-0, loaded with --state-dir); libcurl's development files, which the release build links
 # against (Foundation is linked statically there, see Package.swift); Python 3 with its venv module
 # (Debian python3, python3-venv), and a virtual environment in .venv for the Python client and the
 # Python suites, made from the `python3` on PATH (Debian's own Python refuses `pip install` outside
@@ -26,6 +26,8 @@ packages=()
 pkg-config --exists jansson 2>/dev/null || packages+=(libjansson-dev pkg-config)
 pkg-config --exists libcurl 2>/dev/null || packages+=(libcurl4-openssl-dev)
 command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-venv)
+# SQLite's library, which the reference app loads when --state-dir is given (Sources/ReferenceApp/StateStore).
+/sbin/ldconfig -p 2>/dev/null | grep -q 'libsqlite3\.so\.0 ' || packages+=(libsqlite3-0)
 if [ "${1:-}" = "--tests" ]; then
     # The terminal demo's test drives it in tmux; the shell examples read replies with jq.
     command -v tmux >/dev/null 2>&1 || packages+=(tmux)

@@ -448,7 +448,9 @@ def test_thousands_of_view_models_created_and_disposed_leave_no_trace(tmp_path, 
     alive by its own triggers, 7 KiB) added 5.8 MiB per cycle. What stays under 2 MiB is allocator
     noise, measured at under 0.4 MiB: partly filled pages and malloc's per-arena trim threshold.
     """
-    host = start(tmp_path, "--clock", clock, "--test-controls")
+    # The commands left in flight wait for their disposal, not for a deadline: with the system
+    # clock, the default 15 s deadline could pass first on a slow machine.
+    host = start(tmp_path, "--clock", clock, "--test-controls", "--timeout-ms", "86400000")
     cycler = Cycler(host, manual=clock == "manual")
     cycler.cycle()
     warm = cycler.rss()

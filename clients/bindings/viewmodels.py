@@ -403,7 +403,7 @@ class Session(TypedViewModel):
 
     @classmethod
     def create(cls, host: vmhost.Host, args: Optional[SessionArgs] = None, id: Optional[str] = None) -> 'Session':
-        return cls(host.create(cls.KIND, cast(Optional[Dict[str, Any]], args), id=id))
+        return cls(host.create(cls.KIND, args, id=id))
 
     def logout(self, timeout: Optional[float] = None) -> Any:
         """Input `logout` (command, policy ignore)."""

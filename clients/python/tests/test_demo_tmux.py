@@ -204,3 +204,37 @@ def test_a_failed_load_shows_the_friendly_error_and_a_retry_recovers() -> None:
     finally:
         subprocess.run(["tmux", "-L", session.socket, "kill-server"], capture_output=True, timeout=10)
         server.close()
+
+
+def start_demo(*args: str) -> Tmux:
+    session = Tmux()
+    env = dict(os.environ, LANG="C.UTF-8", LC_ALL="C.UTF-8", TERM="xterm-256color",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(CLIENT), os.environ.get("PYTHONPATH")])))
+    command: List[str] = [sys.executable, "-m", "vmhost.demo", "--locale", "en", *args]
+    subprocess.run(["tmux", "-u", "-L", session.socket, "new-session", "-d", "-s", "demo",
+                    "-x", "120", "-y", "40", *command], check=True, env=env, timeout=10)
+    return session
+
+
+def test_a_second_run_with_a_state_dir_opens_logged_in(tmp_path: Path) -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    state = str(tmp_path / "state")
+    first = start_demo("--state-dir", state)
+    try:
+        first.wait_for("Login", "Mobile")
+        first.keys("13800138000", literal=True)
+        first.wait_for("13800138000")
+        first.keys("Enter")
+        first.keys("123456", literal=True)
+        first.wait_for("******")
+        first.keys("Enter")
+        first.wait_for("Products", "page 1 · 20 items")
+    finally:
+        subprocess.run(["tmux", "-L", first.socket, "kill-server"], capture_output=True, timeout=10)
+    second = start_demo("--state-dir", state)
+    try:
+        screen = second.wait_for("Products", "logged in as 13800138000")
+        assert "Mobile" not in screen
+    finally:
+        subprocess.run(["tmux", "-L", second.socket, "kill-server"], capture_output=True, timeout=10)

@@ -27,14 +27,21 @@ enum Socket {
         return (fd, try localPort(fd))
     }
 
-    /// A port on 127.0.0.1 that nothing listens on: bound, read and closed again. Connecting to it
-    /// is refused (another process could take it meanwhile, which on loopback in a test run does
-    /// not happen in practice).
+    /// A port on 127.0.0.1 that nothing listens on: bound once and kept bound, never listening, for
+    /// the life of the process. Connecting to it is refused, and no other server (of a test running
+    /// in parallel) can take the port meanwhile, as it could if the socket were closed.
     static func unusedLoopbackPort() throws(Failure) -> UInt16 {
-        let fd = try bindLoopback()
-        defer { close(fd) }
-        return try localPort(fd)
+        try reservedPort.get()
     }
+
+    private static let reservedPort: Result<UInt16, Failure> = {
+        do throws(Failure) {
+            let fd = try bindLoopback()
+            return .success(try localPort(fd))
+        } catch {
+            return .failure(error)
+        }
+    }()
 
     private static func bindLoopback() throws(Failure) -> Int32 {
         #if canImport(Glibc)

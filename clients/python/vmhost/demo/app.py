@@ -601,7 +601,17 @@ def main(argv: Optional[List[str]] = None) -> int:
             except curses.error:
                 pass
             app = App(host, stdscr)
-            app.push(LoginScreen(app))
+            # The app's one session: with --state-dir it survives a restart, so the demo opens
+            # on the products when it is logged in, and goes back to the login when it ends.
+            session = host.create("Session")
+            session.subscribe()
+            if session["isLoggedIn"]:
+                app.push(ProductListScreen(app))
+                app.say(f"logged in as {session['username']}")
+            else:
+                app.push(LoginScreen(app))
+            app.listen(session, "navigate", lambda _: app.replace(
+                LoginScreen(app), status="the session has ended: log in again"))
             app.loop()
 
         try:
