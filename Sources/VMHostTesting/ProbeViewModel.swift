@@ -16,12 +16,8 @@ public final class ProbeViewModel: ViewModel {
     public struct Args: ViewModelArgs {
         public var start: Int
         public init(start: Int = 0) { self.start = start }
-        public init(reader: JSONReader) throws(JSONDecodingError) {
-            try reader.rejectUnknown(["start"])
-            start = try reader.optional("start", as: Int.self) ?? 0
-        }
-        public static var schema: JSON {
-            ["type": "object", "properties": ["start": ["type": "integer"]], "additionalProperties": false]
+        public init(reader: ObjectReader) throws(JSONDecodingError) {
+            start = try reader.optional("start", default: 0)
         }
     }
 

@@ -96,15 +96,15 @@ extension LoginSuites {
         }
 
         @Test func argsAcceptAnAbsentModeAndNameABadOne() throws {
-            #expect(try LoginArgs(reader: JSONReader(nil, path: "params.args")).mode == .password)
-            #expect(try LoginArgs(reader: JSONReader(["mode": "code"], path: "params.args")).mode == .code)
+            #expect(try LoginArgs(json: .null, path: "params.args").mode == .password)
+            #expect(try LoginArgs(json: ["mode": "code"], path: "params.args").mode == .code)
             #expect(throws: JSONDecodingError(path: "params.args.mode", problem: "must be \"password\" or \"code\"")) {
-                try LoginArgs(reader: JSONReader(["mode": "sms"], path: "params.args"))
+                try LoginArgs(json: ["mode": "sms"], path: "params.args")
             }
             #expect(throws: JSONDecodingError(path: "params.args.mode", problem: "expected \"password\" or \"code\", got a boolean")) {
-                try LoginArgs(reader: JSONReader(["mode": true], path: "params.args"))
+                try LoginArgs(json: ["mode": true], path: "params.args")
             }
-            #expect(throws: JSONDecodingError.self) { try LoginArgs(reader: JSONReader(["mod": "code"], path: "params.args")) }
+            #expect(throws: JSONDecodingError.self) { try LoginArgs(json: ["mod": "code"], path: "params.args") }
         }
     }
 }

@@ -9,7 +9,7 @@ extension ProductListSuites {
     @Suite
     struct ArgsTests {
         func read(_ args: JSON?) throws(JSONDecodingError) -> ProductListViewModel.Args {
-            try ProductListViewModel.Args(reader: JSONReader(args, path: "params.args"))
+            try ProductListViewModel.Args(json: args ?? .null, path: "params.args")
         }
 
         @Test func defaultsToTwenty() throws {

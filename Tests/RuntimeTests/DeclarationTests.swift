@@ -2,17 +2,10 @@ import Testing
 import VMHostTesting
 
 /// A value carried by a trigger and a command: `{id}`.
-struct ItemReference: InputValue, Sendable {
+struct ItemReference: ObjectValue, Sendable {
     var id: String
-    static var jsonTypeDescription: String { "an object {id}" }
-    static var jsonSchema: JSON {
-        ["type": "object", "properties": ["id": ["type": "string", "minLength": 1]], "required": ["id"], "additionalProperties": false]
-    }
-    init(json: JSON, path: String) throws(JSONDecodingError) {
-        let reader = try JSONReader(json, path: path)
-        try reader.rejectUnknown(schema: Self.jsonSchema)
-        id = try reader.required("id")
-        guard !id.isEmpty else { throw JSONDecodingError(path: reader.path(of: "id"), problem: "must not be empty") }
+    init(reader: ObjectReader) throws(JSONDecodingError) {
+        id = try reader.required("id", .nonEmpty)
     }
 }
 
@@ -24,17 +17,9 @@ final class ItemsViewModel: ViewModel {
     struct Args: ViewModelArgs {
         var listId: String
         var limit: Int
-        static let schema: JSON = [
-            "type": "object",
-            "properties": ["listId": ["type": "string", "minLength": 1], "limit": ["type": "integer", "minimum": 1, "maximum": 9]],
-            "required": ["listId"], "additionalProperties": false,
-        ]
-        init(reader: JSONReader) throws(JSONDecodingError) {
-            try reader.rejectUnknown(schema: Self.schema)
-            listId = try reader.required("listId")
-            limit = try reader.optional("limit") ?? 3
-            guard !listId.isEmpty else { throw JSONDecodingError(path: reader.path(of: "listId"), problem: "must not be empty") }
-            guard (1...9).contains(limit) else { throw JSONDecodingError(path: reader.path(of: "limit"), problem: "must be 1…9") }
+        init(reader: ObjectReader) throws(JSONDecodingError) {
+            listId = try reader.required("listId", .nonEmpty)
+            limit = try reader.optional("limit", .in(1...9), default: 3)
         }
     }
 
@@ -95,7 +80,7 @@ struct DeclarationTests {
         #expect(clock.pendingCount == 0)
     }
 
-    @Test func thePlaceholderIsDerivedFromTheArgsSchema() {
+    @Test func thePlaceholderIsDerivedFromTheArgsReads() {
         let args = ItemsViewModel.Args.placeholder
         #expect(args.listId == "a")
         #expect(args.limit == 3)

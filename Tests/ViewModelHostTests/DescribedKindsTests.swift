@@ -1,3 +1,4 @@
+import Backend
 import BackendTesting
 import Login
 import MenuGroups
@@ -18,6 +19,7 @@ struct DescribedKindsTests {
             LoginViewModel.factory(api: api),
             MenuSubGroupViewModel.factory(api: api),
             MenuEditGroupViewModel.factory(api: api),
+            SessionViewModel.factory(session: AppSession()),
             ProbeViewModel.factory(),
         ]
         #expect(DescribedKindCheck.problems(kinds: kinds) == [])

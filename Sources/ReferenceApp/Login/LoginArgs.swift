@@ -12,17 +12,7 @@ public struct LoginArgs: ViewModelArgs, Equatable {
         self.mode = mode
     }
 
-    public init(reader: JSONReader) throws(JSONDecodingError) {
-        try reader.rejectUnknown(["mode"])
-        mode = try reader.optional("mode", as: LoginMode.self) ?? .password
-    }
-
-    public static var schema: JSON {
-        var mode = LoginMode.jsonSchema
-        if case .object(var object) = mode {
-            object.append("default", "password")
-            mode = .object(object)
-        }
-        return ["type": "object", "properties": ["mode": mode], "additionalProperties": false]
+    public init(reader: ObjectReader) throws(JSONDecodingError) {
+        mode = try reader.optional("mode", default: .password)
     }
 }

@@ -15,28 +15,8 @@ extension ProductListViewModel {
 
         /// Reads the args; a bad `pageSize` (or an unknown member) fails naming it:
         /// `params.args.pageSize: must be between 1 and 100, got 0`.
-        public init(reader: JSONReader) throws(JSONDecodingError) {
-            try reader.rejectUnknown(["pageSize"])
-            let size = try reader.optional("pageSize", as: Int.self) ?? Self.defaultPageSize
-            guard Self.pageSizes.contains(size) else {
-                throw JSONDecodingError(
-                    path: reader.path(of: "pageSize"),
-                    problem: "must be between \(Self.pageSizes.lowerBound) and \(Self.pageSizes.upperBound), got \(size)")
-            }
-            pageSize = size
-        }
-
-        public static var schema: JSON {
-            [
-                "type": "object",
-                "properties": [
-                    "pageSize": [
-                        "type": "integer", "minimum": JSON(pageSizes.lowerBound), "maximum": JSON(pageSizes.upperBound),
-                        "default": JSON(defaultPageSize),
-                    ],
-                ],
-                "additionalProperties": false,
-            ]
+        public init(reader: ObjectReader) throws(JSONDecodingError) {
+            pageSize = try reader.optional("pageSize", .in(Self.pageSizes), default: Self.defaultPageSize)
         }
     }
 }

@@ -38,17 +38,19 @@ public enum InputError: Error, Sendable, Equatable {
 /// itself with a JSON Schema, which `host.describe` reports as the input's `value`.
 ///
 /// The basic types (`String`, `Int`, `Int64`, `Double`, `Bool`, ``JSON``, `JSONObject`), arrays and
-/// optionals of encodable input values, and ``NoValue`` conform. A type that is also
-/// `JSONEncodable` shares one `jsonSchema`:
+/// optionals of encodable input values, and ``NoValue`` conform. An enum with raw values conforms
+/// with no body (its cases give its schema and its errors), and an object is declared by its reads
+/// as an ``ObjectValue``:
 ///
 /// ```swift
-/// struct TodoReference: InputValue {
+/// struct TodoReference: ObjectValue {
 ///     var id: String
-///     static var jsonTypeDescription: String { "an object {id}" }
-///     static var jsonSchema: JSON { ["type": "object", "properties": ["id": ["type": "string"]], "required": ["id"]] }
-///     init(json: JSON, path: String) throws(JSONDecodingError) { id = try JSONReader(json, path: path).required("id") }
+///     init(reader: ObjectReader) throws(JSONDecodingError) { id = try reader.required("id", .nonEmpty) }
 /// }
 /// ```
+///
+/// A type of your own otherwise reads itself in `init(json:path:)` and writes its `jsonSchema`; one
+/// that is also `JSONEncodable` shares one `jsonSchema`.
 public protocol InputValue: JSONDecodable {
     /// The JSON Schema of the values this type reads: what `host.describe` says the input accepts.
     static var jsonSchema: JSON { get }

@@ -5,8 +5,8 @@ import VMHostWire
 /// `minItems`, `minLength`, `maxLength`, `minimum`, `maximum`, `default`).
 public enum JSONSchemaExample {
     /// A small value `schema` accepts: required members only, each at its lower bound, the first
-    /// `enum` case or `anyOf` branch. Used for the ``ViewModelArgs/placeholder`` of args that
-    /// declare none, and by the test kit to check that a kind accepts what it describes.
+    /// `enum` case or `anyOf` branch. What an ``ObjectReader`` answers for a required member while
+    /// it records, and what the test kit starts from to check that a kind accepts what it describes.
     public static func minimal(_ schema: JSON) -> JSON {
         guard case .object(let object) = schema else { return .null }
         if let constant = object["const"] { return constant }

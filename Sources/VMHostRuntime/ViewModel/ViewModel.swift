@@ -1,61 +1,43 @@
 import VMHostEventLoop
 import VMHostWire
 
-/// The arguments of a view-model kind (`vm.create {kind, args}`), read with errors that name the
-/// argument (`params.args.pageSize: must be between 1 and 100, got 0`).
+/// The arguments of a view-model kind (`vm.create {kind, args}`), declared once by the reads of
+/// their initializer (an ``ObjectValue``).
 ///
-/// Declare the schema and the reader; the placeholder is derived from the schema, and the unknown
-/// members refused by ``JSONReader/rejectUnknown(schema:)`` are the schema's `properties`:
+/// From those reads come the schema `host.describe` reports, the refusal of members not read, the
+/// errors that name the argument (`params.args.pageSize: must be between 1 and 100, got 0`) and the
+/// ``placeholder`` that `describe` instantiates the kind with:
 ///
 /// ```swift
 /// struct Args: ViewModelArgs {
 ///     var listId: String
-///     static let schema: JSON = [
-///         "type": "object", "properties": ["listId": ["type": "string", "minLength": 1]],
-///         "required": ["listId"], "additionalProperties": false,
-///     ]
-///     init(reader: JSONReader) throws(JSONDecodingError) {
-///         try reader.rejectUnknown(schema: Self.schema)
-///         listId = try reader.required("listId")
+///     var pageSize: Int
+///     init(reader: ObjectReader) throws(JSONDecodingError) {
+///         listId = try reader.required("listId", .nonEmpty)
+///         pageSize = try reader.optional("pageSize", .in(1...100), default: 20)
 ///     }
 /// }
+/// // host.describe: {"type":"object","properties":{"listId":{"type":"string","minLength":1},
+/// //   "pageSize":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":["listId"],"additionalProperties":false}
 /// ```
-public protocol ViewModelArgs: Sendable {
-    init(reader: JSONReader) throws(JSONDecodingError)
-    /// The JSON Schema of the args object, for `host.describe`.
-    static var schema: JSON { get }
+public protocol ViewModelArgs: ObjectValue, Sendable {
     /// Some valid arguments: used once to instantiate the kind and read its declared members.
-    /// By default, the reader applied to ``JSONSchemaExample/minimal(_:)`` of ``schema``.
+    /// By default, what the reads answer while their schema is recorded: each member's default,
+    /// nil for an optional one, the smallest valid value of a required one.
     static var placeholder: Self { get }
 }
 
 extension ViewModelArgs {
-    /// The args read from the smallest value ``schema`` accepts. Stops with a message naming the
-    /// type when the reader refuses it: the schema and the reader disagree.
-    public static var placeholder: Self {
-        let example = JSONSchemaExample.minimal(schema)
-        do throws(JSONDecodingError) {
-            return try Self(reader: JSONReader(example, path: "params.args"))
-        } catch {
-            fatalError("\(Self.self): the reader refuses \(example), the smallest value its schema accepts (\(error)); fix the schema or declare `placeholder`")
-        }
-    }
+    /// The args made of the placeholders the reads answer while recording.
+    public static var placeholder: Self { recorded().instance }
 }
 
-extension JSONReader {
-    /// Fails on any member that `schema` (an object schema) does not list in `properties`.
-    public func rejectUnknown(schema: JSON) throws(JSONDecodingError) {
-        try rejectUnknown(Set(schema["properties"]?.objectValue?.keys ?? []))
-    }
-}
-
-/// Arguments of a kind that takes none.
+/// Arguments of a kind that takes none: `{}`, and any member is refused.
 public struct NoArgs: ViewModelArgs {
     /// No arguments.
     public init() {}
-    public init(reader: JSONReader) throws(JSONDecodingError) { try reader.rejectUnknown([]) }
-    public static var schema: JSON { ["type": "object", "properties": [:], "additionalProperties": false] }
-    public static var placeholder: NoArgs { NoArgs() }
+    /// Reads nothing: the declaration of no member.
+    public init(reader: ObjectReader) {}
 }
 
 /// A view-model kind: a pure mapping of inputs to outputs that declares its members through a
@@ -75,14 +57,14 @@ public protocol ViewModel: AnyObject {
 public struct ViewModelFactory {
     public let kind: String
     public let argsSchema: JSON
-    let make: (JSONReader, ViewModelContext) throws(JSONDecodingError) -> AnyObject
+    let make: (JSON?, ViewModelContext) throws(JSONDecodingError) -> AnyObject
     let makePlaceholder: (ViewModelContext) -> AnyObject
 
     public init<VM: ViewModel>(_ type: VM.Type, _ make: @escaping (VM.Args, ViewModelContext) -> VM) {
         kind = VM.kind
-        argsSchema = VM.Args.schema
-        self.make = { (reader, context) throws(JSONDecodingError) in
-            let instance = make(try VM.Args(reader: reader), context)
+        argsSchema = VM.Args.jsonSchema
+        self.make = { (args, context) throws(JSONDecodingError) in
+            let instance = make(try VM.Args(json: args ?? .null, path: "params.args"), context)
             context.retain(instance)
             return instance
         }
@@ -91,7 +73,7 @@ public struct ViewModelFactory {
 
     /// Makes a view-model from `args` (read under `params.args`).
     public func make(args: JSON?, context: ViewModelContext) throws(JSONDecodingError) -> AnyObject {
-        try make(JSONReader(args, path: "params.args"), context)
+        try make(args, context)
     }
 
     /// Describes the kind: `{kind, args, inputs:[{name, kind, value, …}], outputs:[{name, kind, schema}]}`.

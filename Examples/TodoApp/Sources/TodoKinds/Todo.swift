@@ -29,28 +29,17 @@ public struct Todo: Sendable, Hashable, JSONEncodable {
     }
 }
 
-/// The value of the inputs that name one todo: `{id}`.
-public struct TodoReference: InputValue, Sendable, Equatable {
+/// The value of the inputs that name one todo: `{id}`, a non-empty string, and nothing else.
+public struct TodoReference: ObjectValue, Sendable, Equatable {
     /// The todo's id.
     public var id: String
 
     /// A reference to the todo `id`.
     public init(id: String) { self.id = id }
 
-    /// How errors name the expected value.
-    public static var jsonTypeDescription: String { "an object {id}" }
-
-    /// `{id}`, a non-empty string, and nothing else.
-    public static var jsonSchema: JSON {
-        ["type": "object", "properties": ["id": ["type": "string", "minLength": 1]], "required": ["id"], "additionalProperties": false]
-    }
-
     /// Reads `{id}`, naming `params.value.id` when it is missing, empty or not a string.
-    public init(json: JSON, path: String) throws(JSONDecodingError) {
-        let reader = try JSONReader(json, path: path)
-        try reader.rejectUnknown(schema: Self.jsonSchema)
-        id = try reader.required("id")
-        guard !id.isEmpty else { throw JSONDecodingError(path: reader.path(of: "id"), problem: "must not be empty") }
+    public init(reader: ObjectReader) throws(JSONDecodingError) {
+        id = try reader.required("id", .nonEmpty)
     }
 }
 

@@ -26,26 +26,15 @@ public final class TodoEditorViewModel: ViewModel {
             self.parent = parent
         }
 
-        /// `{id, title, parent?}`.
-        public static let schema: JSON = [
-            "type": "object",
-            "properties": ["id": ["type": "string", "minLength": 1], "title": ["type": "string"], "parent": ["type": "string"]],
-            "required": ["id", "title"], "additionalProperties": false,
-        ]
-
-        /// Reads `{id, title, parent?}`, naming what is missing or wrong.
-        public init(reader: JSONReader) throws(JSONDecodingError) {
-            try reader.rejectUnknown(schema: Self.schema)
-            id = try reader.required("id")
+        /// Reads `{id, title, parent?}`, naming what is missing or wrong; the schema is derived from these reads.
+        public init(reader: ObjectReader) throws(JSONDecodingError) {
+            id = try reader.required("id", .nonEmpty)
             title = try reader.required("title")
             parent = try reader.optional("parent")
-            guard !id.isEmpty else { throw JSONDecodingError(path: reader.path(of: "id"), problem: "must not be empty") }
         }
 
-        /// As the list's `edit` event carries them.
+        /// As the list's `edit` event carries them; its schema is the args' own.
         public var json: JSON { ["id": .string(id), "title": .string(title), "parent": JSON(parent)] }
-        /// The same schema as the args.
-        public static var jsonSchema: JSON { schema }
     }
 
     /// Where its members are declared.

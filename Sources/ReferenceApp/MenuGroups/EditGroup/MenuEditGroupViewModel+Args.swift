@@ -20,29 +20,11 @@ extension MenuEditGroupViewModel {
             self.name = name
         }
 
-        public init(reader: JSONReader) throws(JSONDecodingError) {
-            try reader.rejectUnknown(["menuUid", "parent", "groupId", "name"])
-            menuUid = try reader.required("menuUid")
-            parent = try reader.optional("parent")
-            groupId = try reader.optional("groupId")
+        public init(reader: ObjectReader) throws(JSONDecodingError) {
+            menuUid = try reader.required("menuUid", .nonEmpty)
+            parent = try reader.optional("parent", .nonEmpty)
+            groupId = try reader.optional("groupId", .nonEmpty)
             name = try reader.optional("name")
-            for (key, value) in [("menuUid", menuUid), ("parent", parent), ("groupId", groupId)] where value?.isEmpty == true {
-                throw JSONDecodingError(path: reader.path(of: key), problem: "must not be empty")
-            }
-        }
-
-        public static var schema: JSON {
-            [
-                "type": "object",
-                "properties": [
-                    "menuUid": ["type": "string", "minLength": 1],
-                    "parent": ["type": "string", "minLength": 1],
-                    "groupId": ["type": "string", "minLength": 1],
-                    "name": ["type": "string"],
-                ],
-                "required": ["menuUid"],
-                "additionalProperties": false,
-            ]
         }
     }
 }

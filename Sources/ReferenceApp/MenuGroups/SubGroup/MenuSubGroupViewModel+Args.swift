@@ -8,19 +8,8 @@ extension MenuSubGroupViewModel {
 
         public init(menuUid: String) { self.menuUid = menuUid }
 
-        public init(reader: JSONReader) throws(JSONDecodingError) {
-            try reader.rejectUnknown(["menuUid"])
-            menuUid = try reader.required("menuUid")
-            guard !menuUid.isEmpty else { throw JSONDecodingError(path: reader.path(of: "menuUid"), problem: "must not be empty") }
-        }
-
-        public static var schema: JSON {
-            [
-                "type": "object",
-                "properties": ["menuUid": ["type": "string", "minLength": 1]],
-                "required": ["menuUid"],
-                "additionalProperties": false,
-            ]
+        public init(reader: ObjectReader) throws(JSONDecodingError) {
+            menuUid = try reader.required("menuUid", .nonEmpty)
         }
     }
 }
