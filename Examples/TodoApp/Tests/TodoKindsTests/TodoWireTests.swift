@@ -48,6 +48,32 @@ struct TodoWireTests {
         try client.finish()
     }
 
+    @Test func argsAreDescribedAndReadFromOneDeclaration() async {
+        let described = await client.request("host.describe", ["kind": "TodoEditor"])
+        #expect(described.result?["kinds"]?.arrayValue?.first?["args"] == [
+            "type": "object",
+            "properties": ["id": ["type": "string", "minLength": 1], "title": ["type": "string"], "parent": ["type": "string"]],
+            "required": ["id", "title"], "additionalProperties": false,
+        ])
+        let list = await client.request("host.describe", ["kind": "TodoList"])
+        #expect(list.result?["kinds"]?.arrayValue?.first?["args"]?["properties"] == [
+            "filter": ["type": "string", "enum": ["all", "open", "done"], "default": "all"],
+        ])
+        let refusals: [(JSON, String)] = [
+            (["kind": "TodoEditor", "args": ["id": "", "title": "x"]], "params.args.id: must not be empty"),
+            (["kind": "TodoEditor", "args": ["id": "t1"]], "params.args.title: is required (a string)"),
+            (["kind": "TodoEditor", "args": ["id": "t1", "title": "x", "list": "l"]],
+             "params.args.list: is not a known member (expected one of: id, title, parent)"),
+            (["kind": "TodoList", "args": ["filter": "later"]], #"params.args.filter: must be "all", "open" or "done""#),
+            (["kind": "TodoList", "args": ["filter": 1]], #"params.args.filter: expected "all", "open" or "done", got a number"#),
+        ]
+        for (params, message) in refusals {
+            let reply = await client.request("vm.create", params)
+            #expect(reply.errorCode == -32602)
+            #expect(reply.error?["message"] == .string("Invalid params: \(message)"))
+        }
+    }
+
     @Test func aRefusedIdIsInvalidParams() async {
         await client.request("vm.create", ["kind": "TodoList", "id": "list"])
         let reply = await client.request("vm.send", ["vm": "list", "input": "delete", "value": ["id": "t9"]])
