@@ -59,7 +59,7 @@ struct HostMethodTests {
         #expect(outputs[0] == ["name": "count", "kind": "property", "schema": ["type": "integer"]])
         #expect(outputs[2]["schema"] == ["type": "array", "items": ["type": "string"]])
         #expect(outputs[5]["kind"] == "event")
-        #expect(catalog?["args"]?["properties"]?["start"] == ["type": "integer"])
+        #expect(catalog?["args"]?["properties"]?["start"] == ["type": "integer", "default": 0])
         #expect(await client.request("host.describe", ["kind": "Nope"]).errorCode == -32602)
     }
 

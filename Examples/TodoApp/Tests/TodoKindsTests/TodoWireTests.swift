@@ -63,7 +63,7 @@ struct TodoWireTests {
             (["kind": "TodoEditor", "args": ["id": "", "title": "x"]], "params.args.id: must not be empty"),
             (["kind": "TodoEditor", "args": ["id": "t1"]], "params.args.title: is required (a string)"),
             (["kind": "TodoEditor", "args": ["id": "t1", "title": "x", "list": "l"]],
-             "params.args.list: is not a known member (expected one of: id, title, parent)"),
+             "params.args.list: is not a known member (expected one of: id, parent, title)"),
             (["kind": "TodoList", "args": ["filter": "later"]], #"params.args.filter: must be "all", "open" or "done""#),
             (["kind": "TodoList", "args": ["filter": 1]], #"params.args.filter: expected "all", "open" or "done", got a number"#),
         ]
