@@ -238,3 +238,35 @@ def test_a_second_run_with_a_state_dir_opens_logged_in(tmp_path: Path) -> None:
         assert "Mobile" not in screen
     finally:
         subprocess.run(["tmux", "-L", second.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+def test_a_second_run_shows_the_saved_list_marked_as_such(tmp_path: Path) -> None:
+    """The first run loads the products (after one failure); the second run's first load fails, so
+    the saved list stays on screen, marked as saved, with the retry prompt."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    state = str(tmp_path / "state")
+    for run in range(2):
+        server = FlakyServer()
+        session = start_demo("--state-dir", state, "--backend", server.url)
+        try:
+            if run == 0:
+                session.wait_for("Login", "Mobile")
+                session.keys("13800138000", literal=True)
+                session.wait_for("13800138000")
+                session.keys("Enter")
+                session.keys("123456", literal=True)
+                session.wait_for("******")
+                session.keys("Enter")
+                session.wait_for("Products", "press r to retry")
+                session.keys("r")
+                screen = session.wait_for("page 1 · 1 items", "Sold out fund")
+                assert "(saved list" not in screen
+            else:
+                screen = session.wait_for("Products", "Sold out fund", "(saved list)", "press r to retry")
+                session.keys("r")
+                screen = session.wait_for("refreshed", "page 1 · 1 items", "Sold out fund")
+                assert "(saved list" not in screen
+        finally:
+            subprocess.run(["tmux", "-L", session.socket, "kill-server"], capture_output=True, timeout=10)
+            server.close()
