@@ -193,6 +193,13 @@ let package = Package(
         .testTarget(name: "LoginTests", dependencies: ["Login", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "MenuGroupsTests", dependencies: ["MenuGroups", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "BackendTests", dependencies: ["Backend", "HTTPBackend", "BackendTesting"], swiftSettings: settings),
-        .testTarget(name: "StateStoreTests", dependencies: ["StateStore"], swiftSettings: settings),
+        // The store, and what the reference app keeps in it (through the composition and a loopback server).
+        .testTarget(
+            name: "StateStoreTests",
+            dependencies: [
+                "StateStore", "AppComposition", "Backend", "HTTPBackend", "BackendTesting",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: settings),
     ]
 )

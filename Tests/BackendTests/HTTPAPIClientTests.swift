@@ -63,8 +63,8 @@ struct HTTPAPIClientTests {
         let requests = server.requests
         #expect(requests.count == 4)
         // One device id for the whole process, whichever client sends.
-        #expect(Set(requests.compactMap { $0.header("X-Device-Id") }) == [HTTPAPIClient.deviceID])
-        #expect(UUID(uuidString: HTTPAPIClient.deviceID) != nil)
+        #expect(Set(requests.compactMap { $0.header("X-Device-Id") }) == [HTTPAPIClient.processDeviceID])
+        #expect(UUID(uuidString: HTTPAPIClient.processDeviceID) != nil)
         #expect(requests.allSatisfy { $0.header("Accept") == "application/json" })
         #expect(requests[0].header("Authorization") == nil)
         #expect(requests[1].header("Authorization") == nil)
@@ -104,8 +104,8 @@ struct HTTPAPIClientTests {
         _ = try await client.products(page: 1, pageSize: 20)
         _ = try await client.login(username: "13800138000", password: "123456")
         for request in server.requests {
-            #expect(request.header("uuid") == HTTPAPIClient.deviceID)
-            #expect(request.header("X-Device-Id") == HTTPAPIClient.deviceID)
+            #expect(request.header("uuid") == HTTPAPIClient.processDeviceID)
+            #expect(request.header("X-Device-Id") == HTTPAPIClient.processDeviceID)
         }
     }
 

@@ -42,7 +42,8 @@ def open_groups(host: HostProcess) -> None:
     assert host.request("vm.create", {"kind": "MenuSubGroup", "args": {"menuUid": "m1"}, "id": "groups"}).error is None
     assert host.request("vm.subscribe", {"vm": "groups"}).result == {
         "subscription": "s1",
-        "values": {"groups": [], "loading": False, "isEmpty": False, "loadState": "idle", "lastError": None}}
+        "values": {"groups": [], "loading": False, "isEmpty": False, "isStale": False, "loadState": "idle",
+                   "lastError": None}}
     load = host.request("vm.send", {"vm": "groups", "input": "load"})
     assert load.messages == [
         changed("s1", "groups", {"loadState": "loading"}),
@@ -169,7 +170,8 @@ def test_a_failed_load_and_delete_keep_the_groups(host):
     assert advanced.notifications == [
         changed("s1", "groups", {"loading": False}), event("s1", "groups", "error", timeout)]
     assert host.request("vm.get", {"vm": "groups"}).result["values"] == {
-        "groups": DEMO, "loading": False, "isEmpty": False, "loadState": "failed", "lastError": load.error["data"]}
+        "groups": DEMO, "loading": False, "isEmpty": False, "isStale": False, "loadState": "failed",
+        "lastError": load.error["data"]}
 
 
 def test_a_save_after_the_parent_was_disposed_succeeds(host):

@@ -55,7 +55,7 @@ def cancelled(id) -> dict:
 
 
 INITIAL = {"items": [], "page": 0, "hasMore": True, "isRefreshing": False, "isLoadingMore": False, "isEmpty": False,
-           "loadState": "idle", "lastError": None}
+           "isStale": False, "loadState": "idle", "lastError": None}
 LOADED = {"loadState": "loaded"}
 
 
@@ -238,6 +238,7 @@ def test_describe(host):
         ("refresh", "command", "latest"), ("loadMore", "command", "ignore"), ("cancel", "trigger", None),
     ]
     assert [o["name"] for o in kind["outputs"]] == [
-        "items", "page", "hasMore", "isRefreshing", "isLoadingMore", "isEmpty", "loadState", "lastError", "error"]
+        "items", "page", "hasMore", "isRefreshing", "isLoadingMore", "isEmpty", "isStale", "loadState", "lastError",
+        "error"]
     assert kind["outputs"][0]["schema"]["items"]["required"] == [
         "id", "name", "bank", "profit", "saleStatus", "saleStatusCode", "term", "amount"]

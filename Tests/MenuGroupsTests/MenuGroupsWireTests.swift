@@ -30,7 +30,7 @@ struct MenuGroupsWireTests {
         #expect(await client.request("vm.subscribe", ["vm": "groups"]).log == [
             .result([
                 "subscription": "s1",
-                "values": ["groups": [], "loading": false, "isEmpty": false, "loadState": "idle", "lastError": nil],
+                "values": ["groups": [], "loading": false, "isEmpty": false, "isStale": false, "loadState": "idle", "lastError": nil],
             ]),
         ])
         #expect(await client.request("vm.send", ["vm": "groups", "input": "load"]).log == [
@@ -246,7 +246,7 @@ struct MenuGroupsWireTests {
         let kind = described.result?["kinds"]?.arrayValue?.first ?? described.result
         let outputs = kind?["outputs"]?.arrayValue ?? []
         #expect(outputs.map { $0["name"]?.stringValue } == [
-            "groups", "loading", "isEmpty", "loadState", "lastError", "error", "navigate",
+            "groups", "loading", "isEmpty", "isStale", "loadState", "lastError", "error", "navigate",
         ])
         #expect(outputs.first?["schema"]?["items"] == GroupRow.jsonSchema)
         let inputs = kind?["inputs"]?.arrayValue ?? []

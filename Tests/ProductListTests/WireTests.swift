@@ -62,7 +62,7 @@ extension ProductListSuites {
             #expect(await wire.advance(ms: 5000) == [])
             #expect(await client.request("vm.get", ["vm": "pl"]).result?["values"] == [
                 "items": [], "page": 0, "hasMore": true, "isRefreshing": false, "isLoadingMore": false, "isEmpty": false,
-                "loadState": "idle", "lastError": nil,
+                "isStale": false, "loadState": "idle", "lastError": nil,
             ])
         }
 
@@ -187,7 +187,7 @@ extension ProductListSuites {
             let values = await client.request("vm.get", ["vm": "pl"]).result?["values"]
             #expect(values == [
                 "items": Expect.cells(1...20), "page": 1, "hasMore": true, "isRefreshing": false, "isLoadingMore": false,
-                "isEmpty": false, "loadState": "failed", "lastError": lastError,
+                "isEmpty": false, "isStale": false, "loadState": "failed", "lastError": lastError,
             ])
         }
 
@@ -224,16 +224,18 @@ extension ProductListSuites {
             ])
             let outputs = kind?["outputs"]?.arrayValue ?? []
             #expect(outputs.map { $0["name"] } == [
-                "items", "page", "hasMore", "isRefreshing", "isLoadingMore", "isEmpty", "loadState", "lastError", "error",
+                "items", "page", "hasMore", "isRefreshing", "isLoadingMore", "isEmpty", "isStale", "loadState", "lastError", "error",
             ])
             #expect(outputs.map { $0["kind"] } == [
-                "property", "property", "property", "property", "property", "property", "property", "property", "event",
+                "property", "property", "property", "property", "property", "property", "property", "property", "property",
+                "event",
             ])
             #expect(outputs[0]["schema"] == ["type": "array", "items": ProductCell.jsonSchema])
             #expect(outputs[1]["schema"] == ["type": "integer"])
             #expect(outputs[2]["schema"] == ["type": "boolean"])
-            #expect(outputs[6]["schema"] == ["type": "string", "enum": ["idle", "loading", "loaded", "empty", "failed"]])
-            #expect(outputs[8]["schema"] == DomainError.jsonSchema)
+            #expect(outputs[6]["schema"] == ["type": "boolean"])
+            #expect(outputs[7]["schema"] == ["type": "string", "enum": ["idle", "loading", "loaded", "empty", "failed"]])
+            #expect(outputs[9]["schema"] == DomainError.jsonSchema)
             #expect(ProductCell.jsonSchema["required"] == [
                 "id", "name", "bank", "profit", "saleStatus", "saleStatusCode", "term", "amount",
             ])

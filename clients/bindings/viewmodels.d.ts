@@ -56,6 +56,7 @@ export interface ProductListProperties {
   "isRefreshing": boolean;
   "isLoadingMore": boolean;
   "isEmpty": boolean;
+  "isStale": boolean;
   "loadState": "idle" | "loading" | "loaded" | "empty" | "failed";
   "lastError": LastError1 | null;
 }
@@ -149,6 +150,7 @@ export interface MenuSubGroupProperties {
   "groups": MenuSubGroupGroupsItem[];
   "loading": boolean;
   "isEmpty": boolean;
+  "isStale": boolean;
   "loadState": "idle" | "loading" | "loaded" | "empty" | "failed";
   "lastError": LastError1 | null;
 }

@@ -90,6 +90,11 @@ class ProductList(TypedViewModel):
         return cast('bool', self.vm['isEmpty'])
 
     @property
+    def isStale(self) -> bool:
+        """Property `isStale`, from the mirror (subscribe first)."""
+        return cast('bool', self.vm['isStale'])
+
+    @property
     def loadState(self) -> Literal["idle", "loading", "loaded", "empty", "failed"]:
         """Property `loadState`, from the mirror (subscribe first)."""
         return cast('Literal["idle", "loading", "loaded", "empty", "failed"]', self.vm['loadState'])
@@ -304,6 +309,11 @@ class MenuSubGroup(TypedViewModel):
     def isEmpty(self) -> bool:
         """Property `isEmpty`, from the mirror (subscribe first)."""
         return cast('bool', self.vm['isEmpty'])
+
+    @property
+    def isStale(self) -> bool:
+        """Property `isStale`, from the mirror (subscribe first)."""
+        return cast('bool', self.vm['isStale'])
 
     @property
     def loadState(self) -> Literal["idle", "loading", "loaded", "empty", "failed"]:

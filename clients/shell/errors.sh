@@ -7,6 +7,8 @@ source "$(dirname "$0")/vmhost-path.sh"
 # At EOF the host starts no more commands (protocol/SPEC.md §7), so its input stays open until the
 # reply to the refresh (id 4) is out; then closing it ends the host.
 coproc HOST { "$VMHOST" --test-controls; }
+# Kept now: bash unsets HOST_PID as soon as the coprocess has exited.
+host_pid=$HOST_PID
 printf '%s\n' \
   '{"jsonrpc":"2.0","id":1,"method":"vm.create","params":{"kind":"ProductList","id":"p"}}' \
   '{"jsonrpc":"2.0","id":2,"method":"vm.subscribe","params":{"vm":"p","outputs":["error"]}}' \
@@ -19,7 +21,7 @@ while IFS= read -r line <&"${HOST[0]}"; do
   case $line in *'"id":4,'*) break ;; esac
 done
 exec {HOST[1]}>&-
-wait "$HOST_PID"
+wait "$host_pid"
 jq -c 'if .method == "vm.event" then {event: .params.name, value: .params.value}
        elif .id == 4 then {reply: .error.code, data: .error.data}
        else empty end' <<<"$out"

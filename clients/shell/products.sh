@@ -17,13 +17,15 @@ requests() {
 # At EOF the host starts no more commands (protocol/SPEC.md §7), so its input stays open until the
 # last reply is out; then closing it ends the host.
 coproc HOST { "$VMHOST"; }
+# Kept now: bash unsets HOST_PID as soon as the coprocess has exited.
+host_pid=$HOST_PID
 requests >&"${HOST[1]}"
 reply=
 while IFS= read -r line <&"${HOST[0]}"; do
   case $line in *'"id":6,'*) reply=$line; break ;; esac
 done
 exec {HOST[1]}>&-
-wait "$HOST_PID"
+wait "$host_pid"
 jq -r '.result.values
     | "page \(.page), more: \(.hasMore), \(.items | length) products",
       (.items[] | [.id, .name, .bank, .profit, .saleStatus, .term, .amount] | @tsv)' <<<"$reply"

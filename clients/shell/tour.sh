@@ -9,6 +9,8 @@ source "$(dirname "$0")/vmhost-path.sh"
 VMHOST=${1:-$VMHOST}
 
 coproc HOST { "$VMHOST" --backend embedded --clock manual --test-controls; }
+# Kept now: bash unsets HOST_PID as soon as the coprocess has exited.
+host_pid=$HOST_PID
 exec 3>&"${HOST[1]}" 4<&"${HOST[0]}"
 next_id=0
 
@@ -73,4 +75,4 @@ say "Done: shut down and exit."
 call shutdown
 printf '%s\n' '{"jsonrpc":"2.0","method":"exit"}' >&3
 exec 3>&-
-wait "$HOST_PID" && echo "vmhost exited with status 0"
+wait "$host_pid" && echo "vmhost exited with status 0"

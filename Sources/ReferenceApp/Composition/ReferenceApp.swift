@@ -47,8 +47,8 @@ public enum ReferenceApp {
             abstract: "Largest backend response body read, in bytes (HTTP backend). A larger one fails the call as a decode error without being read further."),
         OptionSpec(
             "state-dir", value: "DIR",
-            abstract: "Keep the session (and the last good lists) in DIR between runs.",
-            discussion: "DIR is created (mode 0700) when missing; the database DIR/state.sqlite3 is mode 0600. Without it nothing is written anywhere. See protocol/viewmodels/Session.md."),
+            abstract: "Keep the session, the device id, the last good lists and the SMS countdowns in DIR between runs.",
+            discussion: "DIR is created (mode 0700) when missing; the database DIR/state.sqlite3 is mode 0600. Without it nothing is written anywhere. See protocol/viewmodels/Session.md and protocol/cli.md."),
     ]
 
     /// The backend the options choose, the kinds over it, and the embedded backend's test controls.
@@ -81,18 +81,22 @@ public enum ReferenceApp {
                 throw UsageError("--demo-products applies to the embedded backend only, not to --backend \(text)")
             }
         }
-        var storage: StoredSession?
+        var storage: StoredState?
         if let directory = arguments.value("state-dir") {
             do throws(StateStoreError) {
-                storage = StoredSession(store: try StateStore(directory: directory), logger: environment.logger)
+                storage = StoredState(store: try StateStore(directory: directory), logger: environment.logger)
             } catch {
                 throw UsageError(error.message)
             }
         }
         let session = AppSession(storage: storage)
+        // The device id is the state directory's when there is one (made there on first use).
+        var deviceID: String?
+        if case .http = backend { deviceID = storage?.deviceID() }
         let transport = backend.makeClient(
             clock: environment.clock, timeout: .milliseconds(timeoutMs),
-            demoProductCount: demoProducts ?? DemoCatalog.productCount, maxResponseBytes: maxResponseBytes)
+            demoProductCount: demoProducts ?? DemoCatalog.productCount, maxResponseBytes: maxResponseBytes,
+            deviceID: deviceID)
         let api = AuthenticatedAPI(transport, session: session)
         var controls: [TestControl] = []
         if let embedded = transport as? EmbeddedBackend {
@@ -105,16 +109,23 @@ public enum ReferenceApp {
                 },
             ]
         }
-        return ServedApp(kinds: kinds(api: api, session: session), controls: controls, summary: "backend \(text)")
+        let cooldown = storage.map { SMSCodeCooldown(storage: $0, clock: environment.clock) } ?? SMSCodeCooldown()
+        return ServedApp(
+            kinds: kinds(api: api, session: session, lists: storage, cooldown: cooldown), controls: controls,
+            summary: "backend \(text)")
     }
 
-    /// Every view-model kind the host serves, in `host.describe` order. One line per kind.
+    /// Every view-model kind the host serves, in `host.describe` order. One line per kind. `lists`
+    /// keeps the last good lists between runs (nil: nothing is kept); `cooldown` is the SMS
+    /// countdowns shared by every `Login`.
     @HostActor
-    static func kinds(api: any APIClient, session: AppSession) -> [ViewModelFactory] {
+    static func kinds(
+        api: any APIClient, session: AppSession, lists: (any ListCache)? = nil, cooldown: SMSCodeCooldown = SMSCodeCooldown()
+    ) -> [ViewModelFactory] {
         [
-            ProductListViewModel.factory(api: api),
-            LoginViewModel.factory(api: api),
-            MenuSubGroupViewModel.factory(api: api),
+            ProductListViewModel.factory(api: api, cache: lists),
+            LoginViewModel.factory(api: api, cooldown: cooldown),
+            MenuSubGroupViewModel.factory(api: api, cache: lists),
             MenuEditGroupViewModel.factory(api: api),
             SessionViewModel.factory(session: session),
         ]

@@ -46,8 +46,8 @@ extension HTTPAPIClient {
         var httpRequest = HTTPClientRequest(url: baseURL.url(path: request.path, query: request.query))
         httpRequest.method = NIOHTTP1.HTTPMethod(rawValue: request.method.rawValue)
         httpRequest.headers.add(name: "Accept", value: "application/json")
-        httpRequest.headers.add(name: "X-Device-Id", value: Self.deviceID)
-        httpRequest.headers.add(name: "uuid", value: Self.deviceID)
+        httpRequest.headers.add(name: "X-Device-Id", value: deviceID)
+        httpRequest.headers.add(name: "uuid", value: deviceID)
         if let token { httpRequest.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let body = request.body {
             httpRequest.headers.add(name: "Content-Type", value: "application/json")

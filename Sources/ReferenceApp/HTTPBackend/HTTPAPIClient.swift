@@ -7,7 +7,8 @@ import VMHostWire
 /// The backend over HTTP (`--backend http://host:port`), on AsyncHTTPClient.
 ///
 /// Every call sends `Accept: application/json`, the device id as both `X-Device-Id` and `uuid`
-/// (one id for the life of the process), and `Authorization: Bearer <token>` once a login
+/// (``deviceID``: the one stored in the state directory with `--state-dir`, else one for the life
+/// of the process), and `Authorization: Bearer <token>` once a login
 /// succeeded. Bodies are written and parsed with the project's jansson-backed ``JSON``, and the
 /// response goes through ``ErrorMapping``.
 ///
@@ -27,8 +28,8 @@ import VMHostWire
 ///   comes back through a task, so the host thread never blocks.
 @HostActor
 public final class HTTPAPIClient: APIClient {
-    /// The device id sent as `X-Device-Id` and `uuid`: a random UUID, stable until the process exits.
-    public nonisolated static let deviceID: String = DeviceID.random()
+    /// The device id of a client given none: a random UUID, stable until the process exits.
+    public nonisolated static let processDeviceID: String = DeviceID.random()
 
     /// The largest response body read by default: 8 MiB.
     public nonisolated static let defaultMaxResponseBytes = 8 * 1024 * 1024
@@ -40,6 +41,8 @@ public final class HTTPAPIClient: APIClient {
     public let clock: any HostClock
     /// The largest response body accepted, in bytes.
     public let maxResponseBytes: Int
+    /// The device id sent as `X-Device-Id` and `uuid` on every call.
+    public let deviceID: String
     /// The token of the last successful login, sent as `Authorization: Bearer`; nil before.
     ///
     /// - Important: A secret: never log it.
@@ -48,9 +51,10 @@ public final class HTTPAPIClient: APIClient {
     /// Makes a client for the server at `baseURL`. Nothing is started before the first call.
     public init(
         baseURL: BackendURL, clock: any HostClock, timeout: Duration = .milliseconds(15000),
-        maxResponseBytes: Int = HTTPAPIClient.defaultMaxResponseBytes
+        maxResponseBytes: Int = HTTPAPIClient.defaultMaxResponseBytes, deviceID: String = HTTPAPIClient.processDeviceID
     ) {
         self.baseURL = baseURL
+        self.deviceID = deviceID
         self.clock = clock
         self.timeout = timeout
         self.maxResponseBytes = max(0, maxResponseBytes)

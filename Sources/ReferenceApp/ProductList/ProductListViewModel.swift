@@ -11,7 +11,13 @@ import VMHostWire
 /// while a fetch runs or when ``hasMore`` is false), `cancel` (trigger: cancels whatever fetch runs).
 ///
 /// Outputs: ``items``, ``page``, ``hasMore``, ``isRefreshing``, ``isLoadingMore``, ``isEmpty``,
-/// `loadState` and `lastError` (``loads``), and the context's `error` event.
+/// ``isStale``, `loadState` and `lastError` (``loads``), and the context's `error` event.
+///
+/// With a ``ListCache`` (the host's `--state-dir`) the first pages of each successful load are
+/// saved, and a new list of the same page size starts with them at once: ``isStale`` true,
+/// `loadState` `loaded` (or `empty`), until its first successful load replaces them. While the
+/// list is stale, `loadMore` loads page 1 and replaces the list, as `refresh` does: fresh pages
+/// are never appended to saved ones.
 ///
 /// Results are applied only after a fetch succeeded and was not cancelled
 /// (``ViewModelContext/perform(_:)`` checks), so a failed or cancelled fetch leaves the list as it
@@ -40,6 +46,9 @@ public final class ProductListViewModel: ViewModel {
     public let isLoadingMore: Property<Bool>
     /// True when the last load finished with no product listed at all.
     public let isEmpty: Property<Bool>
+    /// True while the list shows the pages saved by an earlier run (``ListCache``); false once a
+    /// load of this view-model succeeded, and always without a cache.
+    public let isStale: Property<Bool>
     /// `loadState` (`loading` while `refresh` or `loadMore` runs) and `lastError`.
     public let loads: LoadTracker
 
@@ -47,34 +56,54 @@ public final class ProductListViewModel: ViewModel {
     let pageSize: Int
     /// The ids of ``items``: a product the server shifts onto the next page is not listed twice.
     var listedIDs: Set<String> = []
+    /// Where the first pages are saved; nil keeps nothing.
+    let cache: (any ListCache)?
+    /// The products of the first ``SavedProductPages/maxPages`` pages, as saved after each load.
+    var savedProducts: [Product] = []
     private(set) var refresh: Command<NoValue>!
     private(set) var loadMore: Command<NoValue>!
 
     /// Registers the kind: `ViewModelFactory` for `Composition.kinds(api:)`.
-    public static func factory(api: any APIClient) -> ViewModelFactory {
+    /// `cache`, when given, keeps the first pages between runs.
+    public static func factory(api: any APIClient, cache: (any ListCache)? = nil) -> ViewModelFactory {
         ViewModelFactory(ProductListViewModel.self) { args, context in
-            ProductListViewModel(args: args, context: context, api: api)
+            ProductListViewModel(args: args, context: context, api: api, cache: cache)
         }
     }
 
-    public init(args: Args, context: ViewModelContext, api: any APIClient) {
+    public init(args: Args, context: ViewModelContext, api: any APIClient, cache: (any ListCache)? = nil) {
         self.context = context
         self.api = api
+        self.cache = cache
         pageSize = args.pageSize
-        items = context.property("items", [ProductCell]())
-        page = context.property("page", 0)
-        hasMore = context.property("hasMore", true)
+        // The saved pages, shown from the start: declared with them, creating the list changes nothing.
+        let saved = cache?.savedProducts(pageSize: pageSize)
+        var cells: [ProductCell] = []
+        var ids: Set<String> = []
+        var products: [Product] = []
+        for product in saved?.products ?? [] where ids.insert(product.id).inserted {
+            cells.append(ProductCell(product, locale: context.locale))
+            products.append(product)
+        }
+        items = context.property("items", cells)
+        page = context.property("page", saved?.page ?? 0)
+        hasMore = context.property("hasMore", saved?.hasMore ?? true)
         isRefreshing = context.property("isRefreshing", false)
         isLoadingMore = context.property("isLoadingMore", false)
-        isEmpty = context.property("isEmpty", false)
-        loads = LoadTracker(context: context)
+        isEmpty = context.property("isEmpty", saved != nil && cells.isEmpty)
+        isStale = context.property("isStale", saved != nil)
+        loads = LoadTracker(context: context, initial: saved == nil ? .idle : cells.isEmpty ? .empty : .loaded)
+        listedIDs = ids
+        savedProducts = products
 
         refresh = context.command("refresh", policy: .latest) { [unowned self] in
             try await loads.run("refresh") { try await load(page: 1, replacing: true) }
             return nil
         }
         loadMore = context.command("loadMore", policy: .ignore) { [unowned self] in
-            try await loads.run("loadMore") { try await load(page: page.value + 1, replacing: false) }
+            // A stale list starts again from page 1 (see the type's discussion).
+            let stale = isStale.value
+            try await loads.run("loadMore") { try await load(page: stale ? 1 : page.value + 1, replacing: stale) }
             return nil
         }
         loadMore.disabledReason = { [unowned self] _ in

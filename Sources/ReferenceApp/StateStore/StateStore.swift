@@ -81,9 +81,28 @@ public final class StateStore {
         let status = library.step(statement)
         if status == SQLiteLibrary.done { return nil }
         guard status == SQLiteLibrary.row else { throw failure("reading '\(key)'", status) }
-        guard let text = library.columnText(statement, 0) else { return "" }
-        let count = Int(library.columnBytes(statement, 0))
+        return text(statement, column: 0)
+    }
+
+    /// The text of `column` in the current row of `statement`.
+    private func text(_ statement: OpaquePointer, column: Int32) -> String {
+        guard let text = library.columnText(statement, column) else { return "" }
+        let count = Int(library.columnBytes(statement, column))
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    /// The keys that start with `prefix`, in key order.
+    public func keys(prefix: String) throws(StateStoreError) -> [String] {
+        let statement = try prepare("SELECT key FROM state WHERE instr(key, ?1) = 1 ORDER BY key")
+        defer { _ = library.finalize(statement) }
+        try bind(statement, 1, prefix)
+        var keys: [String] = []
+        while true {
+            let status = library.step(statement)
+            if status == SQLiteLibrary.done { return keys }
+            guard status == SQLiteLibrary.row else { throw failure("listing the keys '\(prefix)…'", status) }
+            keys.append(text(statement, column: 0))
+        }
     }
 
     /// Writes `changes` in one transaction: a value replaces the key's value, nil deletes the key.

@@ -10,6 +10,9 @@ import Synchronization
 public protocol HostClock: AnyObject, Sendable {
     /// Time elapsed since the clock was made.
     var now: Duration { get }
+    /// Wall-clock time since the Unix epoch (1970-01-01T00:00:00Z): the only time two processes
+    /// share, for a deadline kept across a restart. Timers never run on it (it may jump).
+    var wallTime: Duration { get }
     /// Runs `action` on the host thread once `delay` has elapsed. Equal deadlines fire in the order scheduled.
     @discardableResult
     func schedule(after delay: Duration, _ action: @escaping @HostActor () -> Void) -> ClockTimer

@@ -21,9 +21,22 @@ public final class ManualClock: HostClock {
     private var nanoseconds: UInt64 = 0
     private var timers = TimerHeap()
 
-    public init() {}
+    /// The wall time of a manual clock at ``now`` zero: 2026-01-01T00:00:00Z, the same at every
+    /// start, so a deadline kept across a restart is deterministic.
+    nonisolated public static let defaultWallOrigin: Duration = .seconds(1_767_225_600)
+
+    /// ``wallTime`` when ``now`` is zero.
+    public let wallOrigin: Duration
+
+    /// A clock at zero, whose wall time starts at `wallOrigin`.
+    public init(wallOrigin: Duration = ManualClock.defaultWallOrigin) {
+        self.wallOrigin = wallOrigin
+    }
 
     public var now: Duration { .nanoseconds(Int64(nanoseconds)) }
+
+    /// ``wallOrigin`` plus ``now``: it moves only with the clock.
+    public var wallTime: Duration { wallOrigin + now }
 
     /// Timers scheduled and not yet fired.
     public var pendingCount: Int { timers.count }

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import VMHostEventLoop
 
 /// Real monotonic time; timers fire from the host thread's event loop.
@@ -10,6 +15,13 @@ public final class SystemClock: HostClock {
     public init() {}
 
     public var now: Duration { .nanoseconds(Int64(EventLoop.monotonicNanoseconds() - origin)) }
+
+    /// The system's real-time clock (`CLOCK_REALTIME`).
+    public var wallTime: Duration {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return .seconds(Int64(time.tv_sec)) + .nanoseconds(Int64(time.tv_nsec))
+    }
 
     @discardableResult
     public func schedule(after delay: Duration, _ action: @escaping @HostActor () -> Void) -> ClockTimer {

@@ -34,15 +34,18 @@ public final class LoadTracker {
     public let loadState: Property<LoadState>
     public let lastError: Property<DomainError?>
     /// The outcome of the last load that ended; not an output.
-    private let settled = Property("settledLoadState", LoadState.idle)
+    private let settled: Property<LoadState>
     private let context: ViewModelContext
     /// The `isExecuting` of the load commands.
     private var flags: [Property<Bool>] = []
 
     /// Declares `loadState` and `lastError` on `context`; ``track(_:)`` names the load commands.
-    public init(context: ViewModelContext) {
+    /// `initial` is the outcome the view-model starts from: `idle`, or `loaded` / `empty` for data
+    /// it shows from the start (a list saved by an earlier run).
+    public init(context: ViewModelContext, initial: LoadState = .idle) {
         self.context = context
-        loadState = context.property("loadState", LoadState.idle)
+        settled = Property("settledLoadState", initial)
+        loadState = context.property("loadState", initial)
         lastError = context.property("lastError", DomainError?.none)
     }
 

@@ -14,9 +14,9 @@ final class ProductListHarness {
     let recorder: ViewModelRecorder
     let viewModel: ProductListViewModel
 
-    init(pageSize: Int = 20, locale: AppLocale = .zhHans) {
+    init(pageSize: Int = 20, locale: AppLocale = .zhHans, cache: (any ListCache)? = nil) {
         recorder = ViewModelRecorder(kind: ProductListViewModel.kind, locale: locale)
-        viewModel = recorder.keep(ProductListViewModel(args: .init(pageSize: pageSize), context: recorder.context, api: api))
+        viewModel = recorder.keep(ProductListViewModel(args: .init(pageSize: pageSize), context: recorder.context, api: api, cache: cache))
     }
 
     /// Starts a command; returns the index of its outcome in `recorder.outcomes`.

@@ -20,7 +20,7 @@ async function session(diff) {
     const vm = await host.create("ProductList", { pageSize: 20 });
     const initial = await vm.subscribe({ diff });
     assert.deepEqual(initial, { items: [], page: 0, hasMore: true, isRefreshing: false,
-      isLoadingMore: false, isEmpty: false, loadState: "idle", lastError: null });
+      isLoadingMore: false, isEmpty: false, isStale: false, loadState: "idle", lastError: null });
     const changes = [];
     vm.on("changed", (change) => changes.push(change));
     assert.equal(await vm.send("refresh"), undefined);

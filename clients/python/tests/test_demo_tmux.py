@@ -216,19 +216,24 @@ def start_demo(*args: str) -> Tmux:
     return session
 
 
+def log_in(session: Tmux) -> None:
+    """Logs in with the demo account and password on the demo's login screen."""
+    session.wait_for("Login", "Mobile")
+    session.keys("13800138000", literal=True)
+    session.wait_for("13800138000")
+    session.keys("Enter")
+    session.keys("123456", literal=True)
+    session.wait_for("******")
+    session.keys("Enter")
+
+
 def test_a_second_run_with_a_state_dir_opens_logged_in(tmp_path: Path) -> None:
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
     state = str(tmp_path / "state")
     first = start_demo("--state-dir", state)
     try:
-        first.wait_for("Login", "Mobile")
-        first.keys("13800138000", literal=True)
-        first.wait_for("13800138000")
-        first.keys("Enter")
-        first.keys("123456", literal=True)
-        first.wait_for("******")
-        first.keys("Enter")
+        log_in(first)
         first.wait_for("Products", "page 1 · 20 items")
     finally:
         subprocess.run(["tmux", "-L", first.socket, "kill-server"], capture_output=True, timeout=10)
@@ -238,3 +243,29 @@ def test_a_second_run_with_a_state_dir_opens_logged_in(tmp_path: Path) -> None:
         assert "Mobile" not in screen
     finally:
         subprocess.run(["tmux", "-L", second.socket, "kill-server"], capture_output=True, timeout=10)
+
+
+def test_a_second_run_shows_the_saved_list_marked_as_such(tmp_path: Path) -> None:
+    """The first run loads the products (after one failure); the second run's first load fails, so
+    the saved list stays on screen, marked as saved, with the retry prompt."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    state = str(tmp_path / "state")
+    for run in range(2):
+        server = FlakyServer()
+        session = start_demo("--state-dir", state, "--backend", server.url)
+        try:
+            if run == 0:
+                log_in(session)
+                session.wait_for("Products", "press r to retry")
+                session.keys("r")
+                screen = session.wait_for("page 1 · 1 items", "Sold out fund")
+                assert "(saved list" not in screen
+            else:
+                screen = session.wait_for("Products", "Sold out fund", "(saved list)", "press r to retry")
+                session.keys("r")
+                screen = session.wait_for("refreshed", "page 1 · 1 items", "Sold out fund")
+                assert "(saved list" not in screen
+        finally:
+            subprocess.run(["tmux", "-L", session.socket, "kill-server"], capture_output=True, timeout=10)
+            server.close()

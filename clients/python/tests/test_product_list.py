@@ -16,7 +16,8 @@ def run_session(diff: bool) -> Dict[str, Any]:
         vm = host.create("ProductList", {"pageSize": 20})
         initial = vm.subscribe(diff=diff)
         assert initial == {"items": [], "page": 0, "hasMore": True, "isRefreshing": False,
-                           "isLoadingMore": False, "isEmpty": False, "loadState": "idle", "lastError": None}
+                           "isLoadingMore": False, "isEmpty": False, "isStale": False, "loadState": "idle",
+                           "lastError": None}
         changes: List[Dict[str, Any]] = []
         vm.on_change(changes.append)
         assert vm.refresh() is None

@@ -15,7 +15,9 @@ extension MenuSubGroupViewModel {
         let deleted = deletedDuringLoad
         hasLoaded = true
         show(fetched.filter { !deleted.contains($0.id) }.map(GroupRow.init))
+        isStale.value = false
         loads.succeeded(empty: groups.value.isEmpty)
+        save()
     }
 
     /// `delete`: deletes on the server, then drops the row locally instead of reloading: the server
@@ -27,6 +29,12 @@ extension MenuSubGroupViewModel {
         groups.removeAll { $0.id == groupId }
         isEmpty.value = hasLoaded && groups.value.isEmpty
         loads.contentChanged(empty: groups.value.isEmpty)
+        save()
+    }
+
+    /// Saves the rows shown to the cache, if any: called once the server confirmed them.
+    func save() {
+        cache?.saveGroups(groups.value.map { MenuGroup(id: $0.id, name: $0.name, dishCount: $0.dishCount) }, menuUid: menuUid)
     }
 
     /// The row with `groupId`, or a refusal (-32602) naming `params.value.groupId`.

@@ -375,8 +375,8 @@ class ProductListScreen(Screen):
         elif vm["isLoadingMore"]:
             busy = f"{app.spinner()} loading more…"
         more = "yes" if vm["hasMore"] else "no"
-        app.put(y, 2, f"page {vm['page']} · {len(items)} items · more: {more}  {busy}",
-                curses.A_BOLD)
+        app.put(y, 2, f"page {vm['page']} · {len(items)} items · more: {more}  {busy}"
+                      f"{stale_mark(vm, vm['isRefreshing'])}", curses.A_BOLD)
         if retry_row(app, y, vm, "r"):
             y += 1
         if vm["loadState"] == "empty":
@@ -411,6 +411,14 @@ class ProductListScreen(Screen):
             self.selected -= 1
         elif key == curses.KEY_DOWN:
             self.selected += 1
+
+
+def stale_mark(vm: Any, loading: bool) -> str:
+    """After a list's header: whether the rows are the ones saved by an earlier run (``isStale``,
+    with ``--state-dir``), shown at once while the first load of this run is under way."""
+    if not vm["isStale"]:
+        return ""
+    return "  (saved list, refreshing…)" if loading else "  (saved list)"
 
 
 def retry_row(app: "App", y: int, vm: Any, key: str) -> bool:
@@ -466,7 +474,7 @@ class MenuGroupsScreen(Screen):
         app, vm = self.app, self.vm
         groups = vm["groups"] or []
         loading = f"{app.spinner()} loading…" if vm["loading"] else ""
-        app.put(y, 2, f"{len(groups)} groups  {loading}", curses.A_BOLD)
+        app.put(y, 2, f"{len(groups)} groups  {loading}{stale_mark(vm, vm['loading'])}", curses.A_BOLD)
         if retry_row(app, y, vm, "r"):
             y += 1
         if vm["loadState"] == "empty":

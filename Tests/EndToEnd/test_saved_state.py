@@ -1,0 +1,211 @@
+"""What `--state-dir` keeps beside the session, through the real binary: the device id sent to an
+HTTP backend, the last good lists (`isStale`), and the SMS countdown across a restart
+(protocol/backend.md, viewmodels/ProductList.md, MenuGroups.md, Login.md)."""
+from __future__ import annotations
+
+import http.server
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness import HostProcess
+
+ACCOUNT, PASSWORD, PHONE = "13800138000", "123456", "13912345678"
+PRODUCT = {"id": "p1", "name": "稳健增利1号", "bank": "招商银行", "annualRate": 4.5, "saleStatus": "onSale",
+           "termDays": 90, "minAmount": 1000}
+PAGE = json.dumps({"success": True, "code": "0", "message": "ok", "data": [PRODUCT],
+                   "page": {"index": 1, "size": 20, "total": 1}}).encode()
+
+
+class Server:
+    """An HTTP server answering every GET with one page of products, recording the headers."""
+
+    def __init__(self) -> None:
+        self.headers: list[dict] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.headers.append({k.lower(): v for k, v in self.headers.items()})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(PAGE)))
+                self.end_headers()
+                self.wfile.write(PAGE)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    made = Server()
+    yield made
+    made.close()
+
+
+def values(host: HostProcess, vm: str, outputs: list[str]) -> dict:
+    return host.request("vm.get", {"vm": vm, "outputs": outputs}).result["values"]
+
+
+def refresh_products(host: HostProcess) -> None:
+    host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+    assert host.request("vm.send", {"vm": "pl", "input": "refresh"}).result == {}
+
+
+# -- the device id -------------------------------------------------------------------------------
+
+def test_two_runs_on_one_state_dir_send_the_same_device_id(server, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    for _ in range(2):
+        with HostProcess("--backend", server.url, "--state-dir", str(state)) as host:
+            refresh_products(host)
+            assert host.close() == 0
+    first, second = server.headers
+    assert first["uuid"] == first["x-device-id"] == second["uuid"] == second["x-device-id"]
+    assert len(first["uuid"]) == 36
+    with sqlite3.connect(state / "state.sqlite3") as db:
+        assert db.execute("SELECT value FROM state WHERE key = 'device.id'").fetchone() == (first["uuid"],)
+
+
+def test_without_a_state_dir_each_run_is_another_device(server) -> None:
+    for _ in range(2):
+        with HostProcess("--backend", server.url) as host:
+            refresh_products(host)
+    first, second = server.headers
+    assert first["uuid"] == first["x-device-id"]
+    assert first["uuid"] != second["uuid"]
+
+
+# -- the last good lists -------------------------------------------------------------------------
+
+def test_the_next_run_shows_the_saved_products_stale_until_its_first_load(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with HostProcess("--state-dir", str(state)) as host:
+        refresh_products(host)
+        assert host.request("vm.send", {"vm": "pl", "input": "loadMore"}).result == {}
+        assert values(host, "pl", ["page", "isStale"]) == {"page": 2, "isStale": False}
+    with HostProcess("--state-dir", str(state), "--test-controls") as host:
+        host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+        shown = host.request("vm.subscribe", {"vm": "pl"}).result["values"]
+        assert len(shown["items"]) == 40 and shown["items"][0]["id"] == "p001"
+        assert {k: shown[k] for k in ("page", "hasMore", "isEmpty", "isStale", "loadState", "lastError")} == {
+            "page": 2, "hasMore": True, "isEmpty": False, "isStale": True, "loadState": "loaded", "lastError": None}
+        # A failed refresh keeps the saved list, still stale.
+        host.request("control.backend.script", {"endpoint": "products", "outcomes": ["http:503"]})
+        assert host.request("vm.send", {"vm": "pl", "input": "refresh"}).code == -32004
+        assert values(host, "pl", ["page", "isStale", "loadState"]) == {"page": 2, "isStale": True, "loadState": "failed"}
+        refreshed = host.request("vm.send", {"vm": "pl", "input": "refresh"})
+        assert refreshed.result == {}
+        changed = {}
+        for change in refreshed.changes:
+            changed.update(change["values"])
+        assert changed["isStale"] is False and changed["page"] == 1 and len(changed["items"]) == 20
+
+
+def test_the_next_run_shows_the_saved_groups_of_that_menu(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with HostProcess("--state-dir", str(state)) as host:
+        host.request("vm.create", {"kind": "MenuSubGroup", "args": {"menuUid": "m1"}, "id": "g"})
+        assert host.request("vm.send", {"vm": "g", "input": "load"}).result == {}
+        assert host.request("vm.send", {"vm": "g", "input": "delete", "value": {"groupId": "g4"}}).result == {}
+    with HostProcess("--state-dir", str(state)) as host:
+        host.request("vm.create", {"kind": "MenuSubGroup", "args": {"menuUid": "m1"}, "id": "g"})
+        host.request("vm.create", {"kind": "MenuSubGroup", "args": {"menuUid": "m2"}, "id": "other"})
+        shown = values(host, "g", ["groups", "isStale", "loadState"])
+        assert [g["id"] for g in shown["groups"]] == ["g1", "g2", "g3"]
+        assert shown["isStale"] is True and shown["loadState"] == "loaded"
+        assert values(host, "other", ["groups", "isStale", "loadState"]) == {
+            "groups": [], "isStale": False, "loadState": "idle"}
+        assert host.request("vm.send", {"vm": "g", "input": "load"}).result == {}
+        assert values(host, "g", ["isStale"]) == {"isStale": False}
+
+
+def test_without_a_state_dir_nothing_is_stale(tmp_path: Path) -> None:
+    for _ in range(2):
+        with HostProcess() as host:
+            host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+            assert values(host, "pl", ["items", "isStale", "loadState"]) == {
+                "items": [], "isStale": False, "loadState": "idle"}
+            assert host.request("vm.send", {"vm": "pl", "input": "refresh"}).result == {}
+            assert values(host, "pl", ["isStale"]) == {"isStale": False}
+
+
+def test_logout_deletes_the_saved_lists_but_keeps_the_device(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with HostProcess("--state-dir", str(state)) as host:
+        host.request("vm.create", {"kind": "Login", "id": "login"})
+        host.notify("vm.send", {"vm": "login", "input": "username", "value": ACCOUNT})
+        host.notify("vm.send", {"vm": "login", "input": "password", "value": PASSWORD})
+        assert host.request("vm.send", {"vm": "login", "input": "submit"}).result == {}
+        refresh_products(host)
+    with sqlite3.connect(state / "state.sqlite3") as db:
+        db.execute("INSERT INTO state VALUES ('device.id', '0C1D2E3F-4A5B-4C6D-8E7F-8091A2B3C4D5')")
+    with HostProcess("--state-dir", str(state)) as host:
+        host.request("vm.create", {"kind": "Session", "id": "session"})
+        assert host.request("vm.send", {"vm": "session", "input": "logout"}).result == {}
+    with sqlite3.connect(state / "state.sqlite3") as db:
+        keys = [key for (key,) in db.execute("SELECT key FROM state ORDER BY key")]
+    assert keys == ["device.id"]
+    with HostProcess("--state-dir", str(state)) as host:
+        host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+        assert values(host, "pl", ["items", "isStale"]) == {"items": [], "isStale": False}
+
+
+def test_a_damaged_saved_list_is_ignored_and_logged_by_key_only(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with HostProcess("--state-dir", str(state)) as host:
+        refresh_products(host)
+    with sqlite3.connect(state / "state.sqlite3") as db:
+        db.execute("UPDATE state SET value = '{\"page\":1,\"hasMore\":true,\"products\":[{\"id\":\"SECRET-ID\"}]}'"
+                   " WHERE key = 'lists.products.pageSize=20'")
+    logs = tmp_path / "stderr.log"
+    with open(logs, "wb") as stderr:
+        with HostProcess("--state-dir", str(state), stderr=stderr) as host:
+            host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+            assert values(host, "pl", ["items", "isStale", "loadState"]) == {
+                "items": [], "isStale": False, "loadState": "idle"}
+            assert host.request("vm.send", {"vm": "pl", "input": "refresh"}).result == {}
+            assert host.close() == 0
+    text = logs.read_text()
+    assert "lists.products.pageSize=20" in text and "SECRET-ID" not in text
+
+
+# -- the SMS countdown across a restart ---------------------------------------------------------
+
+def test_the_sms_countdown_survives_a_restart_on_the_manual_clock(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    options = ("--state-dir", str(state), "--clock", "manual", "--test-controls")
+    with HostProcess(*options) as host:
+        host.request("vm.create", {"kind": "Login", "args": {"mode": "code"}, "id": "a"})
+        host.request("vm.send", {"vm": "a", "input": "phone", "value": PHONE})
+        assert host.request("vm.send", {"vm": "a", "input": "sendCode"}).result == {}
+        assert host.close() == 0
+    with HostProcess(*options) as host:
+        # The manual clock's wall time starts at the same origin each run: 25 s pass in this one.
+        host.request("control.clock.advance", {"ms": 25_000})
+        host.request("vm.create", {"kind": "Login", "args": {"mode": "code"}, "id": "b"})
+        host.request("vm.send", {"vm": "b", "input": "phone", "value": "139 1234 5678"})
+        assert values(host, "b", ["countdown", "canSendCode", "sendCodeTitle"]) == {
+            "countdown": 35, "canSendCode": False, "sendCodeTitle": "重新发送(35s)"}
+        refused = host.request("vm.send", {"vm": "b", "input": "sendCode"})
+        assert refused.code == -32003
+        host.request("control.clock.advance", {"ms": 35_000})
+        assert values(host, "b", ["countdown", "canSendCode"]) == {"countdown": 0, "canSendCode": True}
+        assert host.request("vm.send", {"vm": "b", "input": "sendCode"}).result == {}
+    # Without the state dir the next run may send at once.
+    with HostProcess("--clock", "manual", "--test-controls") as host:
+        host.request("vm.create", {"kind": "Login", "args": {"mode": "code"}, "id": "c"})
+        host.request("vm.send", {"vm": "c", "input": "phone", "value": PHONE})
+        assert values(host, "c", ["countdown", "canSendCode"]) == {"countdown": 0, "canSendCode": True}
