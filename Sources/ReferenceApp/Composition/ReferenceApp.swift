@@ -94,6 +94,10 @@ public enum ReferenceApp {
             clock: environment.clock, timeout: .milliseconds(timeoutMs),
             demoProductCount: demoProducts ?? DemoCatalog.productCount, maxResponseBytes: maxResponseBytes)
         let api = AuthenticatedAPI(transport, session: session)
+        // One cooldown per phone for the process: another connection does not allow a resend.
+        let cooldown = SMSCodeCooldown()
+        // The sessions of the connections (WebSocket): each its own login, none stored.
+        let connectionSessions = ConnectionSessions()
         var controls: [TestControl] = []
         if let embedded = transport as? EmbeddedBackend {
             controls = [
@@ -102,18 +106,24 @@ public enum ReferenceApp {
                 control("control.backend.reset", params: []) { _ in
                     embedded.reset()
                     session.end(.logout)
+                    connectionSessions.endAll(.logout)
                 },
             ]
         }
-        return ServedApp(kinds: kinds(api: api, session: session), controls: controls, summary: "backend \(text)")
+        return ServedApp(
+            kinds: kinds(api: api, session: session, cooldown: cooldown), controls: controls, summary: "backend \(text)",
+            connectionKinds: {
+                let own = connectionSessions.make()
+                return kinds(api: AuthenticatedAPI(transport, session: own), session: own, cooldown: cooldown)
+            })
     }
 
     /// Every view-model kind the host serves, in `host.describe` order. One line per kind.
     @HostActor
-    static func kinds(api: any APIClient, session: AppSession) -> [ViewModelFactory] {
+    static func kinds(api: any APIClient, session: AppSession, cooldown: SMSCodeCooldown) -> [ViewModelFactory] {
         [
             ProductListViewModel.factory(api: api),
-            LoginViewModel.factory(api: api),
+            LoginViewModel.factory(api: api, cooldown: cooldown),
             MenuSubGroupViewModel.factory(api: api),
             MenuEditGroupViewModel.factory(api: api),
             SessionViewModel.factory(session: session),
@@ -132,5 +142,30 @@ public enum ReferenceApp {
                 throw .invalidParams("params.\(error.message)")
             }
         }
+    }
+}
+
+/// The login sessions of the connections of a process that serves many (`vmhost-web`): one per
+/// connection, kept in memory only (the state directory's session is the stdio host's), held
+/// weakly so that a closed connection's session goes with it.
+@HostActor
+final class ConnectionSessions {
+    private final class Weak {
+        weak var session: AppSession?
+        init(_ session: AppSession) { self.session = session }
+    }
+    private var sessions: [Weak] = []
+
+    /// A new, logged-out session.
+    func make() -> AppSession {
+        sessions.removeAll { $0.session == nil }
+        let session = AppSession()
+        sessions.append(Weak(session))
+        return session
+    }
+
+    /// Ends every session alive (`control.backend.reset`).
+    func endAll(_ reason: AppSession.End) {
+        for entry in sessions { entry.session?.end(reason) }
     }
 }
