@@ -7,9 +7,11 @@
 // Uses the browser client (clients/web/vmhost.js) on Node's WebSocket.
 //
 //   node --experimental-websocket bench/web_load.mjs [--sessions 1000] [--samples 5000] [--bin PATH]
-// PATH defaults to .build/release/vmhost-web (build it with `swift build -c release --product vmhost-web`).
+// PATH defaults to .build-release/release/vmhost-web (build it with `scripts/build-release.sh vmhost-web`,
+// the tuned release build of bench/README.md).
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Host } from "../clients/web/vmhost.js";
@@ -19,9 +21,15 @@ const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, arg, i, all
   arg.startsWith("--") ? [...pairs, [arg.slice(2), all[i + 1]]] : pairs, []));
 const sessions = Number(args.sessions ?? 1000);
 const samples = Number(args.samples ?? 5000);
-const binary = args.bin ?? resolve(root, ".build/release/vmhost-web");
+const binary = args.bin ?? resolve(root, ".build-release/release/vmhost-web");
+const loadAtStart = loadavg()[0];
 
 const rssKiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
+// utime + stime of every thread of the server, in ms (clock ticks of 10 ms).
+const cpuMs = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const fmt = (ms) => (ms < 1 ? `${(ms * 1000).toFixed(0)} µs` : `${ms.toFixed(2)} ms`);
 
@@ -63,12 +71,14 @@ const perSession = (rssAll - rssOne) / (sessions - 1);
 
 // Sequential round trips, spread over every session.
 const times = [];
+const cpuBefore = cpuMs(server.pid);
 for (let i = 0; i < samples + 200; i++) {
   const { login } = open[i % open.length];
   const t0 = performance.now();
   await login.send("username", i % 2 ? "13800138000" : "1380013800");
   if (i >= 200) times.push(performance.now() - t0); // the first 200 warm up
 }
+const serverCpuPerSend = (cpuMs(server.pid) - cpuBefore) / (samples + 200);
 times.sort((a, b) => a - b);
 
 // A burst: every session sends at once; the time until the last reply, and each one's round trip.
@@ -87,9 +97,11 @@ await Promise.all(open.map(({ host }) => host.close()));
 server.kill("SIGTERM");
 
 const report = {
+  binary, cpus: cpus().length, loadAverage: { start: loadAtStart, end: loadavg()[0] },
   sessions, samples, openSeconds: Number(openSeconds.toFixed(2)),
   rssOneSessionKiB: rssOne, rssAllSessionsKiB: rssAll, rssAfterRoundTripsKiB: rssEnd,
   memoryPerIdleSessionKiB: Number(perSession.toFixed(1)),
+  serverCpuPerSendMicroseconds: Number((serverCpuPerSend * 1000).toFixed(1)),
   roundTrip: { p50: fmt(percentile(times, 50)), p99: fmt(percentile(times, 99)), p999: fmt(percentile(times, 99.9)) },
   burst: { total: fmt(burstTotal), p50: fmt(percentile(burst, 50)), p99: fmt(percentile(burst, 99)) },
 };
@@ -101,5 +113,6 @@ console.log(`
 | server RSS with 1 session / with all | ${rssOne} KiB / ${rssAll} KiB | |
 | memory per idle session | ${perSession.toFixed(1)} KiB | ≤ 64 KiB |
 | vm.send round trip, one at a time, all connected: p50 / p99 / p99.9 | ${fmt(percentile(times, 50))} / ${fmt(percentile(times, 99))} / ${fmt(percentile(times, 99.9))} | p99 ≤ 5 ms |
+| server CPU per vm.send (all threads, one at a time) | ${(serverCpuPerSend * 1000).toFixed(1)} µs | |
 | burst: every session sends at once: last reply after / p50 / p99 | ${fmt(burstTotal)} / ${fmt(percentile(burst, 50))} / ${fmt(percentile(burst, 99))} | |`);
 process.exit(0);

@@ -207,12 +207,20 @@ public struct ServedApp {
     public var controls: [TestControl]
     /// A few words for the start-up log line (`backend embedded`), if any.
     public var summary: String?
+    /// For a transport that serves many connections in one process (WebSocket): makes the kinds of
+    /// one connection, so that each has its own state (a login) over what the app shares (its
+    /// backend client). Nil: every connection is served ``kinds``. The stdio server never calls it.
+    public var connectionKinds: (@HostActor () -> [ViewModelFactory])?
 
     /// An app of `kinds`, with `controls` for tests.
-    public init(kinds: [ViewModelFactory], controls: [TestControl] = [], summary: String? = nil) {
+    public init(
+        kinds: [ViewModelFactory], controls: [TestControl] = [], summary: String? = nil,
+        connectionKinds: (@HostActor () -> [ViewModelFactory])? = nil
+    ) {
         self.kinds = kinds
         self.controls = controls
         self.summary = summary
+        self.connectionKinds = connectionKinds
     }
 }
 
@@ -272,13 +280,35 @@ public struct ServerSettings: Sendable {
 }
 
 extension Server {
+    /// The app made for a run.
+    @HostActor
+    public struct App {
+        /// The configuration of its ``Host``.
+        public var host: Host.Configuration
+        /// The app's summary for the start-up log line.
+        public var summary: String?
+        /// ``ServedApp/connectionKinds``.
+        public var connectionKinds: (@HostActor () -> [ViewModelFactory])?
+
+        /// The configuration of one connection's host, for a transport that serves many: the
+        /// clock and the app's shared parts are the same for all, the kinds are the connection's
+        /// own when the app makes them per connection.
+        public func connectionHost() -> Host.Configuration {
+            guard let connectionKinds else { return host }
+            var configuration = host
+            configuration.factories = connectionKinds()
+            return configuration
+        }
+    }
+
     /// The app made for a run: the configuration of its ``Host`` (a transport that serves many
-    /// connections makes one host of it per connection, sharing the clock and the app's backend),
-    /// and the app's summary for the start-up log line. Throws the app's usage errors.
+    /// connections makes one host per connection with ``App/connectionHost()``, sharing the clock
+    /// and the app's backend), and the app's summary for the start-up log line. Throws the app's
+    /// usage errors.
     @HostActor
     public func makeApp(
         settings: ServerSettings, arguments: ParsedArguments, logger: Logger
-    ) throws(UsageError) -> (host: Host.Configuration, summary: String?) {
+    ) throws(UsageError) -> App {
         let clock: any HostClock = settings.manualClock ? ManualClock() : SystemClock()
         let environment = ServerEnvironment(
             clock: clock, arguments: arguments, locale: configuration.defaultLocale,
@@ -290,6 +320,6 @@ extension Server {
             serverName: configuration.name, serverVersion: configuration.version,
             defaultLocale: configuration.defaultLocale, locales: configuration.locales,
             errorKinds: configuration.errorKinds)
-        return (host, app.summary)
+        return App(host: host, summary: app.summary, connectionKinds: app.connectionKinds)
     }
 }

@@ -126,7 +126,7 @@ enum ServerLifecycle {
         self.logger = logger
         self.protocolFD = protocolFD
         let configuration = server.configuration
-        let app: (host: Host.Configuration, summary: String?)
+        let app: Server.App
         do throws(UsageError) {
             app = try server.makeApp(settings: settings, arguments: arguments, logger: logger)
         } catch {

@@ -25,7 +25,6 @@ public final class Connection {
     public var onFramingDetected: ((Framing) -> Void)?
     /// Called after each frame is handled, while more wait or not (see the type's discussion).
     public var betweenFrames: (() -> Void)?
-    private var drainHook: Int?
     /// Frames read and not handled yet, from ``head`` on.
     private var waiting: [Waiting] = []
     private var head = 0
@@ -43,13 +42,12 @@ public final class Connection {
     public init(host: Host, framing: Framing, maxMessageBytes: Int) {
         self.host = host
         self.reader = FrameReader(framing: framing, maxMessageBytes: maxMessageBytes)
-        drainHook = EventLoop.shared.addDrainHook { [weak host] in host?.flush() }
+        host.flushesAfterWork = true
     }
 
     /// Stops flushing after work (the connection is closed).
     public func close() {
-        if let drainHook { EventLoop.shared.removeDrainHook(drainHook) }
-        drainHook = nil
+        host.flushesAfterWork = false
     }
 
     /// The framing read (for `auto`, once detected).

@@ -9,6 +9,7 @@ extension Host: ViewModelContextObserver {
         if dirty[context.handle] == nil {
             dirty[context.handle] = [property]
             dirtyOrder.append(context.handle)
+            requestFlushAfterWork()
         } else if !dirty[context.handle]!.contains(where: { $0 === property }) {
             dirty[context.handle]!.append(property)
         }
@@ -29,6 +30,18 @@ extension Host: ViewModelContextObserver {
             text.append("method", literal: #""vm.event""#)
             text.append("params", text: params.finish())
             output.push(text.finish(), key: id)
+        }
+    }
+
+    /// Asks the event loop to flush this host after the work running now (a job, a timer), once:
+    /// only hosts with changes are flushed there, whatever the number of hosts in the process.
+    func requestFlushAfterWork() {
+        guard flushesAfterWork, !flushRequested else { return }
+        flushRequested = true
+        EventLoop.shared.runAfterWork { [weak self] in
+            guard let self else { return }
+            self.flushRequested = false
+            if self.flushesAfterWork { self.flush() }
         }
     }
 

@@ -113,6 +113,12 @@ public final class Host {
     /// View-models with changed properties not flushed yet, in order of first change.
     var dirty: [String: [any AnyProperty]] = [:]
     var dirtyOrder: [String] = []
+    /// Whether changes are flushed after the work that made them (a ``Connection`` feeds this host).
+    var flushesAfterWork = false {
+        didSet { if flushesAfterWork && !dirtyOrder.isEmpty { requestFlushAfterWork() } }
+    }
+    /// Whether a flush after work is asked for and not run yet.
+    var flushRequested = false
 
     /// Called with the exit code when the client sends `exit`.
     public var onExit: ((Int32) -> Void)?
@@ -141,6 +147,9 @@ public final class Host {
 
     /// The queue this host writes to: a writer thread (stdio) or a test takes from it.
     public nonisolated var outputQueue: OutputQueue<ChangedMessage> { output }
+
+    /// The view-models created and not disposed.
+    public var liveViewModelCount: Int { viewModels.values.reduce(0) { $0 + ($1.context.isDisposed ? 0 : 1) } }
 
     /// Cancels all work in flight and disposes every view-model (EOF, signals, shutdown).
     public func cancelEverything(except call: Call? = nil) {

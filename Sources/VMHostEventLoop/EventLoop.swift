@@ -47,6 +47,8 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     private var drainHooks: [(id: Int, hook: @HostActor () -> Void)] = []
     private var idleHooks: [(id: Int, hook: @HostActor () -> Void)] = []
+    /// Run once at the next point the drain hooks run (``runAfterWork(_:)``).
+    private var afterWork: [@HostActor () -> Void] = []
     private var nextHookID = 0
 
     /// What the input handler is told.
@@ -153,6 +155,15 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         nextHookID += 1
         drainHooks.append((nextHookID, hook))
         return nextHookID
+    }
+
+    /// Runs `action` once, on the host thread, at the next point the drain hooks run (after a
+    /// ``drain()`` that ran work, after due system timers fired), after them. A host whose
+    /// properties changed asks for its flush here, so that the work after a message costs the hosts
+    /// with changes, not every host of the process.
+    @HostActor
+    public func runAfterWork(_ action: @escaping @HostActor () -> Void) {
+        afterWork.append(action)
     }
 
     @HostActor
@@ -323,9 +334,13 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
 
     private func runDrainHooks() {
-        guard !drainHooks.isEmpty else { return }
+        guard !drainHooks.isEmpty || !afterWork.isEmpty else { return }
         HostActor.assumeIsolated {
             for entry in drainHooks { entry.hook() }
+            guard !afterWork.isEmpty else { return }
+            let actions = afterWork
+            afterWork.removeAll(keepingCapacity: actions.count <= 1024)
+            for action in actions { action() }
         }
     }
 }

@@ -9,8 +9,9 @@ import WSCore
 /// host thread, fed one message per text frame, and a writer on the connection's NIO event loop.
 ///
 /// Output goes host thread → NIO: the host queues replies, events and changes in its
-/// ``OutputQueue`` as on stdio; the transport's idle hook wakes the writer of each session that has
-/// output waiting; the writer takes it and writes one text frame per message. While the socket is
+/// ``OutputQueue`` as on stdio; a push lists the session as having output (once until its writer
+/// is woken); the transport's idle hook wakes the writers of the sessions listed, not of every
+/// session; the writer takes the output and writes one text frame per message. While the socket is
 /// not writable (a page that stopped reading), the queue is marked stalled, so property changes
 /// merge and only replies and events accumulate, up to ``WebSocketTransport/Options/maxPendingBytes``,
 /// beyond which the session is closed. A slow page holds only its own writer: other sessions and
@@ -28,6 +29,8 @@ final class WebSocketSession {
     /// Messages received and not handled yet: the reader waits while too many are.
     nonisolated let credit = InboundCredit()
     var closed = false
+    /// Listed among the sessions whose writers the idle hook wakes.
+    var hasOutputListed = false
 
     init(id: Int, host: Host, maxMessageBytes: Int, channel: any Channel) {
         self.id = id
@@ -36,6 +39,14 @@ final class WebSocketSession {
         self.queue = host.outputQueue
         self.channel = channel
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        // Pushes come from the host thread (the session's host).
+        queue.onPush { [weak self] in
+            HostActor.assumeIsolated {
+                guard let self, !self.hasOutputListed else { return }
+                self.hasOutputListed = true
+                SessionRegistry.withOutput.append(self)
+            }
+        }
     }
 
     /// Handles one text frame.
@@ -49,7 +60,10 @@ final class WebSocketSession {
     func close() {
         guard !closed else { return }
         closed = true
+        let requests = host.engine.pendingCount, viewModels = host.liveViewModelCount
         host.cancelEverything()
+        SessionRegistry.logger.debug(
+            "session \(id) closed: \(requests) request(s) cancelled; view-models alive \(viewModels), now \(host.liveViewModelCount)")
         connection.close()
         queue.abandon()
         wake.finish()

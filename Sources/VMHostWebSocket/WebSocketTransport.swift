@@ -197,6 +197,8 @@ final class SessionRegistry: Sendable {
     }
 
     @HostActor static var sessions: [Int: WebSocketSession] = [:]
+    /// The sessions that queued output since their writers were last woken, each once.
+    @HostActor static var withOutput: [WebSocketSession] = []
     static let inbox = Inbox()
 
     /// Handles what the sessions received, in order, until the inbox is empty; wakes the writers
@@ -242,7 +244,6 @@ final class SessionRegistry: Sendable {
                 HostActor.assumeIsolated {
                     session.close()
                     Self.sessions[session.id] = nil
-                    logger.debug("session \(session.id) closed")
                 }
             }
         }
@@ -276,11 +277,17 @@ final class SessionRegistry: Sendable {
         idleHook = EventLoop.shared.addIdleHook { wakeWriters() }
     }
 
-    /// Wakes the writer of every session with output waiting; closes a session whose page let more
-    /// than ``maxPendingBytes`` of replies and events pile up.
+    /// Wakes the writer of every session that queued output since the last call: the cost is the
+    /// sessions with output, not every session. Closes a session whose page let more than
+    /// ``maxPendingBytes`` of replies and events pile up (checked as it queues more).
     @HostActor
     static func wakeWriters() {
-        for session in sessions.values where !session.closed && session.queue.pendingCount > 0 {
+        guard !withOutput.isEmpty else { return }
+        let listed = withOutput
+        withOutput.removeAll(keepingCapacity: listed.count <= 1024)
+        for session in listed {
+            session.hasOutputListed = false
+            guard !session.closed, session.queue.pendingCount > 0 else { continue }
             if session.queue.pendingPlainBytes > maxPendingBytes {
                 logger.warning("session \(session.id): more than \(maxPendingBytes) bytes of output not read; closing it")
                 session.close()

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,25 @@ class WebServer:
             raise RuntimeError("vmhost-web did not start: " + "".join(self.lines))
         self.port = int(self.origin.rsplit(":", 1)[1])
         self.url = self.origin + "/"
+
+    def wait_for_log(self, pattern: str, limit: float = 20.0) -> re.Match:
+        """The first line of stderr from now on that matches `pattern`; fails after `limit`
+        seconds without one (a hang, not a wait on time)."""
+        found: list[re.Match] = []
+
+        def read():
+            for line in self.process.stderr:
+                self.lines.append(line)
+                match = re.search(pattern, line)
+                if match:
+                    found.append(match)
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(limit)
+        assert found, f"no log line matching {pattern!r}: " + "".join(self.lines[-20:])
+        return found[0]
 
     def stop(self):
         self.process.terminate()

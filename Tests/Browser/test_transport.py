@@ -1,7 +1,10 @@
-"""The WebSocket transport without a browser (websocket-client, which selenium brings): sessions,
-the handshake's origin and token checks, the close codes, the static files."""
+"""The WebSocket transport without a browser (websocket-client, which selenium brings): sessions
+and what each holds alone (view-models, login), closing one, the handshake's origin and token
+checks, the close codes, the static files."""
 import json
+import socket
 import struct
+import threading
 import urllib.error
 import urllib.request
 
@@ -23,11 +26,23 @@ def connect(web, path="/rpc", **options):
 
 
 def call(ws, method, params=None, id=1):
-    ws.send(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, **({"params": params} if params else {})}))
+    return call_seeing(ws, method, params, id)[0]
+
+
+def call_seeing(ws, method, params=None, id=1):
+    """The reply to a request, and the notifications read before it."""
+    send(ws, method, params, id)
+    seen = []
     while True:
         message = json.loads(ws.recv())
         if message.get("id") == id:
-            return message
+            return message, seen
+        seen.append(message)
+
+
+def send(ws, method, params=None, id=None):
+    ws.send(json.dumps({"jsonrpc": "2.0", **({"id": id} if id is not None else {}), "method": method,
+                        **({"params": params} if params else {})}))
 
 
 def close_code(ws):
@@ -122,3 +137,94 @@ def test_a_flood_of_requests_is_answered_in_order_and_other_sessions_keep_servin
     assert ids == list(range(1, count + 1))
     flood.close()
     other.close()
+
+
+ACCOUNT, PASSWORD = "13800138000", "123456"
+
+
+def test_a_login_belongs_to_its_own_session(server):
+    first, second = connect(server), connect(server)
+    for ws in (first, second):
+        assert call(ws, "vm.create", {"kind": "Session", "id": "session"})["result"]["vm"] == "session"
+        assert call(ws, "vm.subscribe", {"vm": "session"}, id=2)["result"]["values"] == {
+            "isLoggedIn": False, "username": None}
+    assert call(first, "vm.create", {"kind": "Login", "id": "login"}, id=3)["result"]["vm"] == "login"
+    send(first, "vm.send", {"vm": "login", "input": "username", "value": ACCOUNT})
+    send(first, "vm.send", {"vm": "login", "input": "password", "value": PASSWORD})
+    submitted, seen = call_seeing(first, "vm.send", {"vm": "login", "input": "submit"}, id=4)
+    assert submitted["result"] == {}
+    assert {"isLoggedIn": True, "username": ACCOUNT} in [
+        m["params"]["values"] for m in seen if m.get("method") == "vm.changed" and m["params"]["vm"] == "session"]
+    # The other page heard nothing of it (a shared session would have sent it a vm.changed before
+    # this reply), and is logged out; so is a page opened after the login.
+    pinged, seen = call_seeing(second, "ping", id=5)
+    assert pinged["result"] == {} and seen == []
+    assert call(second, "vm.create", {"kind": "Session", "id": "again"}, id=6)["result"]["vm"] == "again"
+    assert call(second, "vm.subscribe", {"vm": "again"}, id=7)["result"]["values"] == {
+        "isLoggedIn": False, "username": None}
+    third = connect(server)
+    assert call(third, "vm.create", {"kind": "Session", "id": "session"})["result"]["vm"] == "session"
+    assert call(third, "vm.subscribe", {"vm": "session"}, id=2)["result"]["values"] == {
+        "isLoggedIn": False, "username": None}
+    for ws in (first, second, third):
+        ws.close()
+
+
+class HangingBackend:
+    """An HTTP backend that never answers: it notes each request, and when vmhost-web closes the
+    connection a request came on (the request was cancelled)."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.requested = threading.Event()
+        self.closed = threading.Event()
+        self.paths = []
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.hold, args=(connection,), daemon=True).start()
+
+    def hold(self, connection):
+        with connection:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = connection.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+            self.paths.append(head.split(b" ")[1].decode())
+            self.requested.set()
+            while connection.recv(4096):  # until the client closes it
+                pass
+            self.closed.set()
+
+    def stop(self):
+        self.listener.close()
+
+
+def test_closing_the_socket_disposes_its_view_models_and_cancels_their_commands():
+    backend = HangingBackend()
+    web = WebServer("--backend", backend.url, "--log-level", "debug")
+    try:
+        ws = connect(web)
+        assert call(ws, "vm.create", {"kind": "ProductList", "id": "list"})["result"]["vm"] == "list"
+        assert call(ws, "vm.create", {"kind": "Login", "id": "login"}, id=2)["result"]["vm"] == "login"
+        send(ws, "vm.send", {"vm": "list", "input": "refresh"}, id=3)  # its backend call hangs
+        assert backend.requested.wait(20), "the refresh reached no backend"
+        assert backend.paths[0].startswith("/products")
+        assert not backend.closed.is_set()
+        ws.close()
+        # The server ends the session: the running request is cancelled, both view-models are
+        # disposed, and the backend request is cancelled for real (its connection closed).
+        closed = web.wait_for_log(r"session (\d+) closed: (\d+) request\(s\) cancelled; view-models alive (\d+), now (\d+)")
+        assert closed.groups()[1:] == ("1", "2", "0")
+        assert backend.closed.wait(20), "the backend request was not cancelled"
+    finally:
+        web.stop()
+        backend.stop()

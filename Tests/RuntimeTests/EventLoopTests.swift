@@ -23,6 +23,32 @@ struct EventLoopTests {
             }
         }
     }
+
+    /// What a host asks for when its properties change (its flush): run after the work that asked,
+    /// once; the loop's later turns (a timer firing) do not run it again.
+    @Test func anActionAskedForDuringWorkRunsOnceAfterIt() async {
+        let log = await withCheckedContinuation { (done: CheckedContinuation<[String], Never>) in
+            EventLoop.shared.execute {
+                HostActor.assumeIsolated {
+                    let log = Log()
+                    EventLoop.shared.runAfterWork { log.entries.append("after") }
+                    log.entries.append("work")
+                    _ = EventLoop.shared.schedule(at: 0) {
+                        log.entries.append("timer")
+                        // Later than the first timer's turn, whose end runs what was asked for after work.
+                        let later = EventLoop.monotonicNanoseconds() + 1_000_000
+                        _ = EventLoop.shared.schedule(at: later) { done.resume(returning: log.entries) }
+                    }
+                }
+            }
+        }
+        #expect(log == ["work", "after", "timer"])
+    }
+}
+
+@HostActor
+private final class Log {
+    var entries: [String] = []
 }
 
 @HostActor

@@ -98,6 +98,8 @@ public enum ReferenceApp {
             demoProductCount: demoProducts ?? DemoCatalog.productCount, maxResponseBytes: maxResponseBytes,
             deviceID: deviceID)
         let api = AuthenticatedAPI(transport, session: session)
+        // The sessions of the connections (WebSocket): each its own login, none stored.
+        let connectionSessions = ConnectionSessions()
         var controls: [TestControl] = []
         if let embedded = transport as? EmbeddedBackend {
             controls = [
@@ -106,13 +108,21 @@ public enum ReferenceApp {
                 control("control.backend.reset", params: []) { _ in
                     embedded.reset()
                     session.end(.logout)
+                    connectionSessions.endAll(.logout)
                 },
             ]
         }
+        // One cooldown per phone for the process (and, with a state directory, across runs): another
+        // connection does not allow a resend.
         let cooldown = storage.map { SMSCodeCooldown(storage: $0, clock: environment.clock) } ?? SMSCodeCooldown()
         return ServedApp(
             kinds: kinds(api: api, session: session, lists: storage, cooldown: cooldown), controls: controls,
-            summary: "backend \(text)")
+            summary: "backend \(text)",
+            connectionKinds: {
+                let own = connectionSessions.make()
+                return kinds(
+                    api: AuthenticatedAPI(transport, session: own), session: own, lists: storage, cooldown: cooldown)
+            })
     }
 
     /// Every view-model kind the host serves, in `host.describe` order. One line per kind. `lists`
@@ -143,5 +153,30 @@ public enum ReferenceApp {
                 throw .invalidParams("params.\(error.message)")
             }
         }
+    }
+}
+
+/// The login sessions of the connections of a process that serves many (`vmhost-web`): one per
+/// connection, kept in memory only (the state directory's session is the stdio host's), held
+/// weakly so that a closed connection's session goes with it.
+@HostActor
+final class ConnectionSessions {
+    private final class Weak {
+        weak var session: AppSession?
+        init(_ session: AppSession) { self.session = session }
+    }
+    private var sessions: [Weak] = []
+
+    /// A new, logged-out session.
+    func make() -> AppSession {
+        sessions.removeAll { $0.session == nil }
+        let session = AppSession()
+        sessions.append(Weak(session))
+        return session
+    }
+
+    /// Ends every session alive (`control.backend.reset`).
+    func endAll(_ reason: AppSession.End) {
+        for entry in sessions { entry.session?.end(reason) }
     }
 }

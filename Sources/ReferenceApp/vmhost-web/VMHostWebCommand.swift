@@ -83,18 +83,19 @@ enum VMHostWebCommand {
             }
         }
 
-        // One app (clock, backend, kinds) for every session, made on the host thread.
+        // One app (clock, backend) for every session, made on the host thread; each session gets
+        // its own kinds from it (its own login state).
         let server = Server(ReferenceApp.configuration)
-        let made = await onHostThread { () -> Result<Host.Configuration, UsageError> in
+        let made = await onHostThread { () -> Result<Server.App, UsageError> in
             do throws(UsageError) {
-                return .success(try server.makeApp(settings: settings, arguments: parsed, logger: logger).host)
+                return .success(try server.makeApp(settings: settings, arguments: parsed, logger: logger))
             } catch {
                 return .failure(error)
             }
         }
-        let configuration: HostThreadValue<Host.Configuration>
+        let app: HostThreadValue<Server.App>
         switch made.value {
-        case .success(let host): configuration = HostThreadValue(value: host)
+        case .success(let made): app = HostThreadValue(value: made)
         case .failure(let error): fail(error.message)
         }
         if let traceFD {
@@ -102,7 +103,7 @@ enum VMHostWebCommand {
             let trace = await onHostThread {
                 TraceRecorder(
                     fd: traceFD,
-                    redaction: Host(configuration: configuration.value).redaction(
+                    redaction: Host(configuration: app.value.host).redaction(
                         secretMembers: ReferenceApp.configuration.secretMembers))
             }.value
             transport.traceIncoming = { message in trace.record("in", message) }
@@ -113,7 +114,8 @@ enum VMHostWebCommand {
         do {
             try await WebSocketTransport.run(
                 options: transport, logger: logger,
-                makeHost: { Host(configuration: configuration.value) },
+                // Each connection its own login (and so its own token) over the shared backend client.
+                makeHost: { Host(configuration: app.value.connectionHost()) },
                 onListening: { port in
                     let query = token == nil ? "" : "?token=…"
                     writeStderr("vmhost-web: serving http://\(listenHost):\(port)/\(query) (WebSocket at /rpc)\n")

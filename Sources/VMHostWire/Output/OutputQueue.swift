@@ -57,18 +57,29 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
 
     private let condition = Condition()
     private var state = State()
+    /// Called after every push that queued or merged a message (``onPush(_:)``).
+    private var pushHook: (@Sendable () -> Void)?
 
     public init() {}
 
+    /// Calls `hook` on the pushing thread after every message queued or merged: a transport that
+    /// serves many queues learns which have output without looking at all of them. Set it before
+    /// the first push.
+    public func onPush(_ hook: @escaping @Sendable () -> Void) {
+        condition.withLock { pushHook = hook }
+    }
+
     /// Queues a plain message. `key` (a subscription) seals that key's waiting mergeable message.
     public func push(_ body: [UInt8], key: Int? = nil) {
-        condition.withLock {
-            guard !state.closed else { return }
+        let hook = condition.withLock { () -> (@Sendable () -> Void)? in
+            guard !state.closed else { return nil }
             if let key { state.open[key] = nil }
             state.entries.append(.plain(body))
             state.plainBytes += body.count
             wakeTakerLocked()
+            return pushHook
         }
+        hook?()
     }
 
     /// Queues a mergeable message for `key`, or merges it into the one still waiting for `key`.
@@ -76,13 +87,13 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// `completeForMerge` is called, on the caller's thread, only when the message merges: it adds
     /// what a merge needs and a queued message does not (the full value behind a list edit).
     public func push(merging message: Message, key: Int, completeForMerge: (inout Message) -> Void = { _ in }) {
-        condition.withLock {
-            guard !state.closed else { return }
+        let hook = condition.withLock { () -> (@Sendable () -> Void)? in
+            guard !state.closed else { return nil }
             if state.stalled || state.pauseMark != nil, let id = state.open[key], state.mergeables[id] != nil {
                 var message = message
                 completeForMerge(&message)
                 state.mergeables[id]!.merge(message)
-                return
+                return pushHook
             }
             state.nextID += 1
             let id = state.nextID
@@ -90,7 +101,9 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             state.open[key] = id
             state.entries.append(.mergeable(id))
             wakeTakerLocked()
+            return pushHook
         }
+        hook?()
     }
 
     /// Holds the taker's wake-ups until ``releaseWakeups()``: the host calls it around one chunk

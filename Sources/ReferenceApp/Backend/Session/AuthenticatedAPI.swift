@@ -7,6 +7,11 @@ import VMHostRuntime
 ///
 /// The view-models of the reference app talk to the backend through it, so that the session has
 /// one owner whatever the transport (HTTP, the embedded backend, a stub in tests).
+///
+/// Several may share one base, each with its own session (`vmhost-web`: one per connection, over
+/// one HTTP client and its connection pool): every call gives the base its session's token just
+/// before it starts, and the base reads the token as the call starts, before it first suspends
+/// (both clients do), so a call never carries another session's token.
 @HostActor
 public final class AuthenticatedAPI: APIClient {
     /// The client that makes the calls.
@@ -21,9 +26,9 @@ public final class AuthenticatedAPI: APIClient {
         base.token = session.token
     }
 
-    /// The session's token, as the base client sends it.
+    /// The session's token, as the base client sends it with this session's calls.
     public var token: String? {
-        get { base.token }
+        get { session.token }
         set { base.token = newValue }
     }
 
