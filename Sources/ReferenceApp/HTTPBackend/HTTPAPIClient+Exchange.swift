@@ -26,8 +26,10 @@ extension HTTPAPIClient {
             headers.append("Authorization: Bearer \(token)")
         }
         if request.body != nil { headers.append("Content-Type: application/json") }
-        // A backstop only: the host clock's deadline normally wins long before.
-        let backstop = max(30_000, Int(min(timeout.milliseconds, 43_200_000)) * 2)
+        // A backstop only: the host clock's deadline normally wins long before. None on a manual
+        // clock: there time moves only when told, and a second clock running in real time would
+        // end a call that a slow test run has not timed out yet (0: libcurl sets no deadline).
+        let backstop = clock is ManualClock ? 0 : max(30_000, Int(min(timeout.milliseconds, 43_200_000)) * 2)
         return CurlTransfer(
             url: baseURL.url(path: request.path, query: request.query), method: request.method.rawValue,
             headers: headers, body: request.body?.serialized(), maxResponseBytes: maxResponseBytes,
