@@ -30,7 +30,9 @@ class Tmux:
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", "demo")
 
-    def wait_for(self, *texts: str, timeout: float = 10.0) -> str:
+    def wait_for(self, *texts: str, timeout: float = 60.0) -> str:
+        # A guard against a hang, not a measure of speed: a terminal can only be watched by
+        # reading its screen, and on a loaded machine a start-up can take seconds.
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
