@@ -9,9 +9,9 @@
 //   `vmhost-web` over WebSocket with the web demo.
 //
 // The framework's stdio host has one dependency, kept small and pure Swift: swift-log (logging to
-// stderr). The reference app's HTTP backend builds on async-http-client (SwiftNIO; started by the
-// first HTTP call), and the WebSocket transport on hummingbird and hummingbird-websocket (SwiftNIO),
-// which the library products do not pull in. No target uses unsafe
+// stderr). The reference app's HTTP backend uses libcurl, loaded with dlopen by the first HTTP call
+// (nothing to build, nothing mapped at start-up), and the WebSocket transport builds on hummingbird
+// and hummingbird-websocket (SwiftNIO), which the library products do not pull in. No target uses unsafe
 // flags, so a package can depend on vmhost by version; release tuning (static runtime, lld, no PIE,
 // cross-module optimisation) is applied by scripts/build-release.sh.
 import PackageDescription
@@ -34,7 +34,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // The WebSocket transport only (VMHostWebSocket, vmhost-web); the stdio vmhost links none of it.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
@@ -98,15 +97,15 @@ let package = Package(
         .target(
             name: "Backend", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime"],
             path: "Sources/ReferenceApp/Backend", swiftSettings: settings),
-        // The backend over HTTP, on AsyncHTTPClient (SwiftNIO): only the executable links it, so the
-        // embedded backend, the view-models and their tests build without it.
+        // The backend over HTTP, on libcurl loaded with dlopen by the first call (Debian: libcurl4; no
+        // headers needed to build): a host that never calls maps none of it.
         .target(
             name: "HTTPBackend",
-            dependencies: [
-                "VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ],
+            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend", "CCurlShim"],
             path: "Sources/ReferenceApp/HTTPBackend", swiftSettings: settings),
+        // Typed calls of libcurl's variadic functions (curl_easy_setopt, curl_easy_getinfo) through
+        // the pointers the HTTP backend looked up; it declares the few libcurl types it needs.
+        .target(name: "CCurlShim", path: "Sources/ReferenceApp/CCurlShim"),
         // The view-models, one module per screen; pure logic over the backend's API.
         .target(
             name: "ProductList", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],

@@ -13,7 +13,8 @@ load-mores of 20 on a 100,000-product catalogue, with a diff, a full-value or no
 (f) a client that stops reading while 100,000 property changes happen, (g) the in-process
 micro-benchmarks of Sources/vmhost-bench (JSON layer, dispatch), (h) 2,000 Login countdowns over
 60 s of a manual clock (one `control.clock.advance`; JSON line only), (i) the peak RSS of a 50 MB
-response from an HTTP backend, refused by the size limit and read under a raised one.
+response from an HTTP backend, refused by the size limit and read under a raised one, (j) the HTTP
+client: the first call of a fresh host and warm calls against a keep-alive server on loopback.
 
 Python standard library only. Linux only (/proc). Uses valgrind (callgrind) when it is installed.
 
@@ -678,6 +679,82 @@ def scenario_large_body(cmd, args):
         httpd.shutdown()
 
 
+def scenario_http_path(cmd, args):
+    """(j): the HTTP client itself. A ProductList refresh against a keep-alive HTTP/1.1 server on
+    loopback (one page of 20 products): the first call of a fresh host (which loads the client,
+    starts its thread and connects), then warm calls on the same host (the connection reused).
+    Wall time from writing the request to reading its reply; the host's CPU time per warm call
+    (/proc/PID/task/*/schedstat); the host's RSS and threads before and after the calls."""
+    import http.server
+
+    product = ('{"id":"p%d","name":"稳健增利%d号","bank":"招商银行","annualRate":4.5,"saleStatus":"onSale",'
+               '"termDays":90,"minAmount":1000}')
+    body = ('{"success":true,"code":"0","message":"ok","data":[' + ",".join(product % (i, i) for i in range(20))
+            + '],"page":{"index":1,"size":20,"total":20}}').encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        # The head and the body are written apart: without TCP_NODELAY the body would wait for the
+        # client's delayed ACK (40 ms), whatever the client.
+        disable_nagle_algorithm = True
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    firsts, warms, cpus = [], [], []
+    rss = {}
+    next_id = [10]
+
+    def refresh(s):
+        next_id[0] += 1
+        line = b'{"jsonrpc":"2.0","id":%d,"method":"vm.send","params":{"vm":"pl","input":"refresh"}}\n' % next_id[0]
+        t0 = time.perf_counter_ns()
+        reply = s.reply_line(line, next_id[0])
+        elapsed = (time.perf_counter_ns() - t0) / 1e6
+        if b'"result"' not in reply:
+            raise RuntimeError(f"(j) refresh failed: {reply[:300]!r}")
+        return elapsed
+
+    try:
+        for run in range(args.http_hosts):
+            s = Server(cmd + ["--backend", url])
+            s.request({"jsonrpc": "2.0", "id": 1, "method": "vm.create", "params": {"kind": "ProductList", "id": "pl"}})
+            s.request({"jsonrpc": "2.0", "id": 2, "method": "vm.subscribe", "params": {"vm": "pl"}})
+            if run == 0:
+                rss["before"] = s.rss_kib()
+                rss["threads_before"] = len(os.listdir(f"/proc/{s.pid}/task"))
+            firsts.append(refresh(s))
+            c0 = cpu_ns(s.pid)
+            for _ in range(args.http_warm_calls):
+                warms.append(refresh(s))
+            cpus.append((cpu_ns(s.pid) - c0) / args.http_warm_calls / 1000)
+            if run == 0:
+                time.sleep(0.05)
+                rss["after"] = s.rss_kib()
+                rss["threads_after"] = len(os.listdir(f"/proc/{s.pid}/task"))
+            s.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    warms.sort()
+    emit("http_path", "vmhost", metric="refresh", hosts=args.http_hosts, warm_calls=len(warms),
+         first_call_ms=round(statistics.median(firsts), 2), first_call_min_ms=round(min(firsts), 2),
+         warm_call_ms=round(statistics.median(warms), 3), warm_call_p90_ms=round(warms[int(len(warms) * 0.9)], 3),
+         warm_cpu_us=round(statistics.median(cpus), 1),
+         rss_before_mib=round(rss["before"] / 1024, 2), rss_after_mib=round(rss["after"] / 1024, 2),
+         threads_before=rss["threads_before"], threads_after=rss["threads_after"])
+
+
 def scenario_vm_rss(cmd, args):
     for kind in ("Login", "ProductList"):
         n = args.vms
@@ -964,7 +1041,16 @@ def table(args):
             add(f"(i) {r['body_mb']:g} MB response, --max-response-bytes {r['max_response_bytes']:,} ({r['outcome']}): peak RSS",
                 r["peak_rss_mib"], None, " MiB", "")
 
-    rows = [r for r in rows if not re.match(r"^\([a-i]\)", r[0]) or r[0][1] in args.only]
+    for r in RESULTS:
+        if r["scenario"] == "http_path":
+            lbl = f"(j) ProductList refresh over HTTP, keep-alive server on loopback"
+            add(f"{lbl}: first call of a fresh host (median of {r['hosts']})", r["first_call_ms"], None, " ms", "")
+            add(f"{lbl}: warm call (median; p90 {r['warm_call_p90_ms']} ms)", r["warm_call_ms"], None, " ms", "")
+            add(f"{lbl}: host CPU per warm call", r["warm_cpu_us"], None, " µs", "")
+            rows.append((f"{lbl}: RSS before → after the calls", f"{r['rss_before_mib']} → {r['rss_after_mib']} MiB", "–", "–", ""))
+            rows.append((f"{lbl}: threads before → after the calls", f"{r['threads_before']} → {r['threads_after']}", "–", "–", ""))
+
+    rows = [r for r in rows if not re.match(r"^\([a-j]\)", r[0]) or r[0][1] in args.only]
     w0 = max(len(r[0]) for r in rows)
     head = ("scenario / figure", "vmhost", "C jansson", "vmhost / C", "target")
     ws = [max(len(head[i]), max(len(r[i]) for r in rows)) for i in range(5)]
@@ -988,12 +1074,12 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="use the binaries as they are (by default scripts/build-release.sh brings the tuned release build in .build-release up to date first)")
     ap.add_argument("--no-callgrind", action="store_true", help="skip valgrind even when it is installed")
     ap.add_argument("--json-out", default=os.path.join(OUT, "results.jsonl"), help="also write the JSON lines here")
-    ap.add_argument("--only", default="abcdefghi", metavar="LETTERS",
-                    help="run only these scenarios, e.g. --only dfg (default: all of abcdefghi)")
+    ap.add_argument("--only", default="abcdefghij", metavar="LETTERS",
+                    help="run only these scenarios, e.g. --only dfg (default: all of abcdefghij)")
     args = ap.parse_args()
-    unknown = set(args.only) - set("abcdefghi")
+    unknown = set(args.only) - set("abcdefghij")
     if unknown:
-        ap.error(f"--only: unknown scenario letters {''.join(sorted(unknown))}; choose from abcdefghi")
+        ap.error(f"--only: unknown scenario letters {''.join(sorted(unknown))}; choose from abcdefghij")
 
     args.pipelined = 200_000
     args.sequential = 20_000
@@ -1014,6 +1100,8 @@ def main():
     args.long_load_mores = 5_000
     args.slow_inputs = 100_000
     args.slow_stall_s = 5.0
+    args.http_hosts = 10
+    args.http_warm_calls = 50
     if args.quick:
         args.pipelined = 50_000
         args.sequential = 5_000
@@ -1071,6 +1159,8 @@ def main():
         scenario_countdowns(vmhost_cmd)
     if "i" in args.only:
         scenario_large_body(vmhost_cmd, args)
+    if "j" in args.only:
+        scenario_http_path(vmhost_cmd, args)
 
     with open(args.json_out, "w") as f:
         for r in RESULTS:

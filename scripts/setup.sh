@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing vmhost needs, when it is missing:
-# jansson (Debian libjansson-dev); SQLite's library (libsqlite3-0, loaded with --state-dir); libcurl's development files, which the release build links
-# against (Foundation is linked statically there, see Package.swift); Python 3 with its venv module
-# (Debian python3, python3-venv), and a virtual environment in .venv for the Python client and the
-# Python suites, made from the `python3` on PATH (Debian's own Python refuses `pip install` outside
-# one, PEP 668). With --tests also: tmux, jq, Node (Debian nodejs) and, in .venv, the packages of
+# jansson (Debian libjansson-dev); SQLite's library (libsqlite3-0, loaded with --state-dir);
+# libcurl's library (libcurl4, loaded by the HTTP backend's first call; building needs no headers);
+# Python 3 with its venv module (Debian python3, python3-venv), and a virtual environment in .venv
+# for the Python client and the Python suites, made from the `python3` on PATH (Debian's own
+# Python refuses `pip install` outside one, PEP 668). With --tests also: tmux, jq, Node (Debian
+# nodejs) and, in .venv, the packages of
 # Tests/requirements.txt (pytest, hypothesis, mypy, selenium); for the browser suite, Debian's
 # chromium and chromium-driver, and a Chinese font for legible screenshots (fonts-wqy-microhei).
 # Scripts run Python as .venv/bin/python; `source .venv/bin/activate` does the same in a shell.
@@ -24,10 +25,11 @@ apt_install() {
 
 packages=()
 pkg-config --exists jansson 2>/dev/null || packages+=(libjansson-dev pkg-config)
-pkg-config --exists libcurl 2>/dev/null || packages+=(libcurl4-openssl-dev)
 command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-venv)
 # SQLite's library, which the reference app loads when --state-dir is given (Sources/ReferenceApp/StateStore).
 /sbin/ldconfig -p 2>/dev/null | grep -q 'libsqlite3\.so\.0 ' || packages+=(libsqlite3-0)
+# libcurl, which the HTTP backend loads on its first call (Sources/ReferenceApp/HTTPBackend/CurlLibrary.swift).
+/sbin/ldconfig -p 2>/dev/null | grep -q 'libcurl\.so\.4 ' || packages+=(libcurl4)
 if [ "${1:-}" = "--tests" ]; then
     # The terminal demo's test drives it in tmux; the shell examples read replies with jq.
     command -v tmux >/dev/null 2>&1 || packages+=(tmux)

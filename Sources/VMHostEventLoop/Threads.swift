@@ -7,7 +7,7 @@ import Darwin
 /// Starts a detached POSIX thread running `body`. Traps if the thread cannot be created.
 ///
 /// The host uses three threads in all: the host thread (``EventLoop``), the output writer and, with
-/// the HTTP backend, URLSession's own.
+/// the HTTP backend, the thread of its client (started by the first call).
 public func startThread(stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Void) {
     final class Box: @unchecked Sendable {
         let body: @Sendable () -> Void

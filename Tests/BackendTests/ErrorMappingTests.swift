@@ -1,8 +1,3 @@
-import AsyncHTTPClient
-#if canImport(Glibc)
-import Glibc
-#endif
-import NIOCore
 import Backend
 @testable import HTTPBackend
 import VMHostRuntime
@@ -91,44 +86,45 @@ import VMHostWire
         #expect(error?.code == .null)
     }
 
-    @Test(arguments: [
-        HTTPClientError.connectTimeout, .getConnectionFromPoolTimeout, .remoteConnectionClosed, .invalidURL,
-        .bodyLengthMismatch,
-    ])
-    func transportFailuresAreNetwork(error: HTTPClientError) {
-        let mapped = HTTPErrorMapping.transportFailure(error)
-        #expect((mapped as? DomainError)?.kind == .network)
+    /// libcurl's failures of the connection (`CURLcode`s 7, 18, 52, 55, 56, 35, 60, 3) are `network`.
+    @Test(arguments: [7, 18, 52, 55, 56, 35, 60, 3] as [Int32])
+    func transportFailuresAreNetwork(code: Int32) {
+        #expect(HTTPErrorMapping.transportFailure(code: code, maxResponseBytes: 1024).kind == .network)
     }
 
     @Test func aRefusedConnectionCouldNotConnect() {
-        let refused = IOError(errnoCode: ECONNREFUSED, reason: "connect")
-        #expect(HTTPErrorMapping.transportFailure(refused) as? DomainError == .network("could not connect to the server"))
-        let reset = IOError(errnoCode: ECONNRESET, reason: "read")
-        #expect(HTTPErrorMapping.transportFailure(reset) as? DomainError == .network("the connection was lost"))
+        // CURLE_COULDNT_CONNECT, CURLE_RECV_ERROR, CURLE_COULDNT_RESOLVE_HOST
+        #expect(HTTPErrorMapping.transportFailure(code: 7, maxResponseBytes: 1024) == .network("could not connect to the server"))
+        #expect(HTTPErrorMapping.transportFailure(code: 56, maxResponseBytes: 1024) == .network("the connection was lost"))
+        #expect(HTTPErrorMapping.transportFailure(code: 6, maxResponseBytes: 1024) == .network("the server's host name could not be resolved"))
     }
 
     @Test func theTransportsBackstopIsTimeout() {
-        #expect((HTTPErrorMapping.transportFailure(HTTPClientError.deadlineExceeded) as? DomainError)?.kind == .timeout)
-        #expect((HTTPErrorMapping.transportFailure(HTTPClientError.readTimeout) as? DomainError)?.kind == .timeout)
+        // CURLE_OPERATION_TIMEDOUT
+        #expect(HTTPErrorMapping.transportFailure(code: 28, maxResponseBytes: 1024).kind == .timeout)
     }
 
     @Test func aBodyOverTheLimitIsDecode() {
-        let mapped = HTTPErrorMapping.transportFailure(HTTPFailure.bodyTooLarge(limit: 1024))
-        #expect(mapped as? DomainError == .decode("the response body is larger than the limit of 1024 bytes"))
+        // CURLE_WRITE_ERROR (the write callback took no more), CURLE_FILESIZE_EXCEEDED (announced length)
+        for code: Int32 in [23, 63] {
+            #expect(HTTPErrorMapping.transportFailure(code: code, maxResponseBytes: 1024) == .decode(
+                "the response body is larger than the limit of 1024 bytes"))
+        }
     }
 
-    @Test func cancellationIsNeverAKind() {
-        #expect(HTTPErrorMapping.transportFailure(HTTPClientError.cancelled) is CancellationError)
-        #expect(HTTPErrorMapping.transportFailure(CancellationError()) is CancellationError)
+    @Test func anUnknownCodeIsNetwork() {
+        #expect(HTTPErrorMapping.transportFailure(code: 9999, maxResponseBytes: 1024) == .network("the request failed"))
     }
 
-    @Test func aDomainErrorPassesThrough() {
-        #expect(HTTPErrorMapping.transportFailure(DomainError.timeout()) as? DomainError == .timeout())
-    }
-
-    @Test func anUnknownErrorIsNetwork() {
-        struct Odd: Error {}
-        #expect((HTTPErrorMapping.transportFailure(Odd()) as? DomainError)?.kind == .network)
+    /// Where libcurl cannot be loaded, a call fails as `network` naming the missing library.
+    @Test func aMissingLibcurlIsNetworkSayingSo() {
+        guard case .failure(let error) = CurlLibrary.load(names: ["libcurl-not-installed.so.4"]) else {
+            Issue.record("a library that does not exist was loaded")
+            return
+        }
+        #expect(error.kind == .network)
+        #expect(error.detail.contains("libcurl"))
+        #expect(error == HTTPErrorMapping.libcurlMissing)
     }
 
     @Test(arguments: [301, 302, 303, 307, 308])

@@ -109,6 +109,19 @@ struct HTTPAPIClientTests {
         }
     }
 
+    /// A token holding a line break would cut its header in two and add one of the server's choosing:
+    /// it is never sent, and the call fails as `network`.
+    @Test func aTokenWithALineBreakIsNeverSent() async throws {
+        for token in ["t\r\nX-Injected: 1", "t\nX-Injected: 1", "t\u{0}x"] {
+            client.token = token
+            let error = await domainError { _ = try await client.products(page: 1, pageSize: 20) }
+            #expect(error?.kind == .network)
+            #expect(error?.detail.contains("X-Injected") == false)
+        }
+        #expect(server.requests.isEmpty)
+        #expect(clock.pendingCount == 0)
+    }
+
     // MARK: Redirects and the size limit
 
     /// A redirect to another origin is not followed: the other server sees nothing (so never the

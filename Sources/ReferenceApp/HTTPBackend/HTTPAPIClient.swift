@@ -1,10 +1,9 @@
-import AsyncHTTPClient
 import Backend
 import VMHostEventLoop
 import VMHostRuntime
 import VMHostWire
 
-/// The backend over HTTP (`--backend http://host:port`), on AsyncHTTPClient.
+/// The backend over HTTP (`--backend http://host:port`), on libcurl loaded by the first call.
 ///
 /// Every call sends `Accept: application/json`, the device id as both `X-Device-Id` and `uuid`
 /// (one id for the life of the process), and `Authorization: Bearer <token>` once a login
@@ -20,11 +19,12 @@ import VMHostWire
 /// `server` with its status), so the token never reaches another origin. A response body larger
 /// than ``maxResponseBytes`` fails as `decode` without being read further.
 ///
-/// The event loop and the connection pool are shared by every client of the process and made by
-/// the first call (``HTTPTransport``): a host that never calls pays nothing for them.
+/// libcurl, its thread and its connection cache are shared by every client of the process and made
+/// by the first call (``CurlEngine``): a host that never calls loads no library and starts no
+/// thread. Where libcurl is not installed, every call fails as `network` saying so.
 ///
-/// - Important: Isolated to the host actor; the network I/O runs on the transport's event loop and
-///   comes back through a task, so the host thread never blocks.
+/// - Important: Isolated to the host actor; the network I/O runs on the engine's thread and the
+///   outcome comes back to the waiting task on the host thread, which never blocks.
 @HostActor
 public final class HTTPAPIClient: APIClient {
     /// The device id sent as `X-Device-Id` and `uuid`: a random UUID, stable until the process exits.
