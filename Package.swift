@@ -18,6 +18,11 @@ import PackageDescription
 
 let settings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    // A nonisolated async function runs on its caller's executor (the host thread, for every
+    // view-model) instead of hopping to the global pool: work a command starts is then on the
+    // host thread's queue, where a manual clock and `settle()` see it, so tests stay exact under
+    // any load. Work that must leave the host thread says so with `@concurrent`.
+    .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
 ]
 
 let package = Package(

@@ -31,10 +31,27 @@ scripts/setup.sh --tests || exit 1
 export PATH="$PWD/.venv/bin:$PATH"
 
 failed=()
+# Each suite's output is also kept in .build/test-logs/NAME.log, so that the summary at the end can
+# repeat why a suite failed: a CI log is often read from its tail.
+logs=.build/test-logs
+mkdir -p "$logs"
 run() {
     local name=$1; shift
     echo "=== $name: $*"
-    if "$@"; then echo "=== $name: passed"; else echo "=== $name: FAILED"; failed+=("$name"); fi
+    if "$@" 2>&1 | tee "$logs/$name.log"; then
+        echo "=== $name: passed"
+    else
+        echo "=== $name: FAILED"; failed+=("$name")
+    fi
+}
+# The lines of a failed suite's log that say what failed (test frameworks' failure lines, compiler
+# errors, crashes), or its last lines when none matches.
+why() {
+    local log=$logs/$1.log lines
+    lines=$(grep -E -a '✘|recorded an issue|error:|Fatal error|Crash|^FAILED |^ERROR |^not ok|AssertionError|Traceback' "$log" | head -n 40)
+    if [ -z "$lines" ]; then lines=$(tail -n 30 "$log"); fi
+    echo "--- $1: why"
+    echo "$lines" | cut -c1-600
 }
 
 run swift-build swift build
@@ -102,6 +119,7 @@ libfuzzer() {
 run libfuzzer libfuzzer
 
 if [ ${#failed[@]} -gt 0 ]; then
+    for name in "${failed[@]}"; do why "$name"; done
     echo "FAILED suites: ${failed[*]}"
     exit 1
 fi
