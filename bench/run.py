@@ -694,6 +694,9 @@ def scenario_http_path(cmd, args):
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # The head and the body are written apart: without TCP_NODELAY the body would wait for the
+        # client's delayed ACK (40 ms), whatever the client.
+        disable_nagle_algorithm = True
 
         def do_GET(self):
             self.send_response(200)
