@@ -200,7 +200,9 @@ class AsyncHost:
             self._write(protocol.message(method, params, request_id))
         except OSError as error:
             self._pending.pop(request_id, None)
-            raise HostExited(f"vmhost is not reading its input: {error}") from error
+            # A write fails once the host has gone: say why it ended, as far as is known yet.
+            raise HostExited(exit_message(f"vmhost is not reading its input ({error})",
+                                          self._process.returncode, self._stderr_tail)) from error
         return AsyncPendingCommand(self, request_id, future, transform)
 
     def _write(self, message: Mapping[str, Any]) -> None:

@@ -263,7 +263,9 @@ class Host:
         except OSError as error:
             with self._lock:
                 self._pending.pop(request_id, None)
-            raise HostExited(f"vmhost is not reading its input: {error}") from error
+            # A write fails once the host has gone: say why it ended (its status and last words),
+            # as a read of its end would; the status may come a moment after the pipe broke.
+            raise HostExited(self._exit_message(f"vmhost is not reading its input ({error})")) from error
         pending = PendingCommand(self, request_id, future, transform)
         if threading.current_thread() is self._reader:
             pending.result = _forbid_wait  # type: ignore[method-assign]
