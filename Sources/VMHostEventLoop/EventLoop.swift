@@ -41,6 +41,12 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private var thread = pthread_t()
 
     // Loop-thread-only state.
+    /// Work taken from ``state`` and not run yet, from ``readyHead`` on. A posted closure may drain
+    /// (``drain()`` nests): the nested drain runs this first, in order, so that no work taken by an
+    /// outer drain is hidden from it (a closure waiting for a job the outer drain holds would wait
+    /// in vain).
+    private var ready: [Work] = []
+    private var readyHead = 0
     private var runningJob = false
     private var input: (fd: Int32, handler: @HostActor (InputEvent) -> Void)?
     private var timers = TimerHeap()
@@ -185,7 +191,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     /// True when jobs or closures are waiting to run, or released work is on its way here.
     public var hasPendingWork: Bool {
-        inTransit.load(ordering: .acquiring) > 0 || state.withLock { !$0.work.isEmpty }
+        if inTransit.load(ordering: .acquiring) > 0 { return true }
+        if inLoop && readyHead < ready.count { return true }
+        return state.withLock { !$0.work.isEmpty }
     }
 
     /// Records that a task was released (a continuation resumed) and will run on the host thread.
@@ -244,17 +252,24 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     public func drain() {
         guard inLoop, !runningJob else { return }
         var ranAny = false
-        while true {
-            let batch: [Work] = state.withLock { shared in
-                let work = shared.work
-                shared.work.removeAll(keepingCapacity: true)
-                return work
-            }
-            if batch.isEmpty { break }
+        while let work = nextReady() {
             ranAny = true
-            for work in batch { run(work) }
+            run(work)
         }
         if ranAny { runDrainHooks() }
+    }
+
+    /// The next work to run: from ``ready``, refilled with everything posted when it runs out.
+    private func nextReady() -> Work? {
+        if readyHead == ready.count {
+            ready.removeAll(keepingCapacity: ready.capacity <= 4096)
+            readyHead = 0
+            state.withLock { swap(&ready, &$0.work) }
+            if ready.isEmpty { return nil }
+        }
+        let work = ready[readyHead]
+        readyHead += 1
+        return work
     }
 
     private func run(_ work: Work) {

@@ -44,6 +44,32 @@ struct EventLoopTests {
         }
         #expect(log == ["work", "after", "timer"])
     }
+
+    /// A posted closure that drains (as one feeding a message does) runs the work posted before it
+    /// returns, including work the loop took together with the closure: a closure that waits for a
+    /// job (a manual clock's advance waiting for a woken command) would otherwise wait in vain.
+    @Test func aNestedDrainRunsWorkTakenWithTheClosureThatDrains() async {
+        let order = await withCheckedContinuation { (done: CheckedContinuation<[String], Never>) in
+            EventLoop.shared.execute {
+                // Both posted from the loop thread: the loop takes them in one turn.
+                let log = SharedLog()
+                EventLoop.shared.execute {
+                    log.append("first")
+                    EventLoop.shared.drain()
+                    log.append("first drained")
+                    done.resume(returning: log.entries)
+                }
+                EventLoop.shared.execute { log.append("second") }
+            }
+        }
+        #expect(order == ["first", "second", "first drained"])
+    }
+}
+
+private final class SharedLog: Sendable {
+    private let state = Mutex<[String]>([])
+    func append(_ entry: String) { state.withLock { $0.append(entry) } }
+    var entries: [String] { state.withLock { $0 } }
 }
 
 @HostActor
