@@ -45,13 +45,15 @@ run() {
     fi
 }
 # The lines of a failed suite's log that say what failed (test frameworks' failure lines, compiler
-# errors, crashes), or its last lines when none matches.
+# errors, crashes), then its last lines.
 why() {
     local log=$logs/$1.log lines
-    lines=$(grep -E -a '✘|recorded an issue|error:|Fatal error|Crash|^FAILED |^ERROR |^not ok|AssertionError|Traceback' "$log" | head -n 40)
-    if [ -z "$lines" ]; then lines=$(tail -n 30 "$log"); fi
+    # Anchored: a test's own name may contain "error:" (a parameterised case's argument).
+    lines=$(grep -E -a '✘|recorded an issue|^error:|: error:|Fatal error|[Cc]rash|signal code|^FAILED |^ERROR |^not ok|AssertionError|Traceback' "$log" | head -n 40)
     echo "--- $1: why"
-    echo "$lines" | cut -c1-600
+    if [ -n "$lines" ]; then echo "$lines" | cut -c1-600; fi
+    echo "--- $1: last lines"
+    tail -n 15 "$log" | cut -c1-600
 }
 
 run swift-build swift build
