@@ -178,19 +178,19 @@ enum ServerLifecycle {
 
     /// At most this many bytes of frames wait to be handled; reading ahead stops there.
     static let readAheadLimit = 8 << 20
-    static var readAheadBuffer: [UInt8] = []
+    /// Read into without being zeroed (as the event loop's input buffer), on first use.
+    static let readAheadBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     /// Reads the input that is there already, without waiting, while few frames wait: so the end of
     /// input is seen while a backlog is still being handled, and the backlog then starts no command.
     static func readAhead(_ connection: Connection) {
-        if readAheadBuffer.isEmpty { readAheadBuffer = [UInt8](repeating: 0, count: 64 * 1024) }
         while !connection.inputEnded, !exiting, connection.waitingBytes < readAheadLimit {
             var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
             guard poll(&ready, 1, 0) > 0 else { return }
-            let count = readAheadBuffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            let count = read(0, readAheadBuffer.baseAddress, readAheadBuffer.count)
             if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
             if count > 0 {
-                readAheadBuffer.withUnsafeBytes { connection.consume(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+                connection.consume(UnsafeRawBufferPointer(rebasing: readAheadBuffer[..<count]))
             } else {
                 EventLoop.shared.stopWatchingInput()
                 connection.finish()

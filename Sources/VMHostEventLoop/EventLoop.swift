@@ -50,7 +50,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private var runningJob = false
     private var input: (fd: Int32, handler: @HostActor (InputEvent) -> Void)?
     private var timers = TimerHeap()
-    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Input is read into this (never zeroed: only the bytes a read wrote are looked at, and the
+    /// pages a short read never reaches are never touched). The loop lives as long as the process.
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     private var drainHooks: [(id: Int, hook: @HostActor () -> Void)] = []
     private var idleHooks: [(id: Int, hook: @HostActor () -> Void)] = []
     /// Run once at the next point the drain hooks run (``runAfterWork(_:)``).
@@ -323,11 +325,11 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
 
     private func readInput(fd: Int32, handler: @escaping @HostActor (InputEvent) -> Void) {
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        let n = read(fd, buffer.baseAddress, buffer.count)
         if n < 0 && (errno == EINTR || errno == EAGAIN) { return }
         HostActor.assumeIsolated {
             if n > 0 {
-                buffer.withUnsafeBytes { handler(.data(UnsafeRawBufferPointer(rebasing: $0[..<n]))) }
+                handler(.data(UnsafeRawBufferPointer(rebasing: buffer[..<n])))
             } else {
                 input = nil
                 handler(.end)

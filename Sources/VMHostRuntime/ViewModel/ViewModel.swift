@@ -56,13 +56,16 @@ public protocol ViewModel: AnyObject {
 @HostActor
 public struct ViewModelFactory {
     public let kind: String
-    public let argsSchema: JSON
+    /// The JSON Schema of the kind's args (``ViewModelArgs``), recorded the first time it is asked
+    /// for (`host.describe`), not when the kind is registered: a host starts without recording any.
+    public var argsSchema: JSON { schema() }
+    private let schema: () -> JSON
     let make: (JSON?, ViewModelContext) throws(JSONDecodingError) -> AnyObject
     let makePlaceholder: (ViewModelContext) -> AnyObject
 
     public init<VM: ViewModel>(_ type: VM.Type, _ make: @escaping (VM.Args, ViewModelContext) -> VM) {
         kind = VM.kind
-        argsSchema = VM.Args.jsonSchema
+        schema = { VM.Args.jsonSchema }
         self.make = { (args, context) throws(JSONDecodingError) in
             let instance = make(try VM.Args(json: args ?? .null, path: "params.args"), context)
             context.retain(instance)

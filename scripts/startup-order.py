@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Writes scripts/startup-order.txt: the functions of vmhost that a start-up runs up to its first
+reply (and its exit), for the linker to place together (`--symbol-ordering-file`, used by
+scripts/build-release.sh).
+
+A host touches a few hundred functions spread over megabytes of code before it answers; the
+kernel maps each touched page of the binary with its neighbours, so scattered functions cost
+resident memory and page faults. Placed together, they cost a fraction (bench/RESULTS.md).
+
+    scripts/startup-order.py [VMHOST]   (default: .build-release/release/vmhost; needs valgrind)
+
+Run it again after changes to the start-up path: a name that no longer exists is skipped by the
+linker, so a stale list only places fewer functions together.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "scripts", "startup-order.txt")
+
+
+def main() -> int:
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build-release/release/vmhost")
+    if not shutil.which("valgrind"):
+        print("startup-order: valgrind is needed (apt-get install valgrind)", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as work:
+        # valgrind's reader stops at the toolchain's DWARF 5; the symbols are all it needs.
+        copy = os.path.join(work, "vmhost")
+        subprocess.run(["strip", "--strip-debug", "-o", copy, binary], check=True)
+        profile = os.path.join(work, "callgrind.out")
+        ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={profile}", copy],
+            input=ping, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        names = functions_of(profile, copy)
+    with open(OUT, "w") as out:
+        out.write("\n".join(names) + "\n")
+    print(f"startup-order: {len(names)} functions written to {os.path.relpath(OUT, ROOT)}", file=sys.stderr)
+    return 0
+
+
+def functions_of(profile: str, binary: str) -> list[str]:
+    """The names of the functions of `binary` that ran, in the order the profile lists them."""
+    objects: dict[str, str] = {}
+    functions: dict[str, str] = {}
+    names: list[str] = []
+    seen: set[str] = set()
+    current = None
+    definition = re.compile(r"^(ob|cob|fn|cfn)=\((\d+)\)(?: (.*))?$")
+    with open(profile) as lines:
+        for line in lines:
+            match = definition.match(line.rstrip("\n"))
+            if not match:
+                continue
+            kind, number, name = match.groups()
+            table = objects if kind in ("ob", "cob") else functions
+            if name:
+                table[number] = name
+            if kind == "ob":
+                current = objects[number]
+            elif kind == "fn" and current == binary:
+                # callgrind marks recursion levels with a quote: f'2.
+                function = re.sub(r"'\d+$", "", functions[number])
+                if function not in seen and not function.startswith("0x"):
+                    seen.add(function)
+                    names.append(function)
+    return names
+
+
+if __name__ == "__main__":
+    sys.exit(main())
