@@ -41,7 +41,8 @@ extension Host {
     func describe(kind: String) -> JSON? {
         if let cached = describedKinds[kind] { return cached }
         guard let factory = catalog[kind] else { return nil }
-        let description = Self.listingErrorKinds(configuration.errorKinds, in: factory.describe(clock: configuration.clock))
+        let description = SharedDescriptions.shared(
+            Self.listingErrorKinds(configuration.errorKinds, in: factory.describe(clock: configuration.clock)), kind: kind)
         describedKinds[kind] = description
         return description
     }
@@ -241,4 +242,29 @@ extension RPCError {
     /// A command sent after the end of input: not started (protocol/SPEC.md §7).
     static let endOfInput = RPCError(
         code: requestCancelledCode, message: "Request cancelled: end of input", data: ["reason": "end of input"])
+}
+
+/// The descriptions of kinds, shared by the hosts of a process. A process that serves many
+/// connections (WebSocket) has a host per connection, each describing the same kinds: a description
+/// equal to one already made is replaced by it, so that every host holds the one copy (several
+/// kilobytes a kind) instead of its own. At most ``maxVariants`` different descriptions of a kind
+/// are kept; a further one is still used, just not shared.
+@HostActor
+enum SharedDescriptions {
+    static let maxVariants = 4
+    private static var byKind: [String: [JSON]] = [:]
+
+    /// `description`, or an equal one made earlier for `kind`.
+    static func shared(_ description: JSON, kind: String) -> JSON {
+        var variants = byKind[kind] ?? []
+        if let same = variants.first(where: { $0 == description }) { return same }
+        if variants.count < maxVariants {
+            variants.append(description)
+            byKind[kind] = variants
+        }
+        return description
+    }
+
+    /// The descriptions of `kind` kept (tests).
+    static func variantCount(kind: String) -> Int { byKind[kind]?.count ?? 0 }
 }
