@@ -58,14 +58,14 @@ public struct ViewModelFactory {
     public let kind: String
     /// The JSON Schema of the kind's args (``ViewModelArgs``), recorded the first time it is asked
     /// for (`host.describe`), not when the kind is registered: a host starts without recording any.
-    public var argsSchema: JSON { schema() }
-    private let schema: () -> JSON
+    public var argsSchema: JSON { argsType.jsonSchema }
+    private let argsType: any ViewModelArgs.Type
     let make: (JSON?, ViewModelContext) throws(JSONDecodingError) -> AnyObject
     let makePlaceholder: (ViewModelContext) -> AnyObject
 
     public init<VM: ViewModel>(_ type: VM.Type, _ make: @escaping (VM.Args, ViewModelContext) -> VM) {
         kind = VM.kind
-        schema = { VM.Args.jsonSchema }
+        argsType = VM.Args.self
         self.make = { (args, context) throws(JSONDecodingError) in
             let instance = make(try VM.Args(json: args ?? .null, path: "params.args"), context)
             context.retain(instance)
