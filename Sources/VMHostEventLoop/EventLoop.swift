@@ -236,16 +236,45 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
 
     /// ``drain()``, repeated until no released task is still on its way here. Same rules as ``drain()``.
+    ///
+    /// A released task may wait for a thread of the runtime's global executor before it is enqueued
+    /// here: with that pool busy (other work of the process, a loaded machine) this takes from
+    /// microseconds to, rarely, a second. The loop thread waits for it in `poll` on its wake-up
+    /// pipe, so it sleeps until the task is posted; the wait is bounded (``settleLimitNanoseconds``)
+    /// so that a task that never comes cannot stall the host.
     public func drainSettled() {
         guard inLoop, !runningJob else { return }
         drain()
-        // Bounded: a released task that cannot get a runtime thread soon must not stall the host.
-        var spins = 0
-        while inTransit.load(ordering: .acquiring) > 0 && spins < 20_000 {
-            sched_yield()
+        let deadline = Self.monotonicNanoseconds() + Self.settleLimitNanoseconds
+        while inTransit.load(ordering: .acquiring) > 0 {
+            let now = Self.monotonicNanoseconds()
+            guard now < deadline else { return }
+            waitForWork(nanoseconds: min(deadline - now, 1_000_000))
             drain()
-            spins += 1
         }
+    }
+
+    /// How long ``drainSettled()`` waits at most for released work to arrive.
+    static let settleLimitNanoseconds: UInt64 = 10_000_000_000
+
+    /// Blocks the loop thread until work is posted or `nanoseconds` pass.
+    private func waitForWork(nanoseconds: UInt64) {
+        let mustWait = state.withLock { shared -> Bool in
+            guard shared.work.isEmpty else { return false }
+            shared.sleeping = true
+            return true
+        }
+        guard mustWait else { return }
+        var wake = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+        if poll(&wake, 1, Int32(clamping: (nanoseconds + 999_999) / 1_000_000)) > 0 {
+            drainWakePipe()
+        }
+        state.withLock { $0.sleeping = false }
+    }
+
+    private func drainWakePipe() {
+        var sink = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        while withUnsafeMutableBytes(of: &sink, { read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
     }
 
     // MARK: Running
@@ -314,10 +343,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             let ready = poll(&pollFDs, nfds_t(count), timeout)
             state.withLock { $0.sleeping = false }
             if ready <= 0 { continue }
-            if pollFDs[0].revents != 0 {
-                var sink = [UInt8](repeating: 0, count: 256)
-                while read(wakeRead, &sink, sink.count) > 0 {}
-            }
+            if pollFDs[0].revents != 0 { drainWakePipe() }
             if count == 2, pollFDs[1].revents != 0, let input {
                 readInput(fd: input.fd, handler: input.handler)
             }

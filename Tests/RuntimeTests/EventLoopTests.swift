@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import VMHostEventLoop
 import Synchronization
 import Testing
@@ -63,6 +66,29 @@ struct EventLoopTests {
             }
         }
         #expect(order == ["first", "second", "first drained"])
+    }
+
+    /// A task released on another thread may take a while to be posted here (the runtime's pool is
+    /// busy): ``EventLoop/drainSettled()`` waits for it rather than giving up after a few thousand
+    /// yields, which is what a manual clock's advance needs to see the work a timer released.
+    @Test func drainSettledWaitsForWorkStillInTransit() async {
+        let arrived = await withCheckedContinuation { (done: CheckedContinuation<[String], Never>) in
+            EventLoop.shared.execute {
+                let log = SharedLog()
+                EventLoop.shared.beginTransit()
+                startThread {
+                    // Slow to post, as a busy pool thread is (no clock involved: it only yields).
+                    for _ in 0..<100_000 { sched_yield() }
+                    EventLoop.shared.execute {
+                        log.append("arrived")
+                        EventLoop.shared.endTransit()
+                    }
+                }
+                EventLoop.shared.drainSettled()
+                done.resume(returning: log.entries)
+            }
+        }
+        #expect(arrived == ["arrived"])
     }
 }
 
