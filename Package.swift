@@ -102,11 +102,13 @@ let package = Package(
         .target(
             name: "Backend", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime"],
             path: "Sources/ReferenceApp/Backend", swiftSettings: settings),
+        // A C library opened with dlopen when first needed (libcurl, SQLite), for the two below.
+        .target(name: "DynamicLibrary", path: "Sources/ReferenceApp/DynamicLibrary", swiftSettings: settings),
         // The backend over HTTP, on libcurl loaded with dlopen by the first call (Debian: libcurl4; no
         // headers needed to build): a host that never calls maps none of it.
         .target(
             name: "HTTPBackend",
-            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend", "CCurlShim"],
+            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend", "CCurlShim", "DynamicLibrary"],
             path: "Sources/ReferenceApp/HTTPBackend", swiftSettings: settings),
         // Typed calls of libcurl's variadic functions (curl_easy_setopt, curl_easy_getinfo) through
         // the pointers the HTTP backend looked up; it declares the few libcurl types it needs.
@@ -123,7 +125,7 @@ let package = Package(
             path: "Sources/ReferenceApp/MenuGroups", swiftSettings: settings),
         // What the app keeps between runs with --state-dir: SQLite, loaded on first use.
         .target(
-            name: "StateStore", dependencies: ["VMHostEventLoop"],
+            name: "StateStore", dependencies: ["VMHostEventLoop", "DynamicLibrary"],
             path: "Sources/ReferenceApp/StateStore", swiftSettings: settings),
         // The reference app as a server (its options, kinds and test controls), for both executables.
         .target(

@@ -1,11 +1,6 @@
 import CCurlShim
+import DynamicLibrary
 import VMHostRuntime
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// The functions of libcurl the HTTP backend uses, looked up by ``CurlEngine``'s thread when the
 /// first HTTP call is made.
@@ -53,19 +48,16 @@ struct CurlLibrary: @unchecked Sendable {
 
     /// Loads libcurl from the first of `names` that opens; the error says what is missing.
     static func load(names: [String] = defaultNames) -> Result<CurlLibrary, DomainError> {
-        guard let handle = names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first else {
+        guard let library = DynamicLibrary.open(firstOf: names) else {
             return .failure(HTTPErrorMapping.libcurlMissing)
         }
-        func symbol<T>(_ name: String, _ type: T.Type) -> T? {
-            guard let pointer = dlsym(handle, name) else { return nil }
-            return unsafeBitCast(pointer, to: type)
-        }
+        func symbol<T>(_ name: String, _ type: T.Type) -> T? { library.function(name, as: type) }
         // curl_multi_poll and curl_multi_wakeup came with libcurl 7.66 and 7.68.
         guard let globalInit = symbol("curl_global_init", GlobalInit.self),
               let easyInit = symbol("curl_easy_init", EasyInit.self),
               let easyCleanup = symbol("curl_easy_cleanup", EasyCleanup.self),
-              let easySetopt = dlsym(handle, "curl_easy_setopt"),
-              let easyGetinfo = dlsym(handle, "curl_easy_getinfo"),
+              let easySetopt = library.address("curl_easy_setopt"),
+              let easyGetinfo = library.address("curl_easy_getinfo"),
               let multiInit = symbol("curl_multi_init", MultiInit.self),
               let multiAddHandle = symbol("curl_multi_add_handle", MultiHandle.self),
               let multiRemoveHandle = symbol("curl_multi_remove_handle", MultiHandle.self),

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import DynamicLibrary
 
 /// The few functions of SQLite's C library the store uses, looked up when a store is first opened.
 ///
@@ -50,13 +46,10 @@ struct SQLiteLibrary: @unchecked Sendable {
         #else
         let names = ["libsqlite3.so.0", "libsqlite3.so"]
         #endif
-        guard let handle = names.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first else {
+        guard let library = DynamicLibrary.open(firstOf: names) else {
             return .failure(StateStoreError("SQLite's library (libsqlite3.so.0) could not be loaded; install libsqlite3-0"))
         }
-        func symbol<T>(_ name: String, _ type: T.Type) -> T? {
-            guard let pointer = dlsym(handle, name) else { return nil }
-            return unsafeBitCast(pointer, to: type)
-        }
+        func symbol<T>(_ name: String, _ type: T.Type) -> T? { library.function(name, as: type) }
         guard let open = symbol("sqlite3_open_v2", Open.self),
               let close = symbol("sqlite3_close_v2", Close.self),
               let prepare = symbol("sqlite3_prepare_v2", Prepare.self),
