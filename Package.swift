@@ -184,6 +184,8 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["VMHostWire"], swiftSettings: settings),
         .testTarget(name: "JSONRPCTests", dependencies: ["VMHostJSONRPC", "VMHostTesting"], swiftSettings: settings),
         .testTarget(name: "RuntimeTests", dependencies: ["VMHostRuntime", "VMHostTesting"], swiftSettings: settings),
+        // The authoring surface as an app team uses it: kinds declared by their stored properties.
+        .testTarget(name: "AuthoringTests", dependencies: ["VMHostTesting"], swiftSettings: settings),
         // The host's tests, and the check of every kind the host serves against its description
         // (the reference app's kinds included).
         .testTarget(

@@ -140,13 +140,15 @@ public struct ServerConfiguration: Sendable {
     /// The app's own command-line options, listed by `--help` after the standard ones; their values
     /// reach ``kinds`` as ``ServerEnvironment/arguments``.
     public var options: [OptionSpec]
-    /// The locale of display strings until a client's `initialize {locale}` chooses another.
+    /// The locale of display strings until a client's `initialize {locale}` chooses another
+    /// (English unless the app says otherwise).
     public var defaultLocale: AppLocale
-    /// The locales `initialize {locale}` accepts; another is -32602.
+    /// The locales `initialize {locale}` accepts (the rule: ``AppLocale/match(_:in:)``); another
+    /// is -32602.
     public var locales: [AppLocale]
-    /// The error kinds the app's commands fail with: the `kind` enumeration of the `error` event in
-    /// `host.describe`.
-    public var errorKinds: [DomainError.Kind]
+    /// The kinds of domain error the app's commands fail with (``DomainFailure``): the `kind`
+    /// enumeration of every error schema in `host.describe`. Nil: any string.
+    public var errorKinds: [String]?
     /// Names of members whose string values are secret wherever they appear (a `token` in a
     /// message), masked in the trace like the values of inputs declared secret. The names of the
     /// secret inputs themselves need not be listed.
@@ -161,8 +163,8 @@ public struct ServerConfiguration: Sendable {
         name: String, version: String,
         overview: String? = nil, discussion: String? = nil,
         options: [OptionSpec] = [],
-        defaultLocale: AppLocale = .zhHans, locales: [AppLocale] = AppLocale.allCases,
-        errorKinds: [DomainError.Kind] = DomainError.Kind.allCases,
+        defaultLocale: AppLocale = .en, locales: [AppLocale]? = nil,
+        errorKinds: [String]? = nil,
         secretMembers: Set<String> = [],
         kinds: @escaping @HostActor @Sendable (ServerEnvironment) throws(UsageError) -> ServedApp
     ) {
@@ -176,7 +178,7 @@ public struct ServerConfiguration: Sendable {
             """
         self.options = options
         self.defaultLocale = defaultLocale
-        self.locales = locales
+        self.locales = locales ?? [defaultLocale]
         self.errorKinds = errorKinds
         self.secretMembers = secretMembers
         self.kinds = kinds

@@ -46,8 +46,8 @@ extension Host {
         }
         _ = try params.optionalValue("clientInfo", as: JSONObject.self)
         if let tag = try params.optionalValue("locale", as: String.self) {
-            guard let chosen = AppLocale(tag: tag), configuration.locales.contains(chosen) else {
-                let supported = configuration.locales.map(\.rawValue).joined(separator: ", ")
+            guard let chosen = AppLocale.match(tag, in: configuration.locales) else {
+                let supported = configuration.locales.map(\.tag).joined(separator: ", ")
                 throw RPCError.invalidParams("params.locale: unsupported locale \"\(tag)\" (supported: \(supported))")
             }
             locale = chosen
@@ -56,7 +56,7 @@ extension Host {
             "protocolVersion": "1",
             "serverInfo": ["name": .string(configuration.serverName), "version": .string(configuration.serverVersion)],
             "kinds": .array(kindNames.map { .string($0) }),
-            "locale": .string(locale.rawValue),
+            "locale": .string(locale.tag),
         ]
     }
 

@@ -41,8 +41,11 @@ extension Host {
     func describe(kind: String) -> JSON? {
         if let cached = describedKinds[kind] { return cached }
         guard let factory = catalog[kind] else { return nil }
-        let description = SharedDescriptions.shared(
-            Self.listingErrorKinds(configuration.errorKinds, in: factory.describe(clock: configuration.clock)), kind: kind)
+        var description = factory.describe()
+        if let kinds = configuration.errorKinds {
+            description = description.replacing(DomainError.jsonSchema, with: DomainError.jsonSchema(kinds: kinds))
+        }
+        description = SharedDescriptions.shared(description, kind: kind)
         describedKinds[kind] = description
         return description
     }
@@ -61,24 +64,6 @@ extension Host {
             }
         }
         return Redaction(plainInputs: plain, secretInputs: secret, secretMembers: secretMembers)
-    }
-
-    /// `description` with the `kind` enumeration of its `error` event narrowed to `kinds`.
-    static func listingErrorKinds(_ kinds: [DomainError.Kind], in description: JSON) -> JSON {
-        guard kinds != DomainError.Kind.allCases, case .object(var object) = description,
-            case .array(var outputs)? = object["outputs"]
-        else { return description }
-        for index in outputs.indices {
-            guard case .object(var output) = outputs[index], output["name"] == "error", output["kind"] == "event",
-                case .object(var schema)? = output["schema"], case .object(var properties)? = schema["properties"]
-            else { continue }
-            properties["kind"] = ["enum": .array(kinds.map { .string($0.rawValue) })]
-            schema["properties"] = .object(properties)
-            output["schema"] = .object(schema)
-            outputs[index] = .object(output)
-        }
-        object["outputs"] = .array(outputs)
-        return .object(object)
     }
 
     var kindNames: [String] { configuration.factories.map(\.kind) }
@@ -117,7 +102,6 @@ extension Host {
             throw error.rpcError
         }
         context.observer = self
-        context.endDeclarations()
         viewModels[handle] = Entry(handle: handle, kind: kind, context: context, instance: instance)
         creationOrder.append(handle)
         let description = describe(kind: kind)
@@ -129,7 +113,7 @@ extension Host {
 
     func dispose(_ call: Call) throws(RPCError) -> JSON {
         let check = remove(try viewModel(try params(call, ["vm"])))
-        check.verify()
+        if let problem = check.problem { log?(problem) }
         return [:]
     }
 
@@ -228,7 +212,7 @@ extension Host {
             return .success(value.map { ["value": $0] } ?? [:])
         case .failed(let error):
             return .failure(RPCError(
-                code: RPCError.commandFailedCode, message: "Command failed: \(error.kind.rawValue): \(error.message)",
+                code: RPCError.commandFailedCode, message: "Command failed: \(error.kind): \(error.message)",
                 data: error.json))
         case .cancelled:
             return .failure(.requestCancelled)

@@ -33,17 +33,19 @@ public final class Host {
         public var serverVersion: String
         /// The locale of view-models created before any `initialize {locale}`.
         public var defaultLocale: AppLocale
-        /// The locales `initialize {locale}` accepts.
+        /// The locales `initialize {locale}` accepts (``AppLocale/match(_:in:)``).
         public var locales: [AppLocale]
-        /// The error kinds the `error` event's schema lists in `host.describe`.
-        public var errorKinds: [DomainError.Kind]
+        /// The kinds of domain error the app's commands fail with: the `kind` enumeration of every
+        /// error schema in `host.describe`. Nil: any string.
+        public var errorKinds: [String]?
 
-        /// A configuration; the defaults are those of the reference app.
+        /// A configuration serving `factories` on `clock`; an app that says nothing about locales
+        /// offers English only.
         public init(
             clock: any HostClock, factories: [ViewModelFactory], testControls: Bool = false,
             controlMethods: [(name: String, handler: RPCEngine.Handler)] = [], serverName: String = "vmhost",
-            serverVersion: String = vmhostVersion, defaultLocale: AppLocale = .zhHans,
-            locales: [AppLocale] = AppLocale.allCases, errorKinds: [DomainError.Kind] = DomainError.Kind.allCases
+            serverVersion: String = vmhostVersion, defaultLocale: AppLocale = .en,
+            locales: [AppLocale]? = nil, errorKinds: [String]? = nil
         ) {
             self.clock = clock
             self.factories = factories
@@ -52,7 +54,7 @@ public final class Host {
             self.serverName = serverName
             self.serverVersion = serverVersion
             self.defaultLocale = defaultLocale
-            self.locales = locales
+            self.locales = locales ?? [defaultLocale]
             self.errorKinds = errorKinds
         }
     }

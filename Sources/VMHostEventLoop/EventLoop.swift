@@ -203,8 +203,15 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// A resumed task may pass through the runtime's global executor before it is enqueued here;
     /// counting it keeps ``settle()`` and ``drainSettled()`` from returning before it has run.
     /// Pair every call with ``endTransit()`` once the task runs on the host thread again.
-    public func beginTransit() { inTransit.add(1, ordering: .releasing) }
-    public func endTransit() { inTransit.subtract(1, ordering: .releasing) }
+    public func beginTransit(group: WorkGroup? = nil) {
+        inTransit.add(1, ordering: .releasing)
+        group?.add(1)
+    }
+
+    public func endTransit(group: WorkGroup? = nil) {
+        inTransit.subtract(1, ordering: .releasing)
+        group?.add(-1)
+    }
 
     /// Suspends the calling host-actor task until every job that was ready has run, including the
     /// jobs those jobs made ready. For code that runs inside a job (tests) and so cannot ``drain()``.
@@ -213,25 +220,48 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         while hasPendingWork { await Task.yield() }
     }
 
+    /// Suspends the calling host-actor task until no task of `group` is on its way here and no job
+    /// waits in the queue: the work of one test, not of every test of the process (a task released
+    /// by another test is not waited for).
+    /// Gives up after `limit` of real time, and then answers false: a task that keeps itself busy
+    /// (or one stuck on its way here) fails the test that waits instead of hanging it.
+    @HostActor
+    @discardableResult
+    public func settle(group: WorkGroup, within limit: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !group.isSettled || hasQueuedWork {
+            if ContinuousClock.now >= deadline { return false }
+            await Task.yield()
+        }
+        return true
+    }
+
+    /// True when jobs or closures wait to run on the host thread.
+    private var hasQueuedWork: Bool {
+        if inLoop && readyHead < ready.count { return true }
+        return state.withLock { !$0.work.isEmpty }
+    }
+
     /// Starts a task on the host actor, counted as in transit until it first runs there (a new
     /// task, like a resumed one, may pass through the runtime's global executor first). Every task
     /// the host starts goes through here so that ``settle()`` and a manual clock are exact.
+    /// The task belongs to `group` (``WorkGroup/current`` inside it), if one is given.
     @discardableResult
-    public static func startTask<T: Sendable>(_ body: @escaping @HostActor () async -> T) -> Task<T, Never> {
-        shared.beginTransit()
+    public static func startTask<T: Sendable>(group: WorkGroup? = nil, _ body: @escaping @HostActor () async -> T) -> Task<T, Never> {
+        shared.beginTransit(group: group)
         return Task { @HostActor in
-            shared.endTransit()
-            return await body()
+            shared.endTransit(group: group)
+            return await WorkGroup.$current.withValue(group) { await body() }
         }
     }
 
-    /// ``startTask(_:)`` for work that throws.
+    /// ``startTask(group:_:)`` for work that throws.
     @discardableResult
-    public static func startTask<T: Sendable>(_ body: @escaping @HostActor () async throws -> T) -> Task<T, any Error> {
-        shared.beginTransit()
+    public static func startTask<T: Sendable>(group: WorkGroup? = nil, _ body: @escaping @HostActor () async throws -> T) -> Task<T, any Error> {
+        shared.beginTransit(group: group)
         return Task { @HostActor in
-            shared.endTransit()
-            return try await body()
+            shared.endTransit(group: group)
+            return try await WorkGroup.$current.withValue(group) { try await body() }
         }
     }
 

@@ -1,33 +1,37 @@
 import VMHostEventLoop
-import VMHostRuntime
+@_spi(TestKit) import VMHostRuntime
 import VMHostWire
 
-/// Checks that kinds accept what `host.describe` says they accept and refuse what it says they
-/// refuse: their args, and the value of every input.
+/// Checks that kinds keep what `host.describe` says of them: that they accept the args and input
+/// values it says they accept and refuse what it says they refuse, and that what they write (their
+/// outputs and their commands' results) is what it says they write.
 ///
-/// Values are generated from each schema (its smallest value, every property filled, each enum
-/// case and `anyOf` branch, bounds and one past them, a missing required member, an unknown member,
-/// values of every other JSON type) and judged by the schema; each must then read, or fail to read,
-/// in the kind's own reader (``ViewModelArgs/init(reader:)``, ``AnyInput/validate(_:)``). Nothing is
-/// applied: a well-formed value that the view-model refuses in its current state is not a mismatch.
+/// Input values are generated from each schema (its smallest value, every property filled, each
+/// enum case and `anyOf` branch, bounds and one past them, a missing required member, an unknown
+/// member, values of every other JSON type) and judged by the schema; each must then read, or
+/// fail to read, in the kind's own reader (``ViewModelArgs/init(reader:)``, ``AnyInput/validate(_:)``).
+/// Outputs are checked on a view-model made from the smallest described args: each property's
+/// value, and a value of each output's and result's type made of placeholders (every array with
+/// one element), must be accepted by its schema, so that a schema written by hand and the JSON the
+/// type writes cannot drift apart. Nothing is sent.
 ///
 /// ```swift
-/// @Test func describedInputsAreAccepted() {
+/// @Test func theDescriptionHolds() {
 ///     #expect(DescribedKindCheck.problems(kinds: [TodoListViewModel.factory(api: stub)]) == [])
 /// }
 /// ```
 @HostActor
 public enum DescribedKindCheck {
-    /// Every disagreement between description and readers, one line each; empty when none.
+    /// Every disagreement between description and kind, one line each; empty when none.
     public static func problems(kinds: [ViewModelFactory]) -> [String] {
         var problems: [String] = []
         for factory in kinds {
-            let description = factory.describe(clock: ManualClock())
+            let description = factory.describe()
             let argsSchema = description["args"] ?? [:]
             for value in JSONSchemaValues.candidates(argsSchema) {
                 // `args: null` reads as no args.
                 let expected = JSONSchemaValues.accepts(argsSchema, value.isNull ? [:] : value)
-                let context = ViewModelContext(handle: "check", kind: factory.kind, clock: ManualClock(), locale: .zhHans)
+                let context = ViewModelContext(handle: "check", kind: factory.kind, clock: ManualClock(), locale: .en)
                 var error: JSONDecodingError?
                 do throws(JSONDecodingError) { _ = try factory.make(args: value, context: context) } catch let e { error = e }
                 context.dispose()
@@ -37,7 +41,7 @@ public enum DescribedKindCheck {
                     problems.append("\(factory.kind) args \(value): described as refused, accepted")
                 }
             }
-            let context = ViewModelContext(handle: "check", kind: factory.kind, clock: ManualClock(), locale: .zhHans)
+            let context = ViewModelContext(handle: "check", kind: factory.kind, clock: ManualClock(), locale: .en)
             do throws(JSONDecodingError) {
                 _ = try factory.make(args: JSONSchemaExample.minimal(argsSchema), context: context)
             } catch {
@@ -45,22 +49,59 @@ public enum DescribedKindCheck {
                 continue
             }
             defer { context.dispose() }
-            for described in description["inputs"]?.arrayValue ?? [] {
-                guard let name = described["name"]?.stringValue, let input = context.input(named: name) else {
-                    problems.append("\(factory.kind): described input \(described["name"] ?? .null) is not declared")
-                    continue
+            problems += inputProblems(factory.kind, description, context)
+            problems += outputProblems(factory.kind, description, context)
+        }
+        return problems
+    }
+
+    private static func inputProblems(_ kind: String, _ description: JSON, _ context: ViewModelContext) -> [String] {
+        var problems: [String] = []
+        for described in description["inputs"]?.arrayValue ?? [] {
+            guard let name = described["name"]?.stringValue, let input = context.input(named: name) else {
+                problems.append("\(kind): described input \(described["name"] ?? .null) is not declared")
+                continue
+            }
+            let schema = described["value"] ?? [:]
+            for value in JSONSchemaValues.candidates(schema) {
+                let expected = JSONSchemaValues.accepts(schema, value)
+                var error: JSONDecodingError?
+                do throws(JSONDecodingError) { try input.validate(value) } catch let e { error = e }
+                if expected, let error {
+                    problems.append("\(kind).\(name) \(value): described as accepted, refused: \(error)")
+                } else if !expected, error == nil {
+                    problems.append("\(kind).\(name) \(value): described as refused, accepted")
                 }
-                let schema = described["value"] ?? [:]
-                for value in JSONSchemaValues.candidates(schema) {
-                    let expected = JSONSchemaValues.accepts(schema, value)
-                    var error: JSONDecodingError?
-                    do throws(JSONDecodingError) { try input.validate(value) } catch let e { error = e }
-                    if expected, let error {
-                        problems.append("\(factory.kind).\(name) \(value): described as accepted, refused: \(error)")
-                    } else if !expected, error == nil {
-                        problems.append("\(factory.kind).\(name) \(value): described as refused, accepted")
-                    }
+            }
+            if let command = input as? any AnyCommand, let result = command.resultSample {
+                if described["result"] != result.schema {
+                    problems.append("\(kind).\(name): the result is described as \(described["result"] ?? .null), not \(result.schema)")
                 }
+                if let sample = result.sample, !JSONSchemaValues.accepts(result.schema, sample, nullIsAbsent: false) {
+                    problems.append("\(kind).\(name): the result \(sample) is refused by its schema \(result.schema)")
+                }
+            }
+        }
+        return problems
+    }
+
+    private static func outputProblems(_ kind: String, _ description: JSON, _ context: ViewModelContext) -> [String] {
+        var problems: [String] = []
+        var schemas: [String: JSON] = [:]
+        for described in description["outputs"]?.arrayValue ?? [] {
+            if let name = described["name"]?.stringValue { schemas[name] = described["schema"] ?? [:] }
+        }
+        for property in context.properties {
+            let schema = schemas[property.name] ?? property.schema
+            for (what, value) in [("the value", Optional(property.json)), ("a sample value", property.sample)] {
+                guard let value, !JSONSchemaValues.accepts(schema, value, nullIsAbsent: false) else { continue }
+                problems.append("\(kind).\(property.name): \(what) \(value) is refused by its schema \(schema)")
+            }
+        }
+        for event in context.events {
+            let schema = schemas[event.name] ?? event.schema
+            if let sample = event.sample, !JSONSchemaValues.accepts(schema, sample, nullIsAbsent: false) {
+                problems.append("\(kind).\(event.name): a sample value \(sample) is refused by its schema \(schema)")
             }
         }
         return problems
@@ -119,13 +160,14 @@ public enum JSONSchemaValues {
         return values.filter { seen.insert($0).inserted }
     }
 
-    /// Whether `schema` accepts `value`.
-    public static func accepts(_ schema: JSON, _ value: JSON) -> Bool {
+    /// Whether `schema` accepts `value`. With `nullIsAbsent` (how inputs are read), a member whose
+    /// value is `null` counts as missing; without it (what outputs write), `null` is a value.
+    public static func accepts(_ schema: JSON, _ value: JSON, nullIsAbsent: Bool = true) -> Bool {
         guard case .object(let object) = schema else { return schema != .bool(false) }
         if let constant = object["const"], constant != value { return false }
         if let cases = object["enum"]?.arrayValue, !cases.contains(value) { return false }
         if let branches = object["anyOf"]?.arrayValue ?? object["oneOf"]?.arrayValue,
-           !branches.contains(where: { accepts($0, value) }) { return false }
+           !branches.contains(where: { accepts($0, value, nullIsAbsent: nullIsAbsent) }) { return false }
         if let type = object["type"] {
             let types = type.arrayValue?.compactMap(\.stringValue) ?? [type.stringValue].compactMap { $0 }
             guard types.contains(where: { has(type: $0, value) }) else { return false }
@@ -140,18 +182,18 @@ public enum JSONSchemaValues {
         case .array(let elements):
             if let low = object["minItems"]?.intValue, elements.count < low { return false }
             if let high = object["maxItems"]?.intValue, elements.count > high { return false }
-            if let items = object["items"], !elements.allSatisfy({ accepts(items, $0) }) { return false }
+            if let items = object["items"], !elements.allSatisfy({ accepts(items, $0, nullIsAbsent: nullIsAbsent) }) { return false }
         case .object(let members):
             let properties = object["properties"]?.objectValue ?? [:]
-            for name in object["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] where members[name] ?? .null == .null {
-                return false
+            for name in object["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
+                guard let member = members[name], !(nullIsAbsent && member.isNull) else { return false }
             }
             for member in members {
                 // JSONReader reads a null member as an absent one.
-                if member.value.isNull, properties[member.key] != nil { continue }
+                if nullIsAbsent, member.value.isNull, properties[member.key] != nil { continue }
                 if let property = properties[member.key] {
-                    if !accepts(property, member.value) { return false }
-                } else if let additional = object["additionalProperties"], !accepts(additional, member.value) {
+                    if !accepts(property, member.value, nullIsAbsent: nullIsAbsent) { return false }
+                } else if let additional = object["additionalProperties"], !accepts(additional, member.value, nullIsAbsent: nullIsAbsent) {
                     return false
                 }
             }

@@ -1,4 +1,5 @@
 import Synchronization
+import Testing
 import VMHostEventLoop
 import VMHostRuntime
 import VMHostWire
@@ -21,20 +22,21 @@ import VMHostWire
 ///
 /// // In a test:
 /// let call = await api.calls.call(.list)
-/// #expect(recorder.value("loading") == true)
+/// #expect(test.viewModel.loading)
 /// call.succeed([Todo(id: "t1", title: "Milk")])
 /// ```
 ///
 /// ``answerNext(_:with:)`` queues answers that calls take at once instead (still answered
-/// asynchronously, as a real client would). ``verifyNothingPending()`` fails a test that left a
-/// call unanswered.
+/// asynchronously, as a real client would). ``verifyNothingPending(sourceLocation:)`` fails a test
+/// that left a call unanswered.
 @HostActor
 public final class StubCalls<Endpoint: Hashable & Sendable> {
     /// Every call so far, in the order made.
     public private(set) var calls: [PendingCall<Endpoint>] = []
+    /// How long, in real time, ``call(_:occurrence:sourceLocation:)`` waits before it fails (5 s unless set).
+    public var timeout: Duration = .seconds(5)
 
     private var queued: [Endpoint: [Result<any Sendable, any Error>]] = [:]
-    private var waiters: [(endpoint: Endpoint, occurrence: Int, continuation: CheckedContinuation<PendingCall<Endpoint>, Never>)] = []
 
     /// A stub with no call made yet.
     public init() {}
@@ -45,12 +47,21 @@ public final class StubCalls<Endpoint: Hashable & Sendable> {
     /// The calls made to `endpoint`, in order.
     public func calls(to endpoint: Endpoint) -> [PendingCall<Endpoint>] { calls.filter { $0.endpoint == endpoint } }
 
-    /// The `occurrence`-th call (1-based) to `endpoint`, waiting until it has been made.
-    public func call(_ endpoint: Endpoint, occurrence: Int = 1) async -> PendingCall<Endpoint> {
-        let made = calls(to: endpoint)
-        if made.count >= occurrence { return made[occurrence - 1] }
-        return await withCheckedContinuation { continuation in
-            waiters.append((endpoint, occurrence, continuation))
+    /// The `occurrence`-th call (1-based) to `endpoint`, waiting until it has been made. When it is
+    /// not made within ``timeout``, the test fails here, naming the calls that were made, and a
+    /// call that was never made is answered (its answers go nowhere).
+    public func call(_ endpoint: Endpoint, occurrence: Int = 1, sourceLocation: SourceLocation = #_sourceLocation) async -> PendingCall<Endpoint> {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let made = calls(to: endpoint)
+            if made.count >= occurrence { return made[occurrence - 1] }
+            if ContinuousClock.now >= deadline {
+                let all = calls.isEmpty ? "none" : calls.map(\.description).joined(separator: "; ")
+                Issue.record(
+                    Comment(rawValue: "waited \(timeout) for call \(occurrence) of \(endpoint); calls made: \(all)"), sourceLocation: sourceLocation)
+                return PendingCall(endpoint: endpoint, arguments: .null)
+            }
+            await Task.yield()
         }
     }
 
@@ -69,21 +80,18 @@ public final class StubCalls<Endpoint: Hashable & Sendable> {
             call.resolve(.answered(queue.removeFirst()))
             queued[endpoint] = queue
         }
-        let count = calls(to: endpoint).count
-        let ready = waiters.filter { $0.endpoint == endpoint && $0.occurrence == count }
-        waiters.removeAll { $0.endpoint == endpoint && $0.occurrence == count }
-        for waiter in ready { waiter.continuation.resume(returning: call) }
         let reply = try await call.reply()
         guard let value = reply as? T else { throw StubMismatch(call: call.description, expected: "\(T.self)", got: "\(reply)") }
         return value
     }
 
-    /// Throws when a call is still pending: work the test started and never finished.
-    public func verifyNothingPending() throws(TestKitFailure) {
+    /// Fails the test when a call is still pending: work the test started and never finished. For
+    /// ``ViewModelTest/finish(also:sourceLocation:)``'s `also`.
+    public func verifyNothingPending(sourceLocation: SourceLocation) {
         let pending = pendingCalls
-        guard pending.isEmpty else {
-            throw TestKitFailure("calls still pending: \(pending.map(\.description).joined(separator: "; "))")
-        }
+        guard !pending.isEmpty else { return }
+        Issue.record(
+            Comment(rawValue: "calls still pending: \(pending.map(\.description).joined(separator: "; "))"), sourceLocation: sourceLocation)
     }
 }
 
@@ -113,12 +121,8 @@ public final class PendingCall<Endpoint: Sendable>: Sendable, CustomStringConver
         case cancelled
     }
 
-    private struct State {
-        var resolution: Resolution?
-        var continuation: CheckedContinuation<any Sendable, any Error>?
-    }
-
-    private let state = Mutex(State())
+    private let waiter = HostWaiter<any Sendable>()
+    private let cancelled = Flag()
 
     /// A pending call to `endpoint` with `arguments`, for a stub that keeps its own calls
     /// (``StubCalls`` makes them for you).
@@ -128,12 +132,10 @@ public final class PendingCall<Endpoint: Sendable>: Sendable, CustomStringConver
     }
 
     /// True until the call is answered or cancelled.
-    public var isPending: Bool { state.withLock { $0.resolution == nil } }
+    public var isPending: Bool { !waiter.isResumed }
 
     /// True when the calling task was cancelled before the call was answered.
-    public var wasCancelled: Bool {
-        state.withLock { if case .cancelled? = $0.resolution { true } else { false } }
-    }
+    public var wasCancelled: Bool { cancelled.isSet }
 
     /// Completes the call with `value` (of the method's result type). Ignored (returns false) when
     /// the call is no longer pending.
@@ -144,44 +146,25 @@ public final class PendingCall<Endpoint: Sendable>: Sendable, CustomStringConver
     @discardableResult
     public func succeed() -> Bool { resolve(.answered(.success(()))) }
 
-    /// Fails the call with `error` (a `DomainError`, usually). Ignored (returns false) when the call
-    /// is no longer pending.
+    /// Fails the call with `error` (the app's ``DomainFailure``, usually). Ignored (returns false)
+    /// when the call is no longer pending.
     @discardableResult
     public func fail(_ error: any Error) -> Bool { resolve(.answered(.failure(error))) }
 
     /// Waits for the answer (what the test passed to ``succeed(_:)``, or the error of ``fail(_:)``);
     /// throws `CancellationError` when the calling task is cancelled first.
+    @HostActor
     public func reply() async throws -> any Sendable {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Sendable, any Error>) in
-                let ready = state.withLock { state -> Resolution? in
-                    if let resolution = state.resolution { return resolution }
-                    state.continuation = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(with: Self.result(of: ready)) }
-            }
-        } onCancel: {
-            resolve(.cancelled)
-        }
+        try await waiter.wait(onCancel: { [cancelled] in cancelled.set() })
     }
 
     @discardableResult
     func resolve(_ resolution: Resolution) -> Bool {
-        let (accepted, continuation) = state.withLock { state -> (Bool, CheckedContinuation<any Sendable, any Error>?) in
-            guard state.resolution == nil else { return (false, nil) }
-            state.resolution = resolution
-            defer { state.continuation = nil }
-            return (true, state.continuation)
-        }
-        continuation?.resume(with: Self.result(of: resolution))
-        return accepted
-    }
-
-    private static func result(of resolution: Resolution) -> Result<any Sendable, any Error> {
         switch resolution {
-        case .answered(let result): result
-        case .cancelled: .failure(CancellationError())
+        case .answered(let result): return waiter.resume(with: result)
+        case .cancelled:
+            cancelled.set()
+            return waiter.resume(with: .failure(CancellationError()))
         }
     }
 
@@ -189,12 +172,10 @@ public final class PendingCall<Endpoint: Sendable>: Sendable, CustomStringConver
     public var description: String { "\(endpoint) \(arguments)" }
 }
 
-/// A failed expectation of the test kit (a history that differs, output nobody asserted, work still
-/// running). Thrown, so that any test framework reports it: a `throws` test fails with the message.
-public struct TestKitFailure: Error, CustomStringConvertible, Sendable {
-    /// What differed, in words.
-    public let description: String
+/// A flag set once, from any thread.
+final class Flag: Sendable {
+    private let value = Mutex(false)
 
-    /// A failure that says `description`.
-    public init(_ description: String) { self.description = description }
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }

@@ -20,14 +20,14 @@ enum BackendFuzzing {
     static func check(_ input: UnsafeRawBufferPointer) {
         let body = Array(input)
         let secret = contains(body, Array("SECRET".utf8))
-        let page: Result<Page<Product>, DomainError>
-        do throws(DomainError) {
+        let page: Result<Page<Product>, BackendError>
+        do throws(BackendError) {
             let envelope = try ErrorMapping.envelope(status: 200, body: body)
-            page = attempt { () throws(DomainError) in try envelope.productPage() }
+            page = attempt { () throws(BackendError) in try envelope.productPage() }
             for result in [
-                attempt { () throws(DomainError) in _ = try envelope.groups() },
-                attempt { () throws(DomainError) in _ = try envelope.group() },
-                attempt { () throws(DomainError) in _ = try envelope.session() },
+                attempt { () throws(BackendError) in _ = try envelope.groups() },
+                attempt { () throws(BackendError) in _ = try envelope.group() },
+                attempt { () throws(BackendError) in _ = try envelope.session() },
             ] {
                 if case .failure(let error) = result { validate(error, secret: secret, businessAllowed: false) }
             }
@@ -39,16 +39,17 @@ enum BackendFuzzing {
         ListProbe(body: body).run(expecting: page)
     }
 
-    private static func attempt<T>(_ body: () throws(DomainError) -> T) -> Result<T, DomainError> {
-        do throws(DomainError) { return .success(try body()) } catch { return .failure(error) }
+    private static func attempt<T>(_ body: () throws(BackendError) -> T) -> Result<T, BackendError> {
+        do throws(BackendError) { return .success(try body()) } catch { return .failure(error) }
     }
 
     /// A failure is `decode` (or `business`, from the envelope itself) and quotes nothing secret.
-    static func validate(_ error: DomainError, secret: Bool, businessAllowed: Bool) {
+    static func validate(_ error: BackendError, secret: Bool, businessAllowed: Bool) {
         precondition(error.kind == .decode || (businessAllowed && error.kind == .business), "unexpected kind \(error.kind)")
         // A business failure carries the envelope's own message, which is shown to the user.
         if secret && error.kind == .decode {
-            precondition(!error.message.contains("SECRET"), "a decode error quotes the body: \(error.message)")
+            let message = error.message(in: .zhHans)
+            precondition(!message.contains("SECRET") && !error.detail.contains("SECRET"), "a decode error quotes the body: \(message)")
         }
     }
 
@@ -63,32 +64,32 @@ enum BackendFuzzing {
 struct ListProbe {
     let body: [UInt8]
 
-    func run(expecting page: Result<Page<Product>, DomainError>) {
+    func run(expecting page: Result<Page<Product>, BackendError>) {
         let context = ViewModelContext(handle: "pl", kind: ProductListViewModel.kind, clock: ManualClock(), locale: .zhHans)
-        let list = ProductListViewModel(args: .init(), context: context, api: BodyAPI(body: body))
-        context.retain(list)
+        let list = context.build { ProductListViewModel(args: .init(), api: BodyAPI(body: body)) }
         defer { context.dispose() }
 
         let refreshed = send("refresh", to: context)
         switch (refreshed, page) {
         case (.succeeded, .success(let page)):
             let ids = Set(page.items.map(\.id))
-            precondition(list.items.value.count == ids.count, "\(list.items.value.count) cells for \(ids.count) ids")
-            precondition(list.hasMore.value == page.hasMore && list.page.value == 1 && !list.isRefreshing.value)
-            precondition(list.isEmpty.value == ids.isEmpty)
+            precondition(list.items.count == ids.count, "\(list.items.count) cells for \(ids.count) ids")
+            precondition(list.hasMore == page.hasMore && list.page == 1 && !list.isRefreshing)
+            precondition(list.isEmpty == ids.isEmpty)
         case (.failed(let error), .failure(let expected)):
-            precondition(error.kind == expected.kind && error.message == expected.message, "\(error) for \(expected)")
-            precondition(list.items.value.isEmpty && !list.isRefreshing.value)
+            precondition(
+                error.kind == expected.kind.rawValue && error.message == expected.message(in: .zhHans), "\(error) for \(expected)")
+            precondition(list.items.isEmpty && !list.isRefreshing)
         default:
             preconditionFailure("refresh ended \(String(describing: refreshed)) for a page that decoded as \(page)")
         }
-        guard list.hasMore.value else { return }
-        let before = list.items.value.count
+        guard list.hasMore else { return }
+        let before = list.items.count
         switch send("loadMore", to: context) {
         case .succeeded?:
-            precondition(list.page.value == 2 && list.items.value.count == before && !list.isLoadingMore.value)
+            precondition(list.page == 2 && list.items.count == before && !list.isLoadingMore)
         case .failed?:
-            precondition(list.page.value <= 1 && list.items.value.count == before && !list.isLoadingMore.value)
+            precondition(list.page <= 1 && list.items.count == before && !list.isLoadingMore)
         case let other:
             preconditionFailure("loadMore ended \(String(describing: other))")
         }
@@ -117,7 +118,7 @@ final class BodyAPI: APIClient {
 
     init(body: [UInt8]) { self.body = body }
 
-    private func envelope() throws(DomainError) -> Envelope { try ErrorMapping.envelope(status: 200, body: body) }
+    private func envelope() throws(BackendError) -> Envelope { try ErrorMapping.envelope(status: 200, body: body) }
 
     func products(page: Int, pageSize: Int) async throws -> Page<Product> { try envelope().productPage() }
     func login(username: String, password: String) async throws -> Session { try envelope().session() }

@@ -8,10 +8,10 @@ import VMHostRuntime
 /// deterministic demo data, in-process, the default). `BackendTesting.StubAPI` is a third, for tests.
 ///
 /// Every call either returns its typed result or throws one of exactly two errors:
-/// - ``DomainError``, whose kind was decided in one place (``ErrorMapping``);
+/// - ``BackendError``, whose kind was decided in one place (``ErrorMapping``);
 /// - `CancellationError`, when the calling task was cancelled. The work in flight is cancelled for
 ///   real (an HTTP request's connection is closed) and no result is applied. Cancellation is never
-///   reported as a `DomainError`.
+///   reported as a `BackendError`.
 ///
 /// - Important: Calls are made on the host actor; implementations never block it.
 @HostActor

@@ -25,6 +25,9 @@ public enum ReferenceApp {
               printf '%s\\n' '{"jsonrpc":"2.0","id":1,"method":"ping"}' | vmhost
             """,
         options: options,
+        // Simplified Chinese unless a client asks for English (its strings: LocalizedText).
+        defaultLocale: .zhHans, locales: AppLocale.referenceApp,
+        errorKinds: BackendError.kindNames,
         // The session token is no input, yet a secret wherever a message carries it.
         secretMembers: ["token"],
         kinds: { (environment) throws(UsageError) in try served(environment) })

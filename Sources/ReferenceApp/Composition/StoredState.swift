@@ -132,7 +132,7 @@ extension StoredState: ListCache {
     public func savedProducts(pageSize: Int) -> SavedProductPages? {
         let key = Self.productsKey(pageSize: pageSize)
         guard let json = savedJSON(key, maxBytes: Self.maxListBytes) else { return nil }
-        do throws(DomainError) {
+        do throws(BackendError) {
             return try SavedProductPages(json: json)
         } catch {
             logger.warning("the saved '\(key)' is out of shape (\(error.detail)); ignored")
@@ -148,7 +148,7 @@ extension StoredState: ListCache {
         guard menuUid.utf8.count <= Self.maxMenuUidBytes else { return nil }
         let key = Self.groupsKey(menuUid: menuUid)
         guard let json = savedJSON(key, maxBytes: Self.maxListBytes) else { return nil }
-        do throws(DomainError) {
+        do throws(BackendError) {
             return try MenuGroup.savedList(json: json)
         } catch {
             logger.warning("the saved '\(key)' is out of shape (\(error.detail)); ignored")

@@ -1,6 +1,7 @@
 import CCurlShim
 import Synchronization
 import VMHostEventLoop
+import Backend
 import VMHostRuntime
 
 /// The process's one HTTP client: libcurl's multi interface driven by one thread, made by the first
@@ -33,7 +34,7 @@ final class CurlEngine: Sendable {
         var aborted: [CurlTransfer] = []
         var ready: Ready?
         /// Why libcurl cannot be used; every call then fails with it.
-        var failure: DomainError?
+        var failure: BackendError?
     }
 
     private let queue = Mutex(Queue())
@@ -48,7 +49,7 @@ final class CurlEngine: Sendable {
 
     /// Sends `transfer`; its outcome comes through ``CurlTransfer/finish(_:abortingOn:)``.
     func start(_ transfer: CurlTransfer) {
-        let (ready, failure) = queue.withLock { queue -> (Ready?, DomainError?) in
+        let (ready, failure) = queue.withLock { queue -> (Ready?, BackendError?) in
             if let failure = queue.failure { return (nil, failure) }
             queue.started.append(transfer)
             return (queue.ready, nil)
@@ -97,7 +98,7 @@ final class CurlEngine: Sendable {
                         running[exchange.easy] = exchange
                     } else {
                         exchange.close()
-                        transfer.finish(.failure(DomainError.network("the request failed")))
+                        transfer.finish(.failure(BackendError.network("the request failed")))
                     }
                 case .failure(let error):
                     transfer.finish(.failure(error))
@@ -126,10 +127,10 @@ final class CurlEngine: Sendable {
         }
     }
 
-    private static func open(_ names: [String]) -> Result<Ready, DomainError> {
+    private static func open(_ names: [String]) -> Result<Ready, BackendError> {
         CurlLibrary.load(names: names).flatMap { library in
             guard library.globalInit(CurlLibrary.globalDefault) == 0, let multi = library.multiInit() else {
-                return .failure(DomainError.network("libcurl could not be initialised"))
+                return .failure(BackendError.network("libcurl could not be initialised"))
             }
             return .success(Ready(library: library, multi: multi))
         }
@@ -153,12 +154,12 @@ final class CurlExchange {
     }
 
     /// An easy handle configured for `transfer`.
-    static func make(_ transfer: CurlTransfer, library: CurlLibrary) -> Result<CurlExchange, DomainError> {
-        guard let easy = library.easyInit() else { return .failure(DomainError.network("the request failed")) }
+    static func make(_ transfer: CurlTransfer, library: CurlLibrary) -> Result<CurlExchange, BackendError> {
+        guard let easy = library.easyInit() else { return .failure(BackendError.network("the request failed")) }
         let exchange = CurlExchange(transfer: transfer, library: library, easy: easy)
         guard exchange.configure() else {
             exchange.close()
-            return .failure(DomainError.network("the request failed"))
+            return .failure(BackendError.network("the request failed"))
         }
         return .success(exchange)
     }

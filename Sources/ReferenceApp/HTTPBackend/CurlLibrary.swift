@@ -1,5 +1,6 @@
 import CCurlShim
 import DynamicLibrary
+import Backend
 import VMHostRuntime
 
 /// The functions of libcurl the HTTP backend uses, looked up by ``CurlEngine``'s thread when the
@@ -47,7 +48,7 @@ struct CurlLibrary: @unchecked Sendable {
     static let defaultNames = ["libcurl.so.4"]
 
     /// Loads libcurl from the first of `names` that opens; the error says what is missing.
-    static func load(names: [String] = defaultNames) -> Result<CurlLibrary, DomainError> {
+    static func load(names: [String] = defaultNames) -> Result<CurlLibrary, BackendError> {
         guard let library = DynamicLibrary.open(firstOf: names) else {
             return .failure(HTTPErrorMapping.libcurlMissing)
         }
@@ -68,7 +69,7 @@ struct CurlLibrary: @unchecked Sendable {
               let slistAppend = symbol("curl_slist_append", SlistAppend.self),
               let slistFreeAll = symbol("curl_slist_free_all", SlistFreeAll.self)
         else {
-            return .failure(DomainError.network("libcurl (libcurl.so.4) is older than 7.68; install a newer libcurl4"))
+            return .failure(BackendError.network("libcurl (libcurl.so.4) is older than 7.68; install a newer libcurl4"))
         }
         return .success(CurlLibrary(
             globalInit: globalInit, easyInit: easyInit, easyCleanup: easyCleanup, easySetopt: easySetopt,

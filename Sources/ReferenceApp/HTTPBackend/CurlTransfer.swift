@@ -1,4 +1,3 @@
-import Synchronization
 import VMHostEventLoop
 import VMHostRuntime
 
@@ -26,12 +25,8 @@ final class CurlTransfer: Sendable {
     /// libcurl's own deadline, a backstop far behind the host clock's.
     let backstopMilliseconds: Int
 
-    private struct State {
-        var continuation: CheckedContinuation<Outcome, Never>?
-        var outcome: Outcome?
-    }
-
-    private let state = Mutex(State())
+    /// The calling task, until the transfer finishes.
+    private let waiter = HostWaiter<Response>()
 
     init(url: String, method: String, headers: [String], body: [UInt8]?, maxResponseBytes: Int, backstopMilliseconds: Int) {
         self.url = url
@@ -43,46 +38,23 @@ final class CurlTransfer: Sendable {
     }
 
     /// True once the transfer has its outcome: the engine then does not start it, or aborts it.
-    var isFinished: Bool { state.withLock { $0.outcome != nil } }
+    var isFinished: Bool { waiter.isResumed }
 
     /// Hands the transfer to `engine` and returns its outcome. Cancelling the calling task finishes
     /// it with `CancellationError` and closes its connection.
-    ///
-    /// - Important: Isolated to ``HostActor`` so that the waiting task is resumed straight onto the
-    ///   host thread, counted in transit (``EventLoop/beginTransit()``) until it runs there.
     @HostActor
     func run(on engine: CurlEngine) async -> Outcome {
-        defer { if isFinished { EventLoop.shared.endTransit() } }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
-                let early = state.withLock { state -> Outcome? in
-                    if let outcome = state.outcome { return outcome }
-                    state.continuation = continuation
-                    return nil
-                }
-                if let early {
-                    continuation.resume(returning: early)
-                } else {
-                    engine.start(self)
-                }
-            }
-        } onCancel: {
-            finish(.failure(CancellationError()), abortingOn: engine)
+        do {
+            return .success(try await waiter.wait(start: { engine.start(self) }, onCancel: { engine.abort(self) }))
+        } catch {
+            return .failure(error)
         }
     }
 
     /// Finishes the call with `outcome` unless it is finished already; with `engine`, also aborts
     /// the transfer there (a deadline or a cancellation).
     func finish(_ outcome: Outcome, abortingOn engine: CurlEngine? = nil) {
-        let (first, continuation) = state.withLock { state -> (Bool, CheckedContinuation<Outcome, Never>?) in
-            guard state.outcome == nil else { return (false, nil) }
-            state.outcome = outcome
-            defer { state.continuation = nil }
-            return (true, state.continuation)
-        }
-        guard first else { return }
-        EventLoop.shared.beginTransit()
-        continuation?.resume(returning: outcome)
+        guard waiter.resume(with: outcome) else { return }
         engine?.abort(self)
     }
 }

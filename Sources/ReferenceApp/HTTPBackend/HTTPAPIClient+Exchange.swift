@@ -10,7 +10,7 @@ extension HTTPAPIClient {
         let transfer = try makeTransfer(request)
         let engine = CurlEngine.shared
         let deadline = clock.schedule(after: timeout) {
-            transfer.finish(.failure(DomainError.timeout()), abortingOn: engine)
+            transfer.finish(.failure(BackendError.timeout()), abortingOn: engine)
         }
         defer { clock.cancel(deadline) }
         let (status, body) = try await transfer.run(on: engine).get()
@@ -19,7 +19,7 @@ extension HTTPAPIClient {
 
     /// The transfer of `request`: the base URL's origin and path prefix, the contract's path and
     /// query, the headers, the JSON body. Throws rather than send a header a line break would cut.
-    func makeTransfer(_ request: APIRequest) throws(DomainError) -> CurlTransfer {
+    func makeTransfer(_ request: APIRequest) throws(BackendError) -> CurlTransfer {
         var headers = ["Accept: application/json", "X-Device-Id: \(deviceID)", "uuid: \(deviceID)"]
         if let token {
             guard !token.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { throw HTTPErrorMapping.headerNotSendable }

@@ -1,7 +1,7 @@
 import Backend
 import VMHostRuntime
 
-/// The ``DomainError`` a failure of the HTTP transport stands for, from libcurl's `CURLcode`; the
+/// The ``BackendError`` a failure of the HTTP transport stands for, from libcurl's `CURLcode`; the
 /// rest of the mapping (statuses, envelopes) is ``ErrorMapping``'s. A deadline on the host clock or
 /// a cancellation never reaches here: ``CurlTransfer`` finishes the call with them itself.
 ///
@@ -15,7 +15,7 @@ import VMHostRuntime
 /// | a body over the size limit (23 from the write callback, 63 for an announced length) | `decode` |
 /// | anything else | `network` "the request failed" |
 enum HTTPErrorMapping {
-    static func transportFailure(code: Int32, maxResponseBytes: Int) -> DomainError {
+    static func transportFailure(code: Int32, maxResponseBytes: Int) -> BackendError {
         switch code {
         case 6: .network("the server's host name could not be resolved")
         case 7: .network("could not connect to the server")
@@ -27,13 +27,13 @@ enum HTTPErrorMapping {
         }
     }
 
-    static func bodyTooLarge(limit: Int) -> DomainError {
+    static func bodyTooLarge(limit: Int) -> BackendError {
         .decode("the response body is larger than the limit of \(limit) bytes")
     }
 
     /// libcurl could not be loaded: the HTTP backend cannot be used on this machine.
-    static let libcurlMissing = DomainError.network("libcurl (libcurl.so.4) is missing; install it (Debian: libcurl4)")
+    static let libcurlMissing = BackendError.network("libcurl (libcurl.so.4) is missing; install it (Debian: libcurl4)")
 
     /// A header line that would be cut in two: a token holding a line break is never sent.
-    static let headerNotSendable = DomainError.network("the session token holds a character a header cannot carry")
+    static let headerNotSendable = BackendError.network("the session token holds a character a header cannot carry")
 }

@@ -1,38 +1,25 @@
+import Backend
 import VMHostRuntime
 import VMHostWire
 
 extension LoginViewModel {
-    /// `submit`: logs in with the current mode's credentials. Disabled (-32003) while ``canSubmit``
-    /// is false. On success emits `navigate`; on failure shows the error's message in
-    /// ``failureMessage`` and throws it (→ `error`, -32004). The API client keeps the token.
-    func declareSubmit() -> Command<NoValue> {
-        let submit = context.command("submit", policy: .ignore) { [unowned self] in
-            try await logIn()
-            return nil
-        }
-        submit.disabledReason = { [unowned self] _ in submitBlocker() }
-        return submit
-    }
-
-    private func logIn() async throws {
+    /// `submit`'s body: logs in with the current mode's credentials. On failure shows the error's
+    /// message in ``failureMessage`` and throws it (→ `error`, -32004). The API client keeps the token.
+    func logIn() async throws {
         // A new attempt: the last one's failure no longer describes what is on screen.
-        failureMessage.value = nil
+        failureMessage = nil
         do {
-            switch mode.value {
-            case .password:
-                let (username, password) = (self.username.value, self.password.value)
-                _ = try await context.perform { [api] in try await api.login(username: username, password: password) }
-            case .code:
-                let (phone, code) = (self.phone.value, self.code.value)
-                _ = try await context.perform { [api] in try await api.loginWithCode(phone: phone, code: code) }
+            switch mode {
+            case .password: _ = try await api.login(username: username, password: password)
+            case .code: _ = try await api.loginWithCode(phone: phone, code: code)
             }
-        } catch let error as DomainError {
+        } catch let error as BackendError {
             // A cancelled login shows nothing, even when its call failed on the way out.
             try Task.checkCancellation()
-            failureMessage.value = error.reaching(input: "submit", locale: context.locale).message
+            failureMessage = error.message(in: context.locale)
             throw error
         }
-        failureMessage.value = nil
+        try Task.checkCancellation()
         loggedIn.value = true
         navigate.emit(.productList)
     }

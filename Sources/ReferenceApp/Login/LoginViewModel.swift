@@ -11,164 +11,96 @@ import VMHostWire
 /// `navigate {route:"ProductList"}`. The wire contract is in `protocol/viewmodels/Login.md`.
 ///
 /// The field values themselves are no outputs: the password and the code stay inside the host, and
-/// only their validity is published.
+/// only their validity is published. A field that changes clears the last failure shown.
 @HostActor
 public final class LoginViewModel: ViewModel {
     public typealias Args = LoginArgs
     public static let kind = "Login"
     /// How long, in seconds, the send-code button stays disabled after a code was sent.
     public static let countdownSeconds = 60
-    static let countdownSchema: JSON = ["type": "integer", "minimum": 0, "maximum": .int(Int64(countdownSeconds))]
+
+    // MARK: Inputs
+
+    @Field public var mode = LoginMode.password
+    @Input(map: LoginValidation.normalizedMobileNumber) public var username = ""
+    @Input(secret: true) public var password = ""
+    @Input(map: LoginValidation.normalizedMobileNumber) public var phone = ""
+    @Input(secret: true) public var code = ""
+    /// Posts the phone, then runs the countdown (``SMSCodeCooldown``); a failed send starts none.
+    public let sendCode = Command(.ignore, disabled: { $0.sendCodeBlocker() }) { vm in try await vm.sendSMSCode() }
+    /// Logs in with the current mode's credentials; on success emits `navigate`.
+    public let submit = Command(.ignore, disabled: { $0.submitBlocker() }) { vm in try await vm.logIn() }
 
     // MARK: Outputs
 
-    public let mode: Property<LoginMode>
-    public let codeTabColor: Property<String>
-    public let passwordTabColor: Property<String>
-    public let hideCodeLine: Property<Bool>
-    public let hideCodeContainer: Property<Bool>
-    public let hidePasswordLine: Property<Bool>
-    public let hidePasswordContainer: Property<Bool>
-    public let usernameValid: Property<Bool>
-    public let passwordValid: Property<Bool>
-    public let phoneValid: Property<Bool>
-    public let codeValid: Property<Bool>
-    public let canSubmit: Property<Bool>
-    public let canSendCode: Property<Bool>
+    @Derived({ LoginAppearance.tabColor(.code, mode: $0.mode) }, schema: LoginAppearance.tabColorSchema)
+    public var codeTabColor: String
+    @Derived({ LoginAppearance.tabColor(.password, mode: $0.mode) }, schema: LoginAppearance.tabColorSchema)
+    public var passwordTabColor: String
+    @Derived({ LoginAppearance.isHidden(.code, mode: $0.mode) }) public var hideCodeLine: Bool
+    @Derived({ LoginAppearance.isHidden(.code, mode: $0.mode) }) public var hideCodeContainer: Bool
+    @Derived({ LoginAppearance.isHidden(.password, mode: $0.mode) }) public var hidePasswordLine: Bool
+    @Derived({ LoginAppearance.isHidden(.password, mode: $0.mode) }) public var hidePasswordContainer: Bool
+    @Derived({ LoginValidation.isMobileNumber($0.username) }) public var usernameValid: Bool
+    @Derived({ LoginValidation.isPassword($0.password) }) public var passwordValid: Bool
+    @Derived({ LoginValidation.isMobileNumber($0.phone) }) public var phoneValid: Bool
+    @Derived({ LoginValidation.isSMSCode($0.code) }) public var codeValid: Bool
+    @Derived({ !$0.submit.isRunning && $0.submitBlocker() == nil }) public var canSubmit: Bool
+    @Derived({ $0.phoneValid && $0.countdown == 0 && !$0.sendCode.isRunning }) public var canSendCode: Bool
     /// Seconds left before another code may be sent; 0 when no countdown runs.
-    public let countdown: Property<Int>
-    public let sendCodeTitle: Property<String>
-    public let isSubmitting: Property<Bool>
+    @Output(schema: ["type": "integer", "minimum": 0, "maximum": .int(Int64(countdownSeconds))])
+    public internal(set) var countdown = 0
+    @Derived({ Strings.sendCodeTitle(countdown: $0.countdown)($0.context.locale) }) public var sendCodeTitle: String
+    @Derived({ $0.submit.isRunning }) public var isSubmitting: Bool
     /// The message of the last failed login; nil before any, and again once a field changes.
-    public let failureMessage: Property<String?>
-    public let navigate: Event<LoginNavigation>
+    @Output public internal(set) var failureMessage: String? = nil
+    public let navigate = Event<LoginNavigation>()
 
     // MARK: State
 
-    let context: ViewModelContext
     let api: any APIClient
     /// The SMS countdowns of the app session, shared by every `Login` of the host.
     let cooldown: SMSCodeCooldown
-    /// The form's fields: properties for ``derive(_:from:_:)``, but never declared as outputs.
-    let username = Property("username", "")
-    let password = Property("password", "")
-    let phone = Property("phone", "")
-    let code = Property("code", "")
     /// True once a login succeeded: a second `submit` is refused (the session is open).
-    let loggedIn = Property("loggedIn", false)
+    let loggedIn = Property(false)
     /// The countdown's next tick, while one is armed.
     var countdownTimer: ClockTimer?
 
-    /// The kind's factory, for the host's catalog. Every `Login` it makes shares `cooldown`, so the
-    /// SMS countdown of a phone outlives the screen.
+    /// The kind's factory. Every `Login` it makes shares `cooldown`, so the SMS countdown of a
+    /// phone outlives the screen.
     public static func factory(api: any APIClient, cooldown: SMSCodeCooldown? = nil) -> ViewModelFactory {
         let shared = cooldown ?? SMSCodeCooldown()
-        return ViewModelFactory(LoginViewModel.self) { args, context in
-            LoginViewModel(args: args, context: context, api: api, cooldown: shared)
-        }
+        return ViewModelFactory { args in LoginViewModel(args: args, api: api, cooldown: shared) }
     }
 
-    public init(args: Args, context: ViewModelContext, api: any APIClient, cooldown: SMSCodeCooldown? = nil) {
-        self.context = context
+    public init(args: Args, api: any APIClient, cooldown: SMSCodeCooldown? = nil) {
         self.api = api
         self.cooldown = cooldown ?? SMSCodeCooldown()
-        let initial = args.mode
-        // Declared with the values they derive to, so that creating the view-model changes nothing.
-        mode = context.property("mode", initial)
-        codeTabColor = context.property(
-            "codeTabColor", LoginAppearance.tabColor(.code, mode: initial), schema: LoginAppearance.tabColorSchema)
-        passwordTabColor = context.property(
-            "passwordTabColor", LoginAppearance.tabColor(.password, mode: initial), schema: LoginAppearance.tabColorSchema)
-        hideCodeLine = context.property("hideCodeLine", LoginAppearance.isHidden(.code, mode: initial))
-        hideCodeContainer = context.property("hideCodeContainer", LoginAppearance.isHidden(.code, mode: initial))
-        hidePasswordLine = context.property("hidePasswordLine", LoginAppearance.isHidden(.password, mode: initial))
-        hidePasswordContainer = context.property("hidePasswordContainer", LoginAppearance.isHidden(.password, mode: initial))
-        usernameValid = context.property("usernameValid", false)
-        passwordValid = context.property("passwordValid", false)
-        phoneValid = context.property("phoneValid", false)
-        codeValid = context.property("codeValid", false)
-        canSubmit = context.property("canSubmit", false)
-        canSendCode = context.property("canSendCode", false)
-        countdown = context.property("countdown", 0, schema: Self.countdownSchema)
-        sendCodeTitle = context.property("sendCodeTitle", Strings.getCode(context.locale))
-        isSubmitting = context.property("isSubmitting", false)
-        failureMessage = context.property("failureMessage", String?.none)
-        navigate = context.event("navigate")
-
-        declareFieldInputs()
-        let sendCode = declareSendCode()
-        let submit = declareSubmit()
-        deriveAppearance()
-        deriveValidity()
-        isSubmitting.bind(to: submit.isExecuting)
-        derive(canSubmit, from: [mode, usernameValid, passwordValid, phoneValid, codeValid, isSubmitting, loggedIn]) { [unowned self] in
-            !isSubmitting.value && submitBlocker() == nil
-        }
-        sendCodeTitle.bind(to: countdown) { [locale = context.locale] in Strings.sendCodeTitle(countdown: $0)(locale) }
-        // `unowned sendCode`: the command's own `isExecuting` keeps this closure, so a strong capture
-        // would be a cycle that outlives the view-model (the context holds the command meanwhile).
-        derive(canSendCode, from: [phoneValid, countdown, sendCode.isExecuting]) { [unowned self, unowned sendCode] in
-            phoneValid.value && countdown.value == 0 && !sendCode.isExecuting.value
-        }
-    }
-
-    // MARK: Fields
-
-    private func declareFieldInputs() {
-        context.value("mode", of: LoginMode.self) { [unowned self] in select($0) }
-        context.value("username", of: String.self) { [unowned self] in edit(username, LoginValidation.normalizedMobileNumber($0)) }
-        context.value("password", of: String.self, secret: true) { [unowned self] in edit(password, $0) }
-        context.value("phone", of: String.self) { [unowned self] in
-            let number = LoginValidation.normalizedMobileNumber($0)
-            // The countdown first, so that `canSendCode` never flashes true for a phone still waiting.
-            resumeCountdown(of: number)
-            edit(phone, number)
-        }
-        context.value("code", of: String.self, secret: true) { [unowned self] in edit(code, $0) }
-    }
-
-    /// Shows another form. The failure shown belonged to the other form, so it goes too.
-    private func select(_ newMode: LoginMode) {
-        guard newMode != mode.value else { return }
-        failureMessage.value = nil
-        mode.value = newMode
-    }
-
-    /// Sets a field; a change clears the last failure first (the user is correcting it).
-    private func edit(_ field: Property<String>, _ text: String) {
-        guard text != field.value else { return }
-        failureMessage.value = nil
-        field.value = text
-    }
-
-    /// Tab colours and hidden lines and containers, from the mode alone.
-    private func deriveAppearance() {
-        codeTabColor.bind(to: mode) { LoginAppearance.tabColor(.code, mode: $0) }
-        passwordTabColor.bind(to: mode) { LoginAppearance.tabColor(.password, mode: $0) }
-        hideCodeLine.bind(to: mode) { LoginAppearance.isHidden(.code, mode: $0) }
-        hideCodeContainer.bind(to: mode) { LoginAppearance.isHidden(.code, mode: $0) }
-        hidePasswordLine.bind(to: mode) { LoginAppearance.isHidden(.password, mode: $0) }
-        hidePasswordContainer.bind(to: mode) { LoginAppearance.isHidden(.password, mode: $0) }
-    }
-
-    private func deriveValidity() {
-        usernameValid.bind(to: username, LoginValidation.isMobileNumber)
-        passwordValid.bind(to: password, LoginValidation.isPassword)
-        phoneValid.bind(to: phone, LoginValidation.isMobileNumber)
-        codeValid.bind(to: code, LoginValidation.isSMSCode)
+        mode = args.mode
+        // A phone typed again resumes the countdown the session keeps for it.
+        observe($phone) { vm, number in vm.resumeCountdown(of: number) }
+        // The user is correcting the form: the last failure no longer describes it.
+        observe($mode, $username, $password, $phone, $code) { vm in vm.failureMessage = nil }
     }
 
     /// Why the current mode's fields cannot be submitted, or nil when they can.
     func submitBlocker() -> String? {
         if loggedIn.value { return Strings.Reason.alreadyLoggedIn }
-        switch mode.value {
+        switch mode {
         case .password:
-            if !usernameValid.value { return Strings.Reason.usernameInvalid }
-            if !passwordValid.value { return Strings.Reason.passwordTooShort }
+            if !usernameValid { return Strings.Reason.usernameInvalid }
+            if !passwordValid { return Strings.Reason.passwordTooShort }
         case .code:
-            if !phoneValid.value { return Strings.Reason.phoneInvalid }
-            if !codeValid.value { return Strings.Reason.codeInvalid }
+            if !phoneValid { return Strings.Reason.phoneInvalid }
+            if !codeValid { return Strings.Reason.codeInvalid }
         }
+        return nil
+    }
+
+    /// Why no code can be sent now, or nil when one can.
+    func sendCodeBlocker() -> String? {
+        if countdown > 0 { return Strings.Reason.countdownRunning(countdown) }
+        if !phoneValid { return Strings.Reason.phoneInvalid }
         return nil
     }
 }

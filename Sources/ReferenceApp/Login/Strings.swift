@@ -1,3 +1,4 @@
+import Backend
 import VMHostRuntime
 
 /// Every string of the Login view-model: display strings in both locales, then the (English,

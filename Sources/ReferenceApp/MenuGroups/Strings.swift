@@ -1,3 +1,4 @@
+import Backend
 import VMHostRuntime
 
 /// Every display string of the menu-group screens, in Chinese and English.

@@ -7,7 +7,7 @@ import VMHostWire
 /// On the wire: `{id, name, bank, profit, saleStatus, saleStatusCode, term, amount}`, every member a
 /// string, e.g. `{"id":"p001","name":"稳健增利1号","bank":"招商银行","profit":"4.35%","saleStatus":"在售",
 /// "saleStatusCode":"onSale","term":"90天","amount":"¥50,000"}`.
-public struct ProductCell: Sendable, Equatable, JSONEncodable {
+public struct ProductCell: Sendable, Equatable, Codable {
     public var id: String
     public var name: String
     public var bank: String
@@ -17,7 +17,7 @@ public struct ProductCell: Sendable, Equatable, JSONEncodable {
     public var saleStatus: String
     /// The sale status as a fixed code, the same in every locale, for styling a row:
     /// `"onSale"`, `"soldOut"`, `"upcoming"`.
-    public var saleStatusCode: String
+    public var saleStatusCode: SaleStatus
     /// The term in days: `"180天"` (`"180 days"`, `"1 day"`).
     public var term: String
     /// The minimum purchase in yuan with thousands separators: `"¥50,000"`.
@@ -30,27 +30,8 @@ public struct ProductCell: Sendable, Equatable, JSONEncodable {
         bank = product.bank
         profit = Strings.profit(NumberText.twoDecimals(product.annualRate))(locale)
         saleStatus = Strings.saleStatus(product.saleStatus)(locale)
-        saleStatusCode = product.saleStatus.rawValue
+        saleStatusCode = product.saleStatus
         term = Strings.term(days: product.termDays)(locale)
         amount = Strings.amount(NumberText.grouped(product.minAmount))(locale)
-    }
-
-    public var json: JSON {
-        [
-            "id": .string(id), "name": .string(name), "bank": .string(bank), "profit": .string(profit),
-            "saleStatus": .string(saleStatus), "saleStatusCode": .string(saleStatusCode), "term": .string(term), "amount": .string(amount),
-        ]
-    }
-
-    public static var jsonSchema: JSON {
-        let members = ["id", "name", "bank", "profit", "saleStatus", "saleStatusCode", "term", "amount"]
-        let codes: JSON = ["type": "string", "enum": .array(SaleStatus.allCases.map { .string($0.rawValue) })]
-        let properties = JSONObject(members.map { ($0, $0 == "saleStatusCode" ? codes : ["type": "string"]) })
-        return [
-            "type": "object",
-            "properties": .object(properties),
-            "required": .array(members.map { .string($0) }),
-            "additionalProperties": false,
-        ]
     }
 }

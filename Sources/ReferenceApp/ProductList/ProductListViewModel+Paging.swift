@@ -4,8 +4,24 @@ import VMHostRuntime
 extension ProductListViewModel {
     /// Fetches page `number` and applies it, unless the fetch fails or is cancelled.
     func load(page number: Int, replacing: Bool) async throws {
-        let fetched = try await context.perform { try await api.products(page: number, pageSize: pageSize) }
+        let fetched = try await api.products(page: number, pageSize: pageSize)
+        try Task.checkCancellation()
         apply(fetched, number: number, replacing: replacing)
+    }
+
+    /// Shows the pages an earlier run saved, as the list starts.
+    func restore(_ saved: SavedProductPages) {
+        var cells: [ProductCell] = []
+        for product in saved.products where listedIDs.insert(product.id).inserted {
+            cells.append(ProductCell(product, locale: context.locale))
+            savedProducts.append(product)
+        }
+        items = cells
+        page = saved.page
+        hasMore = saved.hasMore
+        isEmpty = cells.isEmpty
+        isStale = true
+        loads.succeeded()
     }
 
     /// Applies a fetched page in one go: the cells, then the page, `hasMore`, `isEmpty` and
@@ -24,16 +40,15 @@ extension ProductListViewModel {
             if number <= SavedProductPages.maxPages { savedProducts.append(product) }
         }
         if replacing {
-            items.value = cells
+            items = cells
         } else {
-            items.append(contentsOf: cells)
+            $items.append(contentsOf: cells)
         }
-        page.value = number
-        hasMore.value = fetched.hasMore
+        page = number
+        hasMore = fetched.hasMore
         // `cells` holds the new page only: the list is empty when nothing is listed at all.
-        isEmpty.value = items.value.isEmpty
-        isStale.value = false
-        loads.succeeded(empty: items.value.isEmpty)
+        isEmpty = items.isEmpty
+        isStale = false
         // Pages past the bound leave the saved first pages as they are (their `hasMore` is true).
         if let cache, number <= SavedProductPages.maxPages {
             cache.saveProducts(SavedProductPages(products: savedProducts, page: number, hasMore: fetched.hasMore), pageSize: pageSize)

@@ -69,16 +69,21 @@ public final class ManualClock: HostClock {
     }
 
     /// The same as ``advance(by:)`` for code that runs inside a job (a test, a task): after each timer
-    /// it waits until the work that timer started has settled (``EventLoop/settle()``).
-    public func advance(by delta: Duration) async {
+    /// it waits until the work that timer started has settled: the work of `group` (one test's)
+    /// when given, else all work of the host thread (``EventLoop/settle()``).
+    public func advance(by delta: Duration, settling group: WorkGroup? = nil) async {
         let target = target(after: delta)
-        await EventLoop.shared.settle()
+        await settle(group)
         while let (deadline, action) = timers.popDue(now: target) {
             nanoseconds = deadline
             action()
-            await EventLoop.shared.settle()
+            await settle(group)
         }
         nanoseconds = target
+    }
+
+    private func settle(_ group: WorkGroup?) async {
+        if let group { await EventLoop.shared.settle(group: group) } else { await EventLoop.shared.settle() }
     }
 
     /// `now + delta` in nanoseconds, a negative delta counting as zero, at most ``ceiling``.

@@ -1,107 +1,98 @@
 import VMHostWire
 
-/// A failure of the domain: what a command's `error` event carries and what `-32004` holds as `data`.
+/// A failure of the domain as the wire carries it (SPEC §5): what a failed command's `error` event
+/// and its -32004 reply hold, `{"kind", "code", "message", "detail", "input"}`.
 ///
-/// On the wire: `{"kind", "code", "message", "detail", "input"}`.
-/// - `network`: no connection, connection refused, DNS failure. `code` null.
-/// - `timeout`: the request's deadline passed. `code` null.
-/// - `server`: HTTP status ≥ 400. `code` is the status as a number.
-/// - `business`: the envelope reported a failure. `code` is the envelope's code (a string) and
-///   `message` the envelope's message (a localized fallback when it is empty).
-/// - `decode`: the body could not be parsed or had the wrong shape. `code` null.
-/// - `unauthorized`: the server answered HTTP 401 to a call made with the session's token; the
-///   session has ended. `code` 401.
-///
-/// `message` is for the user, in the view-model's locale (``locale``, set by the runtime when the
-/// error reaches a view-model); `detail` is for developers, in English, and never quotes a response
-/// body. Cancellation is never a `DomainError`: a cancelled call throws `CancellationError`.
+/// The framework knows no kind of failure of its own: the app says its kinds (`network`,
+/// `notFound`, …), its codes and its messages, by throwing errors that conform to
+/// ``DomainFailure``. The runtime turns such an error into a `DomainError` in the view-model's
+/// locale, with the failed input's name, when it reaches a view-model. Cancellation is never a
+/// domain error: a cancelled call throws `CancellationError`.
 public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: String, Sendable, CaseIterable {
-        case network, timeout, server, business, decode, unauthorized
-    }
-
-    public var kind: Kind
-    /// The HTTP status (`server`), the envelope's code (`business`), or null.
+    /// The app's name for what went wrong (`network`, `timeout`, `notFound`).
+    public var kind: String
+    /// A code of the app's (an HTTP status, a server's failure code), or null.
     public var code: JSON
-    /// What failed, for developers: English, never a quote of the response body.
+    /// What the user reads, in the view-model's locale.
+    public var message: String
+    /// What failed, for developers: English, and never a secret or a quote of a response body.
     public var detail: String
-    /// The server's own message (`business`), shown to the user as it is unless empty.
-    public var serverMessage: String?
-    /// The input (command) whose work failed; set by the runtime when the error reaches a view-model.
+    /// The input (command) whose work failed; null for work no input started.
     public var input: String?
-    /// The language of ``message``; set by the runtime when the error reaches a view-model.
-    public var locale: AppLocale
 
-    public init(
-        kind: Kind, code: JSON = .null, detail: String, serverMessage: String? = nil, input: String? = nil,
-        locale: AppLocale = .zhHans
-    ) {
+    /// A failure of `kind`, telling the user `message` and developers `detail`.
+    public init(kind: String, code: JSON = .null, message: String, detail: String, input: String? = nil) {
         self.kind = kind
         self.code = code
+        self.message = message
         self.detail = detail
-        self.serverMessage = serverMessage
         self.input = input
-        self.locale = locale
-    }
-
-    public static func network(_ detail: String) -> DomainError { .init(kind: .network, detail: detail) }
-    public static func timeout(_ detail: String = "the request timed out") -> DomainError { .init(kind: .timeout, detail: detail) }
-    public static func server(status: Int, detail: String? = nil) -> DomainError {
-        .init(kind: .server, code: .int(Int64(status)), detail: detail ?? "the server answered HTTP \(status)")
-    }
-    /// A failure the server reported in its envelope, with its code and its (user-facing) message.
-    public static func business(code: String, message: String) -> DomainError {
-        .init(kind: .business, code: .string(code), detail: "the server reported failure code \"\(code)\"", serverMessage: message)
-    }
-    public static func decode(_ detail: String) -> DomainError { .init(kind: .decode, detail: detail) }
-    /// The session ended because the server refused its token (HTTP 401).
-    public static func unauthorized(_ detail: String = "the server refused the session's token (HTTP 401); the session has ended") -> DomainError {
-        .init(kind: .unauthorized, code: .int(401), detail: detail)
-    }
-
-    /// The text a user reads, in ``locale``: one friendly sentence per kind; a business failure
-    /// shows the server's message, or a fallback when the server sent none.
-    public var message: String {
-        switch kind {
-        case .network: DomainErrorText.network(locale)
-        case .timeout: DomainErrorText.timeout(locale)
-        case .server:
-            if case .int(let status) = code { DomainErrorText.server(status: Int(status))(locale) } else { DomainErrorText.serverNoStatus(locale) }
-        case .decode: DomainErrorText.decode(locale)
-        case .unauthorized: DomainErrorText.unauthorized(locale)
-        case .business:
-            if let serverMessage, !serverMessage.allSatisfy(\.isWhitespace) { serverMessage } else { DomainErrorText.business(locale) }
-        }
-    }
-
-    /// The error as it reaches a view-model: failed in `input`, told in `locale`.
-    public func reaching(input: String, locale: AppLocale) -> DomainError {
-        var error = self
-        error.input = input
-        error.locale = locale
-        return error
     }
 
     /// The error object of the wire.
     public var json: JSON {
+        ["kind": .string(kind), "code": code, "message": .string(message), "detail": .string(detail), "input": JSON(input)]
+    }
+
+    public var description: String { "\(kind) error: \(detail)" }
+
+    /// The schema of ``json`` with `kind` one of `kinds` (what an app declares in its configuration).
+    public static func jsonSchema(kinds: [String]) -> JSON {
+        schema(kind: ["enum": .array(kinds.map { .string($0) })])
+    }
+
+    private static func schema(kind: JSON) -> JSON {
         [
-            "kind": .string(kind.rawValue), "code": code, "message": .string(message), "detail": .string(detail),
-            "input": JSON(input),
+            "type": "object",
+            "properties": [
+                "kind": kind,
+                "code": ["type": ["integer", "string", "null"]],
+                "message": ["type": "string"],
+                "detail": ["type": "string"],
+                "input": ["type": ["string", "null"]],
+            ],
+            "required": ["kind", "code", "message", "detail", "input"],
         ]
     }
-
-    public var description: String { "\(kind.rawValue) error: \(detail)" }
 }
 
-/// The user-facing texts of ``DomainError/message``, in every locale.
-public enum DomainErrorText {
-    public static let network = LocalizedText(zh: "网络连接失败，请检查网络后重试", en: "No connection. Check your network and try again.")
-    public static let timeout = LocalizedText(zh: "请求超时，请稍后重试", en: "The request timed out. Please try again.")
-    public static func server(status: Int) -> LocalizedText {
-        LocalizedText(zh: "服务器错误（\(status)），请稍后重试", en: "Server error (\(status)). Please try again later.")
+extension DomainError: JSONEncodable, Codable {
+    /// The schema of ``json`` with any `kind`; a host narrows it to the kinds its app declares.
+    public static var jsonSchema: JSON { schema(kind: ["type": "string"]) }
+
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
+
+    /// Reads an error object of the wire (a client's, or a recording's).
+    public init(from decoder: any Decoder) throws {
+        let value = try JSON(from: decoder)
+        kind = value["kind"]?.stringValue ?? ""
+        code = value["code"] ?? .null
+        message = value["message"]?.stringValue ?? ""
+        detail = value["detail"]?.stringValue ?? ""
+        input = value["input"]?.stringValue
     }
-    static let serverNoStatus = LocalizedText(zh: "服务器错误，请稍后重试", en: "Server error. Please try again later.")
-    public static let decode = LocalizedText(zh: "服务器返回的数据无法识别，请稍后重试", en: "The server's answer could not be read. Please try again later.")
-    public static let business = LocalizedText(zh: "操作失败，请稍后重试", en: "The request failed. Please try again.")
-    public static let unauthorized = LocalizedText(zh: "登录已失效，请重新登录", en: "Your session has ended. Please log in again.")
+}
+
+/// An error of the app's that fails a command as a domain error (an `error` event and -32004)
+/// instead of as a bug (-32603): the app says, for the locale the view-model shows, what failed.
+///
+/// ```swift
+/// enum TodoFailure: DomainFailure {
+///     case unavailable, notFound(String)
+///     func domainError(in locale: AppLocale) -> DomainError {
+///         switch self {
+///         case .unavailable: DomainError(kind: "unavailable", code: 503, message: "The list is unavailable.", detail: "HTTP 503")
+///         case .notFound(let id): DomainError(kind: "notFound", message: "This todo is gone.", detail: "no todo \(id)")
+///         }
+///     }
+/// }
+/// ```
+public protocol DomainFailure: Error {
+    /// This failure as the user of `locale` reads it. The runtime sets `input`.
+    func domainError(in locale: AppLocale) -> DomainError
+}
+
+extension DomainError: DomainFailure {
+    /// Itself: a `DomainError` thrown as it is keeps its message whatever the locale.
+    public func domainError(in locale: AppLocale) -> DomainError { self }
 }

@@ -1,88 +1,88 @@
 import VMHostEventLoop
 import VMHostWire
 
-/// What to do when a command is sent while it runs; `Value` is the command's value type.
-public enum CommandPolicy<Value>: Sendable {
-    /// Cancel the running execution and start anew (flatMapLatest). Its caller gets -32800.
-    case latest
-    /// Refuse with -32003 `already running` (RACCommand's default).
-    case ignore
-    /// Refuse only while an execution with the same key runs (`delete` of the same group);
-    /// executions with different keys run side by side. The key is read from the decoded value:
-    /// `.ignorePerKey { $0.groupId }`.
-    case ignorePerKey(@Sendable (Value) -> String)
-    /// Run side by side.
-    case concurrent
-
-    var name: String {
-        switch self {
-        case .latest: "latest"
-        case .ignore: "ignore"
-        case .ignorePerKey: "ignorePerKey"
-        case .concurrent: "concurrent"
-        }
-    }
-}
-
-/// How a command execution ended.
-public enum CommandOutcome: Sendable, Equatable {
-    case succeeded(JSON?)
-    /// A domain failure; also emitted on the view-model's `error` event.
-    case failed(DomainError)
-    /// Cancelled (by `$/cancelRequest`, a `latest` resend, the view-model's own cancel, or dispose).
-    /// Not an error: nothing is emitted.
-    case cancelled
-    /// An unexpected error (a bug); answered -32603.
-    case crashed(String)
-}
-
-/// Async work with a result, `isExecuting`, an enabled state with a reason, and a policy for being
-/// sent again while it runs (RACCommand / Action).
+/// A command input (RACCommand, Action): async work a client starts with `vm.send`, answered when
+/// it ends with its result, -32004 (a domain failure, also emitted once on `error`), -32800
+/// (cancelled) or -32003 (refused). Declared as a stored property of the kind, named by it, and
+/// written as `Command` inside the kind (``ViewModel/Command``):
 ///
-/// Cancellation is real: the execution's task is cancelled (an HTTP request in flight is
-/// cancelled with it), `isExecuting` drops at once, the caller is answered -32800 at once, and
-/// nothing the body does afterwards is applied, because ``ViewModelContext/perform(_:)`` checks
-/// cancellation after every await.
+/// ```swift
+/// let refresh = Command(.latest) { vm in try await vm.load(page: 1) }
+/// let add = Command(.ignore, of: String.self, returning: Todo.self) { vm, title in
+///     try await vm.api.add(title: title)        // the reply's value: a Todo, described in host.describe
+/// }
+/// let delete = Command(.ignorePerKey { $0.id }, of: TodoReference.self) { vm, todo in try await vm.remove(todo) }
+/// ```
+///
+/// - The body is handed the view-model; it must not capture it. It runs on the host actor.
+/// - The policy says what a send does while it runs: ``CommandPolicy/latest`` cancels the run,
+///   ``CommandPolicy/ignore`` refuses (-32003 `already running`), ``CommandPolicy/ignorePerKey(_:)``
+///   refuses only for the same key, ``CommandPolicy/concurrent`` runs side by side.
+/// - `check` refuses a well-formed value that is wrong now (an unknown id): `throw .refused("id", "…")`
+///   is -32602 naming `params.value.id`. `disabled` says why the command cannot run now, or nil
+///   (-32003 with `data: {input, reason}`).
+/// - A command declared `returning:` a `Codable` type answers its body's result as the reply's
+///   `value`, and its schema is the input's `result` in `host.describe`; any other is answered `{}`.
+/// - Cancelling a run is real: its task is cancelled, and nothing it changes afterwards reaches an
+///   output.
 @HostActor
-public final class Command<Value: InputValue & Sendable>: AnyInput {
-    public let name: String
-    /// The schema given at declaration, if any; else the value type's, made when asked.
+public final class ViewModelCommand<Owner: AnyObject, Value: InputValue & Sendable, Result>: AnyCommand, DeclaredMember {
+    /// The command's name on the wire; empty until the view-model is bound.
+    public private(set) var name = ""
     private let declaredSchema: JSON?
     public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
-    public let policy: CommandPolicy<Value>
     public var kind: InputKind { .command }
-    public var describeExtras: JSONObject { ["policy": .string(policy.name)] }
-
-    /// True while at least one execution runs.
-    public let isExecuting: Property<Bool>
-    /// Why the command cannot run now with this value, or nil when it can: checked on every send,
-    /// after the value decoded and the policy let it through; a reason is answered -32003.
-    /// A command without a value gets ``NoValue``: `save.disabledReason = { [unowned self] _ in … }`.
-    public var disabledReason: (Value) -> String? = { _ in nil }
-    /// Refuses a value that is well-formed but wrong now (an id not in the list): throw
-    /// ``InputError/refused(_:_:)``, answered -32602 naming the member. Checked on every send right
-    /// after the value decoded, before the policy and ``disabledReason``.
-    public var check: (Value) throws(InputError) -> Void = { _ in }
-
-    private let body: @HostActor (Value) async throws -> JSON?
-    private var running: [CommandExecution] = []
-    weak var owner: ViewModelContext?
-
-    init(name: String, schema: JSON?, policy: CommandPolicy<Value>, body: @escaping @HostActor (Value) async throws -> JSON?) {
-        self.name = name
-        self.declaredSchema = schema
-        self.policy = policy
-        self.body = body
-        self.isExecuting = Property("isExecuting", false)
+    public var describeExtras: JSONObject {
+        var extras: JSONObject = ["policy": .string(runs.policy.name)]
+        if let resultSchema = resultSchema() { extras.append("result", resultSchema) }
+        return extras
     }
 
-    /// Executions running now.
-    public var runningCount: Int { running.count }
+    /// True while at least one run runs, as a property (to observe or chain).
+    public var isExecuting: Property<Bool> { runs.isExecuting }
+
+    /// True while at least one run runs: read in a `@Derived` output, a source of it
+    /// (`@Derived({ $0.refresh.isRunning }) var isRefreshing: Bool`).
+    public var isRunning: Bool { runs.isExecuting.value }
+    let runs: Runs<Value>
+    private var body: (@HostActor (Owner, Value) async throws -> Result)?
+    private var check: ((Owner, Value) throws(InputError) -> Void)?
+    private var disabled: ((Owner, Value) -> String?)?
+    private let encodeResult: (Result) -> JSON?
+    private let resultSchema: () -> JSON?
+    private weak var owner: Owner?
+    /// The context of the view-model being built when the command was made.
+    private weak var declaredIn: ViewModelContext?
+
+    init(
+        policy: CommandPolicy<Value>, schema: JSON?, check: ((Owner, Value) throws(InputError) -> Void)?,
+        disabled: ((Owner, Value) -> String?)?, encode: @escaping (Result) -> JSON?, resultSchema: @escaping () -> JSON?,
+        body: @escaping @HostActor (Owner, Value) async throws -> Result
+    ) {
+        runs = Runs(policy: policy)
+        declaredSchema = schema
+        self.check = check
+        self.disabled = disabled
+        encodeResult = encode
+        self.resultSchema = resultSchema
+        self.body = body
+        declaredIn = ViewModelContext.declaring
+        declaredIn?.adopt(self)
+    }
+
+    /// Runs now.
+    public var runningCount: Int { runs.running.count }
+
+    /// The schema of the reply's `value` and a value of its type made of placeholders, as JSON; nil
+    /// for a command that answers none.
+    @_spi(TestKit)
+    public var resultSample: (schema: JSON, sample: JSON?)? {
+        guard let schema = resultSchema() else { return nil }
+        return (schema, OutputSample.of(Result.self))
+    }
 
     public func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value(json: value, path: "params.value") }
 
-    /// Why a send of `value` would be refused now (invalid value, disposed, policy, disabled), or
-    /// nil when it would start. Nothing runs.
     public func refusal(for value: JSON) -> InputError? {
         do throws(InputError) {
             _ = try admit(value)
@@ -96,160 +96,140 @@ public final class Command<Value: InputValue & Sendable>: AnyInput {
     private func admit(_ value: JSON) throws(InputError) -> (value: Value, key: String?) {
         let decoded: Value
         do throws(JSONDecodingError) { decoded = try Value(json: value, path: "params.value") } catch { throw .invalidValue(error) }
-        try check(decoded)
-        if owner?.isDisposed == true { throw .disabled(reason: "the view-model is disposed") }
-        if owner?.isDescribing == true { throw .disabled(reason: "the kind is being described") }
-        var key: String?
-        switch policy {
-        case .ignore:
-            if !running.isEmpty { throw .disabled(reason: "already running") }
-        case .ignorePerKey(let keyOf):
-            let runningKey = keyOf(decoded)
-            key = runningKey
-            if running.contains(where: { $0.key == runningKey }) { throw .disabled(reason: "already running for \(runningKey)") }
-        case .latest, .concurrent:
-            break
-        }
-        if let reason = disabledReason(decoded) { throw .disabled(reason: reason) }
+        return try admit(decoded: decoded)
+    }
+
+    private func admit(decoded: Value) throws(InputError) -> (value: Value, key: String?) {
+        if let owner, let check { try check(owner, decoded) }
+        let (refusal, key) = runs.admit(decoded)
+        if let refusal { throw refusal }
+        if let owner, let disabled, let reason = disabled(owner, decoded) { throw .disabled(reason: reason) }
         return (decoded, key)
     }
 
-    /// Starts an execution, or refuses (invalid value, disabled, policy). `completion` is called
-    /// exactly once, on the host actor, when the execution ends.
     @discardableResult
     public func execute(_ value: JSON, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution {
         let (decoded, key) = try admit(value)
-        let execution = CommandExecution(command: self, key: key, completion: completion)
-        if case .latest = policy {
-            // A resend carries on the activity of the run it replaces (no `loading` blink between
-            // the two, as `isExecuting` has none): the new run holds it until it counts its own.
-            if let activity = owner?.activity, running.contains(where: \.holdsActivity) {
-                execution.carry(ActivityLease(activity))
-            }
-            cancelAll()
-        }
-        running.append(execution)
-        isExecuting.value = true
+        return start(decoded, key: key, completion: completion)
+    }
+
+    /// Starts a run with a value already read, as a send of it would (the test kit's typed sends).
+    @_spi(TestKit)
+    public func execute(decoded value: Value, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution {
+        let (decoded, key) = try admit(decoded: value)
+        return start(decoded, key: key, completion: completion)
+    }
+
+    private func start(_ value: Value, key: String?, completion: @escaping (CommandOutcome) -> Void) -> CommandExecution {
         let body = self.body
-        let context = owner
-        context?.taskStarted()
-        execution.task = EventLoop.startTask { [weak execution] in
-            defer { context?.taskEnded() }
-            let outcome: CommandOutcome
-            do {
-                outcome = .succeeded(try await CommandExecution.$current.withValue(execution) { try await body(decoded) })
-            } catch is CancellationError {
-                outcome = .cancelled
-            } catch let error as DomainError {
-                outcome = .failed(error)
-            } catch {
-                outcome = .crashed(String(describing: error))
-            }
-            execution?.finish(Task.isCancelled ? .cancelled : outcome)
-        }
-        return execution
+        let encode = encodeResult
+        return runs.start(key: key, body: { [weak owner] in
+            guard let owner, let body else { throw CancellationError() }
+            return encode(try await body(owner, value))
+        }, completion: completion)
     }
 
-    /// Runs the command from inside the host (no caller to answer): refusals are ignored.
-    public func run(_ value: JSON = .null) {
-        _ = try? execute(value) { _ in }
-    }
-
-    /// Cancels every running execution.
-    public func cancelAll() {
-        for execution in running { execution.cancel() }
-    }
-
-    fileprivate func ended(_ execution: CommandExecution, _ outcome: CommandOutcome) {
-        running.removeAll { $0 === execution }
-        isExecuting.value = !running.isEmpty
-        if case .failed(let failure) = outcome {
-            let error = failure.reaching(input: name, locale: owner?.locale ?? failure.locale)
-            owner?.error.emit(error)
-            execution.completion(.failed(error))
-        } else {
-            execution.completion(outcome)
+    /// Runs the command from inside the host (no caller to answer), as a send would: refused
+    /// sends (its policy, `check`, `disabled`) do nothing.
+    public func run(_ value: Value) {
+        (runs.context ?? declaredIn)?.afterBinding { [weak self] in
+            guard let self, let (decoded, key) = try? self.admit(decoded: value) else { return }
+            _ = self.start(decoded, key: key) { _ in }
         }
     }
-}
 
-/// One run of a command.
-@HostActor
-public final class CommandExecution {
-    public let key: String?
-    fileprivate let completion: (CommandOutcome) -> Void
-    fileprivate var task: Task<Void, Never>?
-    private weak var command: (any AnyCommandEnding)?
-    public private(set) var isFinished = false
-    /// The activity this run counts (``ActivityCounter/track(_:)`` inside it), released when it ends.
-    private var leases: [ActivityLease] = []
-    /// The activity carried on from the run this one replaced (`latest`), until this run counts its own.
-    private var carried: ActivityLease?
+    /// Cancels every run.
+    public func cancelAll() { runs.cancelAll() }
 
-    /// The execution whose body the current task runs, for ``ActivityCounter/track(_:)``.
-    @TaskLocal static var current: CommandExecution?
-
-    fileprivate init<V>(command: Command<V>, key: String?, completion: @escaping (CommandOutcome) -> Void) {
-        self.command = command
-        self.key = key
-        self.completion = completion
+    func bind(name: String, owner: AnyObject, context: ViewModelContext) {
+        self.name = name
+        self.owner = owner as? Owner
+        runs.context = context
+        runs.inputName = name
+        context.declareInput(self)
     }
 
-    /// Cancels this run: its task is cancelled, it ends now as `.cancelled`, and nothing it does later is applied.
-    public func cancel() {
-        guard !isFinished else { return }
-        task?.cancel()
-        finish(.cancelled)
-    }
+    func cancelRuns() { runs.cancelAll() }
 
-    /// True while an operation of this run is counted by its view-model's activity.
-    var holdsActivity: Bool { carried != nil || leases.contains { !$0.isReleased } }
-
-    /// Counts `lease` as part of this run: it is released when the run ends, if not before. It takes
-    /// over from the activity carried on from a replaced run.
-    func hold(_ lease: ActivityLease) {
-        if isFinished { lease.release() } else { leases.append(lease) }
-        carried?.release()
-        carried = nil
-    }
-
-    /// Holds the activity of the run this one replaces until this one counts its own (or ends).
-    func carry(_ lease: ActivityLease) {
-        carried = lease
-    }
-
-    fileprivate func finish(_ outcome: CommandOutcome) {
-        guard !isFinished else { return }
-        isFinished = true
-        task = nil
-        // The run's activity ends with it, before its flags and its caller's answer (SPEC §6).
-        for lease in leases { lease.release() }
-        leases = []
-        carried?.release()
-        carried = nil
-        command?.end(self, outcome)
+    func tearDown() {
+        body = nil
+        check = nil
+        disabled = nil
+        runs.tearDown()
     }
 }
 
-@HostActor
-private protocol AnyCommandEnding: AnyObject {
-    func end(_ execution: CommandExecution, _ outcome: CommandOutcome)
+extension ViewModelCommand where Value == NoValue {
+    /// Runs the command from inside the host (a child saved: its list reloads).
+    public func run() { run(NoValue()) }
 }
 
-extension Command: AnyCommandEnding {
-    fileprivate func end(_ execution: CommandExecution, _ outcome: CommandOutcome) { ended(execution, outcome) }
+// MARK: - Declaring
+
+extension ViewModelCommand where Value == NoValue, Result == Void {
+    /// A command without a value whose body returns nothing (answered `{}`).
+    public convenience init(
+        _ policy: CommandPolicy<NoValue>, disabled: ((Owner) -> String?)? = nil,
+        _ body: @escaping @HostActor (Owner) async throws -> Void
+    ) {
+        self.init(
+            policy: policy, schema: nil, check: nil, disabled: disabled.map { reason in { owner, _ in reason(owner) } },
+            encode: { _ in nil }, resultSchema: { nil }, body: { owner, _ in try await body(owner) })
+    }
 }
 
-/// A command seen without its value type: what the host dispatches `vm.send` to.
+extension ViewModelCommand where Value == NoValue, Result: Encodable {
+    /// A command without a value whose body's result, of type `result`, is the reply's `value`.
+    public convenience init(
+        _ policy: CommandPolicy<NoValue>, returning result: Result.Type, disabled: ((Owner) -> String?)? = nil,
+        _ body: @escaping @HostActor (Owner) async throws -> Result
+    ) {
+        self.init(
+            policy: policy, schema: nil, check: nil, disabled: disabled.map { reason in { owner, _ in reason(owner) } },
+            encode: { JSONValueEncoder.encode($0) }, resultSchema: { OutputSchema.of(Result.self) },
+            body: { owner, _ in try await body(owner) })
+    }
+}
+
+extension ViewModelCommand where Result == Void {
+    /// A command that carries a value of `type` and returns nothing (answered `{}`); `schema`
+    /// refines the type's schema.
+    public convenience init(
+        _ policy: CommandPolicy<Value>, of type: Value.Type, schema: JSON? = nil,
+        check: ((Owner, Value) throws(InputError) -> Void)? = nil, disabled: ((Owner, Value) -> String?)? = nil,
+        _ body: @escaping @HostActor (Owner, Value) async throws -> Void
+    ) {
+        self.init(
+            policy: policy, schema: schema, check: check, disabled: disabled, encode: { _ in nil }, resultSchema: { nil },
+            body: body)
+    }
+}
+
+extension ViewModelCommand where Result: Encodable {
+    /// A command that carries a value of `type` and whose body's result, of type `result`, is the
+    /// reply's `value`.
+    public convenience init(
+        _ policy: CommandPolicy<Value>, of type: Value.Type, schema: JSON? = nil, returning result: Result.Type,
+        check: ((Owner, Value) throws(InputError) -> Void)? = nil, disabled: ((Owner, Value) -> String?)? = nil,
+        _ body: @escaping @HostActor (Owner, Value) async throws -> Result
+    ) {
+        self.init(
+            policy: policy, schema: schema, check: check, disabled: disabled, encode: { JSONValueEncoder.encode($0) },
+            resultSchema: { OutputSchema.of(Result.self) }, body: body)
+    }
+}
+
+/// A command seen without its types: what the host dispatches `vm.send` to.
 @HostActor
 public protocol AnyCommand: AnyInput {
+    /// Starts a run with `value`, or refuses (invalid value, `check`, policy, `disabled`).
+    /// `completion` is called exactly once, on the host actor, when the run ends.
     @discardableResult
     func execute(_ value: JSON, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution
     /// Why a send of `value` would be refused now, or nil when it would start. Nothing runs.
     func refusal(for value: JSON) -> InputError?
-    /// Executions running now.
+    /// Runs now.
     var runningCount: Int { get }
     func cancelAll()
+    @_spi(TestKit) var resultSample: (schema: JSON, sample: JSON?)? { get }
 }
-
-extension Command: AnyCommand {}

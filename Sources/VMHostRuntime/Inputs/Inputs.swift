@@ -69,9 +69,15 @@ extension JSONObject: InputValue {
 extension Array: InputValue where Element: InputValue & JSONEncodable {}
 extension Optional: InputValue where Wrapped: InputValue & JSONEncodable {}
 
-/// The value type of inputs that take no value: accepts only an absent value or `null`.
-public struct NoValue: InputValue, JSONEncodable, Sendable, Equatable {
+/// The value type of inputs that take no value (accepts only an absent value or `null`), and of
+/// events that carry none (`null` on the wire).
+public struct NoValue: InputValue, JSONEncodable, Codable, Sendable, Equatable {
     public init() {}
+    public init(from decoder: any Decoder) throws {}
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encodeNil()
+    }
     public static var jsonTypeDescription: String { "no value" }
     public static var jsonSchema: JSON { ["type": "null"] }
     public init(json: JSON, path: String) throws(JSONDecodingError) {
@@ -106,62 +112,4 @@ extension AnyInput {
 @HostActor
 public protocol SynchronousInput: AnyInput {
     func send(_ value: JSON) throws(InputError)
-}
-
-/// An input that sets a value (text typed, a mode chosen).
-@HostActor
-public final class ValueInput<Value: InputValue>: SynchronousInput {
-    public let name: String
-    /// The schema given at declaration, if any; else the value type's, made when asked.
-    private let declaredSchema: JSON?
-    public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
-    public var kind: InputKind { .value }
-    public var describeExtras: JSONObject { [:] }
-    public let isSecret: Bool
-    private let apply: (Value) -> Void
-
-    init(name: String, schema: JSON?, secret: Bool = false, apply: @escaping (Value) -> Void) {
-        self.name = name
-        self.declaredSchema = schema
-        self.isSecret = secret
-        self.apply = apply
-    }
-
-    public func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value(json: value, path: "params.value") }
-
-    public func send(_ value: JSON) throws(InputError) {
-        do throws(JSONDecodingError) {
-            apply(try Value(json: value, path: "params.value"))
-        } catch {
-            throw .invalidValue(error)
-        }
-    }
-}
-
-/// A fire-and-forget action (`cancel`, `create`), optionally with a value (`rename {groupId}`).
-/// Its body may refuse with ``InputError/refused(path:reason:)`` (a well-formed value wrong now) or
-/// ``InputError/disabled(reason:)``.
-@HostActor
-public final class Trigger<Value: InputValue>: SynchronousInput {
-    public let name: String
-    /// The schema given at declaration, if any; else the value type's, made when asked.
-    private let declaredSchema: JSON?
-    public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
-    public var kind: InputKind { .trigger }
-    public var describeExtras: JSONObject { [:] }
-    private let fire: (Value) throws(InputError) -> Void
-
-    init(name: String, schema: JSON?, fire: @escaping (Value) throws(InputError) -> Void) {
-        self.name = name
-        self.declaredSchema = schema
-        self.fire = fire
-    }
-
-    public func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value(json: value, path: "params.value") }
-
-    public func send(_ value: JSON) throws(InputError) {
-        let decoded: Value
-        do throws(JSONDecodingError) { decoded = try Value(json: value, path: "params.value") } catch { throw .invalidValue(error) }
-        try fire(decoded)
-    }
 }

@@ -29,7 +29,7 @@ public struct ListSplice: Sendable, Equatable {
     /// The one splice that turns `old` into `new`, both starting at `index` of their lists: their
     /// common prefix and suffix are kept, the middle is replaced, and only the middle is made JSON.
     /// Appending a page is `{index: n, remove: 0, insert: page}`. Nil when they are equal.
-    public init?<Element: Equatable & JSONEncodable>(from old: ArraySlice<Element>, to new: ArraySlice<Element>, at index: Int) {
+    public init?<Element: Equatable & Encodable>(from old: ArraySlice<Element>, to new: ArraySlice<Element>, at index: Int) {
         let shorter = min(old.count, new.count)
         var prefix = 0
         while prefix < shorter, old[old.startIndex + prefix] == new[new.startIndex + prefix] { prefix += 1 }
@@ -38,11 +38,11 @@ public struct ListSplice: Sendable, Equatable {
         while suffix < shorter - prefix, old[old.endIndex - 1 - suffix] == new[new.endIndex - 1 - suffix] { suffix += 1 }
         self.init(
             index: index + prefix, remove: old.count - prefix - suffix,
-            insert: new[(new.startIndex + prefix)..<(new.endIndex - suffix)].map(\.json))
+            insert: new[(new.startIndex + prefix)..<(new.endIndex - suffix)].map { JSONValueEncoder.encode($0) })
     }
 
     /// The one splice that turns the list `old` into `new`; nil when they are equal.
-    public init?<Element: Equatable & JSONEncodable>(from old: [Element], to new: [Element]) {
+    public init?<Element: Equatable & Encodable>(from old: [Element], to new: [Element]) {
         self.init(from: old[...], to: new[...], at: 0)
     }
 }
@@ -59,7 +59,7 @@ protocol ListOutputValue {
     func restoring(index: Int, removed: Any, inserted: Int) -> Any
 }
 
-extension Array: ListOutputValue where Element: Equatable & JSONEncodable {
+extension Array: ListOutputValue where Element: Equatable & Encodable {
     func splice(from baseline: Any) -> ListSplice? {
         ListSplice(from: baseline as! [Element], to: self)
     }

@@ -1,39 +1,42 @@
 import VMHostEventLoop
 import VMHostWire
 
-/// An output with a current value (a BehaviorSubject, a Driver): subscribers get the value now and
-/// every later change. Setting an equal value changes nothing and sends nothing.
+/// A value with change notification: the storage behind `@Output`, `@Input`, `@Field` and
+/// `@Derived`, and a command's `isExecuting`. Setting an equal value changes nothing.
+///
+/// A view-model reads and writes it through its wrapper (`items = []`); the projected value
+/// (`$items`) is the property itself, for what only it can do:
 ///
 /// ```swift
-/// let page: Property<Int>
-/// init(context: ViewModelContext) {
-///     page = context.property("page", 0)
-/// }
+/// @Output var items: [ProductCell] = []
 /// ...
-/// page.value = 2      // subscribers of "page" see 2 in this turn's vm.changed
+/// $items.append(contentsOf: page)        // costs the page, not the list: `diff` subscribers get one splice
+/// $query.debounce(for: .milliseconds(300)).removeDuplicates().run(search)
 /// ```
 ///
-/// An array property can also be edited in place (``append(contentsOf:)``, ``insert(_:at:)``,
-/// ``remove(at:)``, ``replaceSubrange(_:with:)``, …): the edit costs what it changes, and
-/// `diff` subscribers get the splice it made without the host comparing two lists. Assigning
-/// ``value`` still works for a change that is not known piece by piece; it is diffed whole.
+/// An array property can be edited in place (``append(contentsOf:)``, ``insert(_:at:)``,
+/// ``remove(at:)``, ``replaceSubrange(_:with:)``, …): the edit costs what it changes, and `diff`
+/// subscribers get the splice it made without the host comparing two lists. Assigning ``value``
+/// still works for a change that is not known piece by piece; it is diffed whole.
+///
+/// Reading ``value`` while a `@Derived` output computes makes this property one of its sources.
+/// A change made by a cancelled run of a command or work is dropped: a cancelled run changes
+/// nothing on screen (SPEC §6).
 @HostActor
-public final class Property<Value: Equatable & JSONEncodable>: AnyProperty {
-    public let name: String
+public final class Property<Value: Equatable> {
+    /// The output's name on the wire; empty until the view-model is bound.
+    public internal(set) var name: String
     /// The schema given at declaration, if any; else the value type's (made when asked, not stored:
     /// every view-model of a kind would otherwise hold its own copy).
-    private let declaredSchema: JSON?
-    public var schema: JSON { declaredSchema ?? Value.jsonSchema }
-    private var observers: [Observer] = []
-
-    /// Called after a change, in order of registration.
-    private enum Observer {
-        case value((Value) -> Void)
-        /// Shared by every source of a ``derive(_:from:_:)``: one closure, however many sources.
-        case change(() -> Void)
-    }
+    let declaredSchema: JSON?
+    private var observers: [@HostActor (Value) -> Void] = []
+    /// The derived outputs that read this property when they last computed.
+    private var dependents: [DerivedNode] = []
+    /// The context whose output this is; nil for a property that is not an output.
     weak var owner: ViewModelContext?
-    /// Where it was declared among its view-model's properties (0, 1, …); -1 when undeclared.
+    /// This property as an output, once declared one (the context holds both).
+    unowned(unsafe) var asOutput: (any AnyProperty)?
+    /// Where it was declared among its view-model's outputs (0, 1, …); -1 when it is none.
     public internal(set) var position = -1
 
     /// The change since the last ``takeChange()``, kept only while ``startRecordingChanges()`` is on.
@@ -49,58 +52,65 @@ public final class Property<Value: Equatable & JSONEncodable>: AnyProperty {
     private var recordsChanges = false
     private var storage: Value
 
-    public var value: Value {
-        get { storage }
-        set {
-            guard newValue != storage else { return }
-            let old = storage
-            storage = newValue
-            if recordsChanges {
-                switch pending {
-                case nil: pending = .assigned(baseline: old)
-                case .assigned: break
-                case .edited(let index, let removed, let inserted):
-                    // The baseline is the old value with the edited stretch put back.
-                    pending = .assigned(baseline: (old as! any ListOutputValue).restoring(index: index, removed: removed, inserted: inserted) as! Value)
-                }
-            }
-            didChange()
-        }
-    }
-
-    public init(_ name: String, _ initial: Value, schema: JSON? = nil) {
+    /// A property holding `initial`; `name` and `schema` matter only for an output.
+    public init(_ initial: Value, name: String = "", schema: JSON? = nil) {
         self.name = name
         self.storage = initial
         self.declaredSchema = schema
     }
 
-    /// The value as JSON, as written on the wire.
-    public var json: JSON { storage.json }
-
-    /// Calls `observer` after every change, in the turn of the change (for derived state).
-    public func observe(_ observer: @escaping (Value) -> Void) {
-        observers.append(.value(observer))
+    /// The current value. Setting an equal one does nothing; a cancelled run's setting is dropped.
+    public var value: Value {
+        get {
+            if let node = DerivedNode.computing { node.read(self) }
+            return storage
+        }
+        set {
+            guard !Task.isCancelled else { return }
+            set(newValue)
+        }
     }
 
-    /// Keeps this property equal to `transform(source.value)`, now and after every change of `source`.
-    public func bind<Source>(to source: Property<Source>, _ transform: @escaping (Source) -> Value) {
-        value = transform(source.value)
-        source.observe { [unowned self] in self.value = transform($0) }
-    }
-
-    /// Keeps this property equal to `source`.
-    public func bind(to source: Property<Value>) {
-        bind(to: source) { $0 }
-    }
-
-    private func didChange() {
-        owner?.propertyDidChange(self)
-        for observer in observers {
-            switch observer {
-            case .value(let observe): observe(storage)
-            case .change(let handle): handle()
+    /// Sets the value, whatever task asks: for the runtime's own flags (`isExecuting`).
+    func set(_ newValue: Value) {
+        guard newValue != storage else { return }
+        let old = storage
+        storage = newValue
+        if recordsChanges {
+            switch pending {
+            case nil: pending = .assigned(baseline: old)
+            case .assigned: break
+            case .edited(let index, let removed, let inserted):
+                // The baseline is the old value with the edited stretch put back.
+                pending = .assigned(baseline: (old as! any ListOutputValue).restoring(index: index, removed: removed, inserted: inserted) as! Value)
             }
         }
+        didChange()
+    }
+
+    /// The value, without making this property a source of a derived output computing now.
+    public var untracked: Value { storage }
+
+    /// Calls `observer` after every change, in the turn of the change, in order of registration.
+    ///
+    /// - Important: `observer` is kept as long as the property: it must not hold the view-model
+    ///   (use ``ViewModel/observe(_:_:)`` in a kind, which hands the view-model in).
+    public func observe(_ observer: @escaping @HostActor (Value) -> Void) {
+        observers.append(observer)
+    }
+
+    fileprivate func didChange() {
+        if let owner, let asOutput { owner.propertyDidChange(asOutput) }
+        for observer in observers { observer(storage) }
+        if !dependents.isEmpty {
+            for node in dependents { node.sourceChanged() }
+        }
+    }
+
+    /// Forgets every observer and dependent (the view-model was disposed).
+    func tearDown() {
+        observers = []
+        dependents = []
     }
 
     // MARK: Changes, for the host
@@ -111,6 +121,28 @@ public final class Property<Value: Equatable & JSONEncodable>: AnyProperty {
         recordsChanges = false
         pending = nil
     }
+}
+
+extension Property: DerivationSource {
+    func addDependent(_ node: DerivedNode) {
+        if !dependents.contains(where: { $0 === node }) { dependents.append(node) }
+    }
+
+    func removeDependent(_ node: DerivedNode) {
+        dependents.removeAll { $0 === node }
+    }
+}
+
+extension Property: AnyProperty where Value: Encodable {
+    /// The value's schema: the one declared, else the value type's.
+    public var schema: JSON { declaredSchema ?? OutputSchema.of(Value.self) }
+
+    /// The value as JSON, as written on the wire.
+    public var json: JSON { JSONValueEncoder.encode(storage) }
+
+    /// A value of the output's type made of placeholders, as JSON (nil when the type cannot make one).
+    @_spi(TestKit)
+    public var sample: JSON? { OutputSample.of(Value.self) }
 
     public func takeChange() -> PropertyChange? {
         guard let change = pending else { return nil }
@@ -134,6 +166,7 @@ extension Property {
     /// is one of these. Nothing changes, and nothing is sent, when the elements are equal.
     public func replaceSubrange<Element, C: Collection>(_ range: Range<Int>, with elements: C)
     where Value == [Element], C.Element == Element {
+        guard !Task.isCancelled else { return }
         precondition(range.lowerBound >= 0 && range.upperBound <= storage.count, "range \(range) out of 0..<\(storage.count)")
         if range.count == elements.count && storage[range].elementsEqual(elements) { return }
         recordEdit(index: range.lowerBound, removing: range.count, inserting: elements.count)
@@ -223,23 +256,31 @@ public protocol AnyProperty: AnyObject {
     /// How the value changed since the last call (or since recording started), and forgets it; nil
     /// when it ends equal to what it was then.
     func takeChange() -> PropertyChange?
+    @_spi(TestKit) var sample: JSON? { get }
 }
 
-/// Recomputes `compute()` into `target` whenever one of `sources` changes (combineLatest +
-/// distinctUntilChanged): the target changes, and is sent, only when the computed value differs.
-@HostActor
-public func derive<Value>(_ target: Property<Value>, from sources: [any ObservableProperty], _ compute: @escaping () -> Value) {
-    target.value = compute()
-    let update = { [unowned target] in target.value = compute() }
-    for source in sources { source.onChange(update) }
+/// Values of output types made of placeholders (``CodableSchema/placeholder(of:)``), as JSON: what
+/// the test kit checks an output's schema against.
+enum OutputSample {
+    static func of<Value>(_ type: Value.Type) -> JSON? {
+        guard let decodable = type as? any Decodable.Type else { return nil }
+        return sample(decodable)
+    }
+
+    private static func sample<Value: Decodable>(_ type: Value.Type) -> JSON? {
+        guard let value = CodableSchema.placeholder(of: type) as? any Encodable else { return nil }
+        return JSONValueEncoder.encode(value)
+    }
 }
 
-/// A property that can report changes without its type: for ``derive(_:from:_:)``.
-@HostActor
-public protocol ObservableProperty: AnyObject {
-    func onChange(_ handler: @escaping () -> Void)
-}
+/// The schemas of output values: a type that writes its own (``JSONEncodable``) by it, any other
+/// `Decodable` type by its declaration (``CodableSchema``), and an encode-only type as any value.
+enum OutputSchema {
+    static func of<Value>(_ type: Value.Type) -> JSON {
+        if let described = type as? any JSONEncodable.Type { return described.jsonSchema }
+        if let decodable = type as? any Decodable.Type { return schema(decodable) }
+        return [:]
+    }
 
-extension Property: ObservableProperty {
-    public func onChange(_ handler: @escaping () -> Void) { observers.append(.change(handler)) }
+    private static func schema<Value: Decodable>(_ type: Value.Type) -> JSON { CodableSchema.of(type) }
 }

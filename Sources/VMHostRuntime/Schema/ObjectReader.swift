@@ -104,7 +104,7 @@ public final class ObjectReader {
 
     /// The member `key` meeting every constraint, or `defaultValue` when it is missing or `null`.
     /// The schema says the default.
-    public func optional<Value: InputValue & JSONEncodable>(
+    public func optional<Value: InputValue & Encodable>(
         _ key: String, _ constraints: ValueConstraint<Value>..., default defaultValue: Value
     ) throws(JSONDecodingError) -> Value {
         switch mode {
@@ -112,10 +112,10 @@ public final class ObjectReader {
             guard let json = object[key], !json.isNull else { return defaultValue }
             return try read(json, key, constraints)
         case .recording(let recording):
-            recording.declare(key, Self.schema(of: Value.self, constraints, default: defaultValue.json), required: false)
+            recording.declare(key, Self.schema(of: Value.self, constraints, default: JSONValueEncoder.encode(defaultValue)), required: false)
             assert(
                 constraints.allSatisfy { $0.problem(defaultValue) == nil },
-                "\(recording.owner).\(key): the default \(defaultValue.json) does not meet the member's constraints")
+                "\(recording.owner).\(key): the default \(JSONValueEncoder.encode(defaultValue)) does not meet the member's constraints")
             return defaultValue
         }
     }

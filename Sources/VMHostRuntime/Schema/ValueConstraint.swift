@@ -89,12 +89,13 @@ extension ValueConstraint {
     }
 }
 
-extension ValueConstraint where Value: Equatable & JSONEncodable {
-    /// One of `values`: `{"enum": […]}`; `must be "zh-Hans" or "en"`. The value refused is not
+extension ValueConstraint where Value: Equatable & Encodable {
+    /// One of `values`: `{"enum": […]}`; `must be "all", "open" or "done"`. The value refused is not
     /// repeated: a client that mixed up its fields may have sent a secret.
     public static func oneOf(_ values: [Value]) -> Self {
-        Self(schema: ["enum": .array(values.map(\.json))]) { value in
-            values.contains(value) ? nil : "must be \(JSONAlternatives.text(values.map(\.json)))"
+        let json = values.map { JSONValueEncoder.encode($0) }
+        return Self(schema: ["enum": .array(json)]) { value in
+            values.contains(value) ? nil : "must be \(JSONAlternatives.text(json))"
         }
     }
 }

@@ -1,44 +1,59 @@
-import VMHostWire
+/// The language of a view-model's display strings: a BCP 47 tag the app offers (`en`, `de-CH`,
+/// `zh-Hans`). The app declares the tags it offers and its default; a client picks one with
+/// `initialize {locale}` (SPEC §3) and the framework keeps only the matching rule
+/// (``match(_:in:)``). The strings themselves are the app's.
+public struct AppLocale: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The tag as the app declared it: what `initialize` answers and what the app's strings are keyed by.
+    public let tag: String
 
-/// The language of display strings. Simplified Chinese unless `initialize {locale}` says English.
-public enum AppLocale: String, Sendable, CaseIterable {
-    case zhHans = "zh-Hans"
-    case en
+    /// The locale of `tag`, as the app spells it.
+    public init(_ tag: String) { self.tag = tag }
 
-    /// Reads a BCP 47 language tag (SPEC §3): subtags of 1 to 8 ASCII letters or digits joined by
-    /// `-`, compared without case; the first subtag picks the language: `en` (`en`, `en-US`,
-    /// `en-GB`) → English, `zh` (`zh`, `zh-CN`, `zh-Hans`, `zh-Hant-TW`) → Chinese. Anything else is
-    /// nil: another language, `_` as a separator (`en_US`, a POSIX locale name, not a tag), an empty
-    /// or over-long subtag.
-    public init?(tag: String) {
+    public init(stringLiteral tag: String) { self.tag = tag }
+
+    /// English: the locale of an app that declares none.
+    public static let en: AppLocale = "en"
+
+    /// The language subtag, lowercased: `zh` of `zh-Hans`, `en` of `en-GB`.
+    public var language: String { Self.subtags(of: tag).first ?? "" }
+
+    public var description: String { tag }
+
+    /// Whether `tag` is a well-formed language tag as SPEC §3 reads it: subtags of 1 to 8 ASCII
+    /// letters or digits joined by `-`. `en_US` (a POSIX locale name, not a tag) is not.
+    public static func isWellFormed(_ tag: String) -> Bool {
         let subtags = tag.utf8.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
-        guard subtags.allSatisfy({ (1...8).contains($0.count) && $0.allSatisfy(Self.isAlphanumeric) }) else { return nil }
-        switch String(decoding: subtags[0], as: UTF8.self).lowercased() {
-        case "en": self = .en
-        case "zh": self = .zhHans
-        default: return nil
+        return subtags.allSatisfy { (1...8).contains($0.count) && $0.allSatisfy(isAlphanumeric) }
+    }
+
+    /// The locale of `offered` that a client's `requested` tag picks, or nil when none does (or the
+    /// tag is not well-formed). Compared without case, in this order:
+    /// 1. the offered tag equal to `requested` (`EN-gb` picks `en-GB`);
+    /// 2. the longest offered tag that `requested` extends by whole subtags (`de-CH-1996` picks `de-CH`,
+    ///    `en-GB` picks `en`);
+    /// 3. the first offered tag of the same language (`zh-TW` and `zh` pick `zh-Hans`).
+    public static func match(_ requested: String, in offered: [AppLocale]) -> AppLocale? {
+        guard isWellFormed(requested) else { return nil }
+        let wanted = subtags(of: requested)
+        var best: (locale: AppLocale, length: Int)?
+        for locale in offered {
+            let candidate = subtags(of: locale.tag)
+            if candidate == wanted { return locale }
+            if candidate.count < wanted.count, Array(wanted.prefix(candidate.count)) == candidate,
+                candidate.count > (best?.length ?? 0)
+            {
+                best = (locale, candidate.count)
+            }
         }
+        if let best { return best.locale }
+        return offered.first { subtags(of: $0.tag).first == wanted.first }
+    }
+
+    private static func subtags(of tag: String) -> [String] {
+        tag.split(separator: "-", omittingEmptySubsequences: false).map { $0.lowercased() }
     }
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-    }
-}
-
-/// A display string in every locale; pick with ``callAsFunction(_:)``.
-public struct LocalizedText: Sendable, Hashable {
-    public var zhHans: String
-    public var en: String
-
-    public init(zh: String, en: String) {
-        self.zhHans = zh
-        self.en = en
-    }
-
-    public func callAsFunction(_ locale: AppLocale) -> String {
-        switch locale {
-        case .zhHans: zhHans
-        case .en: en
-        }
     }
 }

@@ -8,197 +8,203 @@ public protocol ViewModelContextObserver: AnyObject {
     func eventDidEmit(_ context: ViewModelContext, name: String, value: JSON)
 }
 
-/// The runtime side of one view-model: its declared inputs and outputs, its `error` channel, its
-/// activity counter, its timers, its clock and locale, and its lifetime.
+/// The runtime side of one view-model: its handle, clock and locale, its declared inputs and
+/// outputs, its `error` channel, its activity, its timers and its lifetime.
 ///
-/// A view-model declares its members through the context, once, in its initializer; the host reads
-/// names, kinds and schemas from here for `host.describe`, `vm.send` and `vm.subscribe`.
-///
-/// ```swift
-/// init(args: Args, context: ViewModelContext) {
-///     self.context = context
-///     items = context.property("items", [ProductCell]())
-///     ...                                     // every stored property set: phase 2
-///     let refresh = context.command("refresh", policy: .latest) { [unowned self] in try await load(page: 1); return nil }
-///     isRefreshing.bind(to: refresh.isExecuting)
-/// }
-/// ```
-///
-/// Closures given to the context (command bodies, triggers, `disabledReason`, observers) are kept by
-/// the context's members: capture the view-model `[unowned self]` and reach the context as
-/// `self.context` (or `[unowned context]`). A closure that captures the initializer's `context`
-/// parameter or `self` strongly is a cycle that outlives `vm.dispose`; in debug builds the host
-/// stops on it with an assertion naming the kind (see ``checkReleased(_:)``).
+/// A kind never makes one: the host (or the test kit) makes the context, builds the view-model
+/// inside it, and binds the members the view-model's stored properties declare. A view-model
+/// reaches its context as `context` (``ViewModel/context``): `vm.context.locale`,
+/// `vm.context.handle`, `vm.context.viewModel(parent, as: ListViewModel.self)`.
 @HostActor
 public final class ViewModelContext {
     /// The view-model's handle (`vm` on the wire).
     public let handle: String
+    /// The kind's name.
     public let kind: String
+    /// The host's clock: every timer, latency and deadline goes through it.
     public let clock: any HostClock
+    /// The language of the view-model's display strings.
     public let locale: AppLocale
-    /// The merged error channel: every failed command emits here once (the `error` event).
+    /// The merged error channel: every failed command (and work) emits here once (the `error` event).
     public let error: Event<DomainError>
-    public let activity = ActivityCounter()
+    let activity = ActivityCounter()
 
     public private(set) var properties: [any AnyProperty] = []
     public private(set) var events: [any AnyEvent] = []
     public private(set) var inputs: [any AnyInput] = []
-    private var commands: [any AnyCommand] = []
+    /// The members made while the view-model was built, in the order they were made.
+    private var adopted: [any DeclaredMember] = []
+    /// The members found in the view-model's stored properties, in declaration order.
+    private var members: [any DeclaredMember] = []
     private var timers: [UInt64: ClockTimer] = [:]
     private var nextTimerToken: UInt64 = 0
     private var disposeHandlers: [() -> Void] = []
+    /// Work asked for before the view-model was bound (by its initializer): run once it is.
+    private var whenBound: [() -> Void] = []
+    private(set) var isBound = false
 
     /// True for the context `host.describe` builds an instance in to read its declarations: its
-    /// clock is its own (timers never fire), and commands refuse to start.
+    /// clock is its own (timers never fire), and commands and work refuse to start.
     public let isDescribing: Bool
     public weak var observer: (any ViewModelContextObserver)?
-    /// Finds another view-model of the same host by handle (for a child that reloads its parent).
+    /// The group the tasks of its commands and works belong to: set by the test kit, which settles
+    /// on this view-model's work only.
+    public var workGroup: WorkGroup?
+    /// Finds another view-model of the same host by handle.
     public var lookup: (String) -> AnyObject? = { _ in nil }
     public private(set) var isDisposed = false
 
-    /// The view-model this context belongs to, held while it may still run code: until disposed,
-    /// and after that until the last command task has unwound. View-model closures capture
-    /// `unowned self`; this is what makes that safe when a cancelled task finishes late.
+    /// The view-model, held while it may still run code: until disposed, and after that until its
+    /// last task has unwound.
     private var instance: AnyObject?
     private var liveTasks = 0
 
-    public convenience init(handle: String, kind: String, clock: any HostClock, locale: AppLocale) {
-        self.init(handle: handle, kind: kind, clock: clock, locale: locale, describing: false)
-    }
-
-    init(handle: String, kind: String, clock: any HostClock, locale: AppLocale, describing: Bool) {
+    /// A context for a view-model `handle` of `kind`; `describing` for the one `host.describe` reads.
+    public init(handle: String, kind: String, clock: any HostClock, locale: AppLocale, describing: Bool = false) {
         self.handle = handle
         self.kind = kind
         self.clock = clock
         self.locale = locale
         self.isDescribing = describing
-        error = Event("error")
+        error = Event(name: "error")
         error.owner = self
         events.append(error)
     }
 
-    // MARK: Declaring outputs
+    /// True while a command or work of the view-model runs (its activity, SPEC §6). Reading it in
+    /// a `@Derived` output makes it a source: `@Derived({ $0.context.isBusy }) var loading: Bool`.
+    public var isBusy: Bool { activity.isActive.value }
 
-    /// Declares a property output.
-    public func property<Value>(_ name: String, _ initial: Value, schema: JSON? = nil) -> Property<Value> {
-        let property = Property(name, initial, schema: schema)
-        property.owner = self
-        property.position = properties.count
-        properties.append(property)
-        return property
+    /// The view-model of this host named `handle`, if it is one of `type`.
+    public func viewModel<VM: AnyObject>(_ handle: String, as type: VM.Type = VM.self) -> VM? {
+        lookup(handle) as? VM
     }
 
-    /// Declares an event output.
-    public func event<Value>(_ name: String, of type: Value.Type = Value.self, schema: JSON? = nil) -> Event<Value> {
-        let event = Event<Value>(name, schema: schema)
-        event.owner = self
-        events.append(event)
-        return event
+    // MARK: Building
+
+    /// The context whose view-model is being built now: members made meanwhile belong to it.
+    static var declaring: ViewModelContext?
+
+    /// Builds a view-model in this context: `make` runs with members adopted by it, then the
+    /// view-model's stored properties name them (its declaration order is the order of
+    /// `host.describe`), derived outputs compute, and work its initializer asked for starts.
+    public func build<VM: AnyObject>(_ make: () throws -> VM) rethrows -> VM {
+        let outer = Self.declaring
+        Self.declaring = self
+        let instance: VM
+        do {
+            defer { Self.declaring = outer }
+            instance = try make()
+        }
+        bind(instance)
+        return instance
     }
 
-    // MARK: Declaring inputs
-
-    /// Declares a value input; `apply` runs with each decoded value. `schema` refines the value
-    /// type's schema (a `minLength`, an `enum`); it must describe the same values the type reads.
-    /// A `secret` input (a password, a code) has its values masked wherever messages are recorded
-    /// (the trace, the logs).
-    @discardableResult
-    public func value<Value: InputValue>(
-        _ name: String, of type: Value.Type = Value.self, schema: JSON? = nil, secret: Bool = false,
-        _ apply: @escaping (Value) -> Void
-    ) -> ValueInput<Value> {
-        let input = ValueInput<Value>(name: name, schema: schema, secret: secret, apply: apply)
-        inputs.append(input)
-        return input
+    func adopt(_ member: any DeclaredMember) {
+        adopted.append(member)
     }
 
-    /// Declares a trigger without a value.
-    @discardableResult
-    public func trigger(_ name: String, _ fire: @escaping () throws(InputError) -> Void) -> Trigger<NoValue> {
-        trigger(name, of: NoValue.self) { (_: NoValue) throws(InputError) in try fire() }
-    }
-
-    /// Declares a trigger that carries a value; `host.describe` reports `Value`'s schema unless
-    /// `schema` refines it. `fire` may refuse with ``InputError/refused(_:_:)`` (-32602) or
-    /// ``InputError/disabled(reason:)`` (-32003).
-    @discardableResult
-    public func trigger<Value: InputValue>(
-        _ name: String, of type: Value.Type, schema: JSON? = nil, _ fire: @escaping (Value) throws(InputError) -> Void
-    ) -> Trigger<Value> {
-        let input = Trigger<Value>(name: name, schema: schema, fire: fire)
-        inputs.append(input)
-        return input
-    }
-
-    /// Declares a command without a value.
-    @discardableResult
-    public func command(
-        _ name: String, policy: CommandPolicy<NoValue>, _ body: @escaping @HostActor () async throws -> JSON?
-    ) -> Command<NoValue> {
-        command(name, of: NoValue.self, policy: policy) { _ in try await body() }
-    }
-
-    /// Declares a command that carries a value; `host.describe` reports `Value`'s schema unless
-    /// `schema` refines it. A well-formed value that is wrong now is refused before the command
-    /// starts, in ``Command/check`` (-32602); a command that cannot run now, in ``Command/disabledReason`` (-32003).
-    @discardableResult
-    public func command<Value: InputValue & Sendable>(
-        _ name: String, of type: Value.Type, schema: JSON? = nil, policy: CommandPolicy<Value>,
-        _ body: @escaping @HostActor (Value) async throws -> JSON?
-    ) -> Command<Value> {
-        let command = Command<Value>(name: name, schema: schema, policy: policy, body: body)
-        command.owner = self
-        inputs.append(command)
-        commands.append(command)
-        return command
-    }
-
-    /// Called once the view-model is built: the lists of its members are trimmed to their size
-    /// (they grew by doubling), since the host keeps thousands of view-models.
-    public func endDeclarations() {
+    private func bind(_ instance: AnyObject) {
+        self.instance = instance
+        ViewModelContexts.register(self, for: instance)
+        var found: [any DeclaredMember] = []
+        for child in Mirror(reflecting: instance).children {
+            guard var label = child.label else { continue }
+            let member: any DeclaredMember
+            if let wrapper = child.value as? any DeclaredMemberWrapper {
+                member = wrapper.declaredMember
+                if label.hasPrefix("_") { label.removeFirst() }
+            } else if let declared = child.value as? any DeclaredMember {
+                member = declared
+            } else {
+                continue
+            }
+            guard !found.contains(where: { $0 === member }) else { continue }
+            found.append(member)
+            member.bind(name: label, owner: instance, context: self)
+        }
+        let strays = adopted.filter { member in !found.contains { $0 === member } }
+        precondition(
+            strays.isEmpty,
+            "\(kind): \(strays.count) member(s) made while building the view-model are not stored properties of it; declare each input, output and work as a stored property")
+        members = found
+        adopted = []
         properties = properties.map { $0 }
         events = events.map { $0 }
         inputs = inputs.map { $0 }
-        commands = commands.map { $0 }
+        isBound = true
+        for member in members { member.start(context: self) }
+        let pending = whenBound
+        whenBound = []
+        for action in pending { action() }
     }
+
+    /// Runs `action` once the view-model is bound (at once if it is).
+    func afterBinding(_ action: @escaping () -> Void) {
+        if isBound { action() } else { whenBound.append(action) }
+    }
+
+    // MARK: Declaring (from members, while binding)
+
+    func declareOutput<Value: Encodable>(_ property: Property<Value>) {
+        property.owner = self
+        property.asOutput = property
+        property.position = properties.count
+        properties.append(property)
+    }
+
+    func declareEvent(_ event: any AnyEvent) {
+        events.append(event)
+    }
+
+    func declareInput(_ input: any AnyInput) {
+        inputs.append(input)
+    }
+
+    // MARK: Lookup
+
+    /// The view-model, until it is released (the test kit reads it through here, so that it holds
+    /// it no longer than the host would).
+    @_spi(TestKit)
+    public var viewModel: AnyObject? { instance }
+
+    /// Sets the value input whose value `property` holds to `value`, as a send of it would; false
+    /// when no value input of this view-model holds it.
+    @_spi(TestKit)
+    public func setInput<Value: InputValue>(_ property: Property<Value>, to value: Value) -> Bool {
+        for case let input as InputMember<Value> in inputs where input.state === property {
+            input.apply(value)
+            return true
+        }
+        return false
+    }
+
+    /// The commands and works with a run in flight, by name.
+    @_spi(TestKit)
+    public var running: [String] {
+        members.compactMap { ($0 as? any RunningMember).flatMap { $0.isBusy ? $0.memberName : nil } }
+    }
+
+    public func property(named name: String) -> (any AnyProperty)? { properties.first { $0.name == name } }
+    public func event(named name: String) -> (any AnyEvent)? { events.first { $0.name == name } }
+    public func input(named name: String) -> (any AnyInput)? { inputs.first { $0.name == name } }
 
     // MARK: Lifetime
 
-    /// Keeps `instance` alive for as long as this context may run its code (see ``dispose()``).
-    public func retain(_ instance: AnyObject) {
-        self.instance = instance
-    }
-
     func taskStarted() { liveTasks += 1 }
 
-    /// True while a task of one of its commands has not unwound yet (a cancelled one may finish late).
+    func taskEnded() {
+        liveTasks -= 1
+        if isDisposed && liveTasks == 0 { release() }
+    }
+
+    /// True while a task of one of its commands or works has not unwound yet (a cancelled one may finish late).
     public var hasLiveTasks: Bool { liveTasks > 0 }
 
     /// A check, for once the owner of a disposed context has dropped it, that the context and its
     /// view-model are gone: see ``ReleaseCheck``.
     public func releaseCheck() -> ReleaseCheck {
         ReleaseCheck(context: self, instance: instance, skip: liveTasks > 0)
-    }
-
-    func taskEnded() {
-        liveTasks -= 1
-        if isDisposed && liveTasks == 0 { instance = nil }
-    }
-
-    // MARK: Lookup
-
-    public func property(named name: String) -> (any AnyProperty)? { properties.first { $0.name == name } }
-    public func event(named name: String) -> (any AnyEvent)? { events.first { $0.name == name } }
-    public func input(named name: String) -> (any AnyInput)? { inputs.first { $0.name == name } }
-
-    // MARK: Work
-
-    /// Runs one backend call as part of a command: counted by ``activity`` while in flight, and
-    /// followed by a cancellation check, so that a cancelled command applies nothing it awaited.
-    public func perform<T>(_ operation: @HostActor () async throws -> T) async throws -> T {
-        let result = try await activity.track(operation)
-        try Task.checkCancellation()
-        return result
     }
 
     /// Runs `action` after `delay` on the host's clock, unless the view-model is disposed first.
@@ -221,23 +227,35 @@ public final class ViewModelContext {
         clock.cancel(timer)
     }
 
+    /// The timers armed and not fired.
+    public var armedTimerCount: Int { timers.count }
+
     /// Runs `handler` when the view-model is disposed.
     public func onDispose(_ handler: @escaping () -> Void) {
         disposeHandlers.append(handler)
     }
 
-    /// Ends the view-model: cancels every command execution (their callers get -32800), every timer,
-    /// and runs dispose handlers. Outputs stop reaching the host.
+    /// Ends the view-model: cancels every run of its commands and works (their callers get -32800),
+    /// every timer, runs the dispose handlers, and lets go of what its members hold. Outputs stop
+    /// reaching the host.
     public func dispose() {
         guard !isDisposed else { return }
         isDisposed = true
-        for command in commands { command.cancelAll() }
+        for member in members { member.cancelRuns() }
         for timer in timers.values { clock.cancel(timer) }
         timers.removeAll()
         for handler in disposeHandlers { handler() }
         disposeHandlers.removeAll()
+        whenBound.removeAll()
         observer = nil
-        if liveTasks == 0 { instance = nil }
+        lookup = { _ in nil }
+        for member in members { member.tearDown() }
+        if liveTasks == 0 { release() }
+    }
+
+    private func release() {
+        if let instance { ViewModelContexts.unregister(instance) }
+        instance = nil
     }
 
     // MARK: From outputs
@@ -251,12 +269,57 @@ public final class ViewModelContext {
     }
 }
 
-/// Catches, in debug builds, the mistake that makes a view-model outlive `vm.dispose`: a closure
-/// declared on its context that captures `self` or the initializer's `context` parameter strongly.
+/// The context of each view-model built and not released, by the view-model's identity: what
+/// ``ViewModel/context`` reads.
+@HostActor
+enum ViewModelContexts {
+    private static var byInstance: [ObjectIdentifier: ViewModelContext] = [:]
+
+    static func register(_ context: ViewModelContext, for instance: AnyObject) {
+        byInstance[ObjectIdentifier(instance)] = context
+    }
+
+    static func unregister(_ instance: AnyObject) {
+        byInstance[ObjectIdentifier(instance)] = nil
+    }
+
+    static func context(of instance: AnyObject) -> ViewModelContext? {
+        byInstance[ObjectIdentifier(instance)]
+    }
+}
+
+/// A member of a view-model declared by one of its stored properties (an output, an input, a
+/// command, a work): made while the view-model is built, named and bound once it is.
+@HostActor
+protocol DeclaredMember: AnyObject {
+    /// Names the member after its stored property, and declares it in `context`.
+    func bind(name: String, owner: AnyObject, context: ViewModelContext)
+    /// Runs once every member is bound (a derived output computes its first value).
+    func start(context: ViewModelContext)
+    /// Cancels what runs (the view-model is being disposed).
+    func cancelRuns()
+    /// Lets go of closures and observers once the view-model is disposed.
+    func tearDown()
+}
+
+extension DeclaredMember {
+    func start(context: ViewModelContext) {}
+    func cancelRuns() {}
+    func tearDown() {}
+}
+
+/// A property wrapper whose storage is a ``DeclaredMember``.
+@HostActor
+protocol DeclaredMemberWrapper {
+    var declaredMember: any DeclaredMember { get }
+}
+
+/// Catches the mistake that makes a view-model outlive `vm.dispose`: something outside the
+/// view-model (a closure handed to a service, an observer of a shared object) that holds it.
 ///
-/// Taken with ``ViewModelContext/releaseCheck()`` once the context is disposed, and ``verify()``d
-/// once its owner dropped every reference (the host does both in `vm.dispose`). Skipped while a
-/// command's task still unwinds, since that task holds the view-model until it ends.
+/// Taken with ``ViewModelContext/releaseCheck()`` once the context is disposed, and read once its
+/// owner dropped every reference (the host and the test kit do both). Skipped while a run's task
+/// still unwinds, since that task holds the view-model until it ends.
 @HostActor
 public struct ReleaseCheck {
     private weak var context: ViewModelContext?
@@ -273,19 +336,35 @@ public struct ReleaseCheck {
         self.skip = skip
     }
 
-    /// The problem found, or nil when the context and its view-model were released (or the check was skipped).
+    /// The problem found, or nil when the view-model was released (or the check was skipped).
     public var problem: String? {
-        guard !skip, context != nil || instance != nil else { return nil }
-        return "\(kind) \(handle) outlived its disposal: a closure declared on its context holds it. "
-            + "Capture the view-model [unowned self] and use self.context (or [unowned context]) inside "
-            + "command bodies, triggers, disabledReason and observers, never the initializer's context parameter"
+        guard !skip, instance != nil else { return nil }
+        return "\(kind) \(handle) outlived its disposal: something still holds it (a closure that captures the view-model "
+            + "instead of taking it as its parameter, or an observer of a shared object not ended in onDispose)"
     }
 
-    /// In debug builds, stops with ``problem`` when the context or its view-model is still alive;
-    /// release builds do nothing.
+    /// In debug builds, stops with ``problem`` when the view-model is still alive; release builds
+    /// do nothing.
     public func verify() {
         #if DEBUG
         if let problem { assertionFailure(problem) }
         #endif
     }
+}
+
+/// A command or work, seen by the test kit: whether a run is in flight.
+@HostActor
+protocol RunningMember {
+    var memberName: String { get }
+    var isBusy: Bool { get }
+}
+
+extension ViewModelCommand: RunningMember {
+    var memberName: String { name }
+    var isBusy: Bool { !runs.running.isEmpty }
+}
+
+extension ViewModelWork: RunningMember {
+    var memberName: String { name }
+    var isBusy: Bool { !runs.running.isEmpty }
 }

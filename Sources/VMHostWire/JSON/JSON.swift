@@ -140,3 +140,16 @@ extension JSON: CustomStringConvertible {
     /// The compact JSON text of this value.
     public var description: String { String(decoding: serialized(), as: UTF8.self) }
 }
+
+extension JSON {
+    /// This value with every value equal to `target`, at any depth, replaced by `replacement`.
+    public func replacing(_ target: JSON, with replacement: JSON) -> JSON {
+        if self == target { return replacement }
+        switch self {
+        case .array(let elements): return .array(elements.map { $0.replacing(target, with: replacement) })
+        case .object(let object):
+            return .object(JSONObject(members: object.members.map { .init(key: $0.key, value: $0.value.replacing(target, with: replacement)) }))
+        default: return self
+        }
+    }
+}

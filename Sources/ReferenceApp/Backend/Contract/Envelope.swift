@@ -38,7 +38,7 @@ public struct Envelope: Sendable, Hashable {
     ///   message (`{"code": "1", "msg": "失败"}`); a `message` member is read when `msg` is absent.
     ///
     /// A missing message is empty, a missing `data` null; a `page` that is present must be well formed.
-    public init(json: JSON) throws(DomainError) {
+    public init(json: JSON) throws(BackendError) {
         let fields = try JSONFields(json, context: "envelope")
         let object = fields.object
         let code: String?
@@ -100,14 +100,14 @@ public enum EnvelopeConvention: String, Sendable, Hashable, CaseIterable {
 /// bodies through them as the clients do).
 extension Envelope {
     /// `data` as one page of products, with the envelope's page info.
-    public func productPage() throws(DomainError) -> Page<Product> {
+    public func productPage() throws(BackendError) -> Page<Product> {
         guard let page else { throw .decode("envelope.page is missing") }
         return Page(items: try .decoding(data, context: "data", Product.init(json:)), info: page)
     }
 
-    public func session() throws(DomainError) -> Session { try Session(json: data) }
+    public func session() throws(BackendError) -> Session { try Session(json: data) }
 
-    public func groups() throws(DomainError) -> [MenuGroup] { try .decoding(data, context: "data", MenuGroup.init(json:)) }
+    public func groups() throws(BackendError) -> [MenuGroup] { try .decoding(data, context: "data", MenuGroup.init(json:)) }
 
-    public func group() throws(DomainError) -> MenuGroup { try MenuGroup(json: data) }
+    public func group() throws(BackendError) -> MenuGroup { try MenuGroup(json: data) }
 }

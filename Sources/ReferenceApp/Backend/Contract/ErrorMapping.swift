@@ -1,7 +1,7 @@
 import VMHostRuntime
 import VMHostWire
 
-/// The one place where a failed call gets its ``DomainError`` kind.
+/// The one place where a failed call gets its ``BackendError`` kind.
 ///
 /// | what happened | kind | code |
 /// |---|---|---|
@@ -17,12 +17,12 @@ import VMHostWire
 /// ``EmbeddedBackend`` with the demo server's responses and its scripted outcomes.
 public enum ErrorMapping {
     /// The envelope of a complete response, or the failure the response stands for.
-    public static func envelope(status: Int, body: [UInt8]) throws(DomainError) -> Envelope {
-        try body.withUnsafeBytes { bytes in Result { () throws(DomainError) in try envelope(status: status, body: bytes) } }.get()
+    public static func envelope(status: Int, body: [UInt8]) throws(BackendError) -> Envelope {
+        try body.withUnsafeBytes { bytes in Result { () throws(BackendError) in try envelope(status: status, body: bytes) } }.get()
     }
 
     /// The envelope of a complete response whose body is read in place (no copy).
-    public static func envelope(status: Int, body: UnsafeRawBufferPointer) throws(DomainError) -> Envelope {
+    public static func envelope(status: Int, body: UnsafeRawBufferPointer) throws(BackendError) -> Envelope {
         try checkStatus(status)
         let json: JSON
         do {
@@ -35,14 +35,14 @@ public enum ErrorMapping {
     }
 
     /// The envelope of a response whose body is already JSON (the embedded backend's path).
-    public static func envelope(status: Int, json: JSON) throws(DomainError) -> Envelope {
+    public static func envelope(status: Int, json: JSON) throws(BackendError) -> Envelope {
         try checkStatus(status)
         let envelope = try Envelope(json: json)
         guard envelope.success else { throw .business(code: envelope.code, message: envelope.message) }
         return envelope
     }
 
-    private static func checkStatus(_ status: Int) throws(DomainError) {
+    private static func checkStatus(_ status: Int) throws(BackendError) {
         // A redirect is never followed (protocol/backend.md, "Redirects"): it fails like an error status.
         if !(200..<300).contains(status) { throw .server(status: status) }
     }

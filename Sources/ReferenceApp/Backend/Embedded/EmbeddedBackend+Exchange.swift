@@ -19,7 +19,7 @@ extension EmbeddedBackend {
             }
         guard let wait, wait < timeout else {
             try await clock.sleep(for: timeout)
-            throw DomainError.timeout()
+            throw BackendError.timeout()
         }
         if wait > .zero {
             try await clock.sleep(for: wait)
@@ -32,7 +32,7 @@ extension EmbeddedBackend {
             let response = server.handle(request.demoRequest)
             return try ErrorMapping.envelope(status: response.status, json: response.body)
         case .network:
-            throw DomainError.network("could not connect to the server")
+            throw BackendError.network("could not connect to the server")
         case .http(let status):
             return try ErrorMapping.envelope(
                 status: status, json: Envelope.failure(code: String(status), message: "scripted HTTP \(status)").json)

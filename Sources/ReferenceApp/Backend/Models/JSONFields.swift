@@ -8,7 +8,7 @@ struct JSONFields {
     /// What the object is, for messages: "product", "data", "page".
     let context: String
 
-    init(_ json: JSON, context: String) throws(DomainError) {
+    init(_ json: JSON, context: String) throws(BackendError) {
         guard case .object(let object) = json else {
             throw .decode("\(context): expected an object, got \(json.typeName)")
         }
@@ -16,18 +16,18 @@ struct JSONFields {
         self.context = context
     }
 
-    func value(_ key: String) throws(DomainError) -> JSON {
+    func value(_ key: String) throws(BackendError) -> JSON {
         guard let value = object[key] else { throw .decode("\(context).\(key) is missing") }
         return value
     }
 
-    func string(_ key: String) throws(DomainError) -> String {
+    func string(_ key: String) throws(BackendError) -> String {
         let value = try value(key)
         guard let string = value.stringValue else { throw mismatch(key, expected: "a string", got: value) }
         return string
     }
 
-    func int(_ key: String) throws(DomainError) -> Int {
+    func int(_ key: String) throws(BackendError) -> Int {
         let value = try value(key)
         guard let number = value.intValue, let int = Int(exactly: number) else {
             throw mismatch(key, expected: "an integer", got: value)
@@ -36,20 +36,20 @@ struct JSONFields {
     }
 
     /// An integer of at least `minimum`; a smaller one is a `decode` error naming the member.
-    func int(_ key: String, atLeast minimum: Int) throws(DomainError) -> Int {
+    func int(_ key: String, atLeast minimum: Int) throws(BackendError) -> Int {
         let int = try int(key)
         guard int >= minimum else { throw .decode("\(context).\(key): out of range (must be at least \(minimum))") }
         return int
     }
 
-    func double(_ key: String) throws(DomainError) -> Double {
+    func double(_ key: String) throws(BackendError) -> Double {
         let value = try value(key)
         guard let number = value.doubleValue else { throw mismatch(key, expected: "a number", got: value) }
         return number
     }
 
     /// A number within `range`; one outside is a `decode` error naming the member (not its value).
-    func double(_ key: String, in range: ClosedRange<Double>) throws(DomainError) -> Double {
+    func double(_ key: String, in range: ClosedRange<Double>) throws(BackendError) -> Double {
         let number = try double(key)
         guard range.contains(number) else {
             throw .decode("\(context).\(key): out of range (must be between \(range.lowerBound) and \(range.upperBound))")
@@ -57,13 +57,13 @@ struct JSONFields {
         return number
     }
 
-    func bool(_ key: String) throws(DomainError) -> Bool {
+    func bool(_ key: String) throws(BackendError) -> Bool {
         let value = try value(key)
         guard let bool = value.boolValue else { throw mismatch(key, expected: "a boolean", got: value) }
         return bool
     }
 
-    private func mismatch(_ key: String, expected: String, got value: JSON) -> DomainError {
+    private func mismatch(_ key: String, expected: String, got value: JSON) -> BackendError {
         .decode("\(context).\(key): expected \(expected), got \(value.typeName)")
     }
 }
@@ -71,8 +71,8 @@ struct JSONFields {
 extension Array {
     /// Decodes every element of a JSON array, naming the failing index in the error.
     static func decoding(
-        _ json: JSON, context: String, _ element: (JSON) throws(DomainError) -> Element
-    ) throws(DomainError) -> [Element] {
+        _ json: JSON, context: String, _ element: (JSON) throws(BackendError) -> Element
+    ) throws(BackendError) -> [Element] {
         guard case .array(let values) = json else {
             throw .decode("\(context): expected an array, got \(json.typeName)")
         }

@@ -1,8 +1,11 @@
 import VMHostRuntime
 import VMHostWire
 
-/// A sub-group of a menu: `{id, name, dishCount}` on the wire.
-public struct MenuGroup: Sendable, Hashable, Identifiable {
+/// A sub-group of a menu: `{id, name, dishCount}`, as the backend sends it and as a
+/// `MenuSubGroup` shows it (a row of `groups`, the group of `MenuEditGroup.saved`).
+///
+/// Its schema is written by hand: an open object, as `host.describe` has always reported it.
+public struct MenuGroup: Sendable, Hashable, Identifiable, JSONEncodable, Decodable {
     public var id: String
     public var name: String
     /// How many dishes the group holds.
@@ -14,7 +17,7 @@ public struct MenuGroup: Sendable, Hashable, Identifiable {
         self.dishCount = dishCount
     }
 
-    public init(json: JSON) throws(DomainError) {
+    public init(json: JSON) throws(BackendError) {
         let fields = try JSONFields(json, context: "group")
         id = try fields.string("id")
         name = try fields.string("name")
@@ -22,4 +25,12 @@ public struct MenuGroup: Sendable, Hashable, Identifiable {
     }
 
     public var json: JSON { ["id": .string(id), "name": .string(name), "dishCount": JSON(dishCount)] }
+
+    public static var jsonSchema: JSON {
+        [
+            "type": "object",
+            "properties": ["id": ["type": "string"], "name": ["type": "string"], "dishCount": ["type": "integer"]],
+            "required": ["id", "name", "dishCount"],
+        ]
+    }
 }

@@ -25,7 +25,7 @@ public struct PageInfo: Sendable, Hashable {
 
     /// Decodes page info; `index` and `size` must be at least 1 and `total` at least 0, else a
     /// `decode` error names the member (backend.md, the envelope).
-    public init(json: JSON) throws(DomainError) {
+    public init(json: JSON) throws(BackendError) {
         let fields = try JSONFields(json, context: "page")
         index = try fields.int("index", atLeast: 1)
         size = try fields.int("size", atLeast: 1)

@@ -35,7 +35,7 @@ public struct Product: Sendable, Hashable, Identifiable {
 
     /// Decodes a product; a missing, wrongly typed or out-of-range member is a `decode` error
     /// naming it (never quoting the body's text).
-    public init(json: JSON) throws(DomainError) {
+    public init(json: JSON) throws(BackendError) {
         let fields = try JSONFields(json, context: "product")
         id = try fields.string("id")
         name = try fields.string("name")
@@ -60,7 +60,7 @@ public struct Product: Sendable, Hashable, Identifiable {
 }
 
 /// Whether a product can be bought now.
-public enum SaleStatus: String, Sendable, Hashable, CaseIterable {
+public enum SaleStatus: String, Sendable, Hashable, CaseIterable, Codable {
     case onSale
     case soldOut
     case upcoming

@@ -10,7 +10,7 @@ public struct Session: Sendable, Hashable, CustomStringConvertible {
 
     public init(token: String) { self.token = token }
 
-    public init(json: JSON) throws(DomainError) {
+    public init(json: JSON) throws(BackendError) {
         token = try JSONFields(json, context: "session").string("token")
     }
 

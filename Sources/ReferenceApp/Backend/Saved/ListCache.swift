@@ -44,7 +44,7 @@ public struct SavedProductPages: Sendable, Hashable {
 
     /// Decodes a saved value; anything out of shape (a page outside 1…``maxPages``, a product the
     /// contract would refuse) is a `decode` error naming the member.
-    public init(json: JSON) throws(DomainError) {
+    public init(json: JSON) throws(BackendError) {
         let fields = try JSONFields(json, context: "saved products")
         page = try fields.int("page", atLeast: 1)
         guard page <= Self.maxPages else {
@@ -62,7 +62,7 @@ public struct SavedProductPages: Sendable, Hashable {
 extension MenuGroup {
     /// Decodes the saved groups of a menu (a JSON array of groups); a group out of shape is a
     /// `decode` error naming its index.
-    public static func savedList(json: JSON) throws(DomainError) -> [MenuGroup] {
+    public static func savedList(json: JSON) throws(BackendError) -> [MenuGroup] {
         try .decoding(json, context: "saved groups", MenuGroup.init(json:))
     }
 }

@@ -65,6 +65,17 @@ public final class AppSession {
         return SessionObservation { [weak self] in self?.observers[id] = nil }
     }
 
+    /// ``observe(_:)`` for `owner` (a view-model), handed to `handler` while it lives: the
+    /// observation holds it weakly.
+    public func observe<Owner: AnyObject>(
+        on owner: Owner, _ handler: @escaping @HostActor (Owner, End?) -> Void
+    ) -> SessionObservation {
+        observe { [weak owner] end in
+            guard let owner else { return }
+            handler(owner, end)
+        }
+    }
+
     private func notify(_ end: End?) {
         for id in observers.keys.sorted() { observers[id]?(end) }
     }

@@ -74,13 +74,13 @@ public final class AuthenticatedAPI: APIClient {
         base.token = sentToken
         do {
             return try await call()
-        } catch let error as DomainError where error.kind == .server && error.code == .int(401) && sentToken != nil {
+        } catch let error as BackendError where error.kind == .server && error.code == .int(401) && sentToken != nil {
             // Only the session the call was made in ends: a newer login during the call stands.
             if session.token == sentToken {
                 base.token = nil
                 session.end(.unauthorized)
             }
-            throw DomainError.unauthorized()
+            throw BackendError.unauthorized()
         }
     }
 }

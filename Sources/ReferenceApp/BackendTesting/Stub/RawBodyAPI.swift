@@ -13,7 +13,7 @@ public final class RawBodyAPI: APIClient {
 
     public init(_ body: String) { self.body = Array(body.utf8) }
 
-    private func envelope() throws(DomainError) -> Envelope { try ErrorMapping.envelope(status: 200, body: body) }
+    private func envelope() throws(BackendError) -> Envelope { try ErrorMapping.envelope(status: 200, body: body) }
 
     public func products(page: Int, pageSize: Int) async throws -> Page<Product> { try envelope().productPage() }
     public func login(username: String, password: String) async throws -> Session { try envelope().session() }

@@ -5,7 +5,7 @@ import VMHostWire
 
 /// An ``APIClient`` for view-model tests: every call is recorded and stays pending until the test
 /// answers it, so a test can look at the state *while* a request is in flight, then complete it,
-/// fail it with any ``DomainError``, or watch it being cancelled.
+/// fail it with any ``BackendError``, or watch it being cancelled.
 ///
 /// ```swift
 /// let api = StubAPI()
@@ -25,7 +25,7 @@ public final class StubAPI: APIClient {
     /// The token of the last successful login.
     public var token: String?
 
-    private var queued: [BackendEndpoint: [Result<StubReply, DomainError>]] = [:]
+    private var queued: [BackendEndpoint: [Result<StubReply, BackendError>]] = [:]
     private var waiters: [(endpoint: BackendEndpoint, occurrence: Int, continuation: CheckedContinuation<StubCall, Never>)] = []
 
     public init() {}
@@ -46,7 +46,7 @@ public final class StubAPI: APIClient {
     }
 
     /// Queues an answer for the next call of `endpoint` that finds none pending in the queue.
-    public func answerNext(_ endpoint: BackendEndpoint, with result: Result<StubReply, DomainError>) {
+    public func answerNext(_ endpoint: BackendEndpoint, with result: Result<StubReply, BackendError>) {
         queued[endpoint, default: []].append(result)
     }
 
@@ -117,7 +117,7 @@ public final class StubAPI: APIClient {
     }
 
     /// The test answered with the wrong case: surfaces as a `decode` failure naming both.
-    private func mismatch(_ endpoint: BackendEndpoint, _ reply: StubReply) -> DomainError {
+    private func mismatch(_ endpoint: BackendEndpoint, _ reply: StubReply) -> BackendError {
         .decode("StubAPI: \(endpoint.rawValue) was answered with \(reply)")
     }
 }

@@ -30,12 +30,12 @@ public final class StubCall: Sendable, CustomStringConvertible {
 
     /// Answers the call with a failure. Ignored (returns false) when the call is no longer pending.
     @discardableResult
-    public func fail(_ error: DomainError) -> Bool { pending.fail(error) }
+    public func fail(_ error: BackendError) -> Bool { pending.fail(error) }
 
     /// Waits for the answer; throws `CancellationError` when the calling task is cancelled first.
     func reply() async throws -> StubReply {
         let reply = try await pending.reply()
-        guard let stubReply = reply as? StubReply else { throw DomainError.decode("StubAPI: \(endpoint.rawValue) was answered with \(reply)") }
+        guard let stubReply = reply as? StubReply else { throw BackendError.decode("StubAPI: \(endpoint.rawValue) was answered with \(reply)") }
         return stubReply
     }
 

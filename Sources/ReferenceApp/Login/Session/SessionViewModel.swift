@@ -13,62 +13,50 @@ import VMHostWire
 /// `protocol/viewmodels/Session.md`.
 @HostActor
 public final class SessionViewModel: ViewModel {
-    public typealias Args = NoArgs
     public static let kind = "Session"
 
     /// Whether a user is logged in.
-    public let isLoggedIn: Property<Bool>
+    @Output public internal(set) var isLoggedIn = false
     /// The name the user logged in with; nil when logged out.
-    public let username: Property<String?>
+    @Output public internal(set) var username: String? = nil
+    public let logout = Command(.ignore) { vm in vm.session.end(.logout) }
     /// `{route: "Login"}` when the session ends.
-    public let navigate: Event<SessionNavigation>
+    public let navigate = Event<SessionNavigation>()
 
-    let context: ViewModelContext
     let session: AppSession
 
     /// The kind's factory, for the host's catalog.
     public static func factory(session: AppSession) -> ViewModelFactory {
-        ViewModelFactory(SessionViewModel.self) { args, context in
-            SessionViewModel(args: args, context: context, session: session)
-        }
+        ViewModelFactory { _ in SessionViewModel(session: session) }
     }
 
-    public init(args: Args, context: ViewModelContext, session: AppSession) {
-        self.context = context
+    public init(session: AppSession) {
         self.session = session
-        isLoggedIn = context.property("isLoggedIn", session.isLoggedIn)
-        username = context.property("username", session.username)
-        navigate = context.event("navigate")
-        context.command("logout", policy: .ignore) { [session] in
-            session.end(.logout)
-            return nil
-        }
-        let observation = session.observe { [unowned self] end in
-            isLoggedIn.value = session.isLoggedIn
-            username.value = session.username
-            if end != nil { navigate.emit(.login) }
+        show(session)
+        let observation = session.observe(on: self) { vm, end in
+            vm.show(vm.session)
+            if end != nil { vm.navigate.emit(.login) }
         }
         context.onDispose { observation.cancel() }
+    }
+
+    private func show(_ session: AppSession) {
+        isLoggedIn = session.isLoggedIn
+        username = session.username
     }
 }
 
 /// The `navigate` event's value of a `Session`: `{"route": "Login"}` when the session ends.
-public struct SessionNavigation: Sendable, Equatable, JSONEncodable {
-    public var route: String
+public struct SessionNavigation: Sendable, Equatable, Codable {
+    /// The screens an ended session leads to.
+    public enum Route: String, Sendable, CaseIterable, Codable {
+        case login = "Login"
+    }
 
-    public init(route: String) { self.route = route }
+    public var route: Route
+
+    public init(route: Route) { self.route = route }
 
     /// Where an ended session leads.
-    public static let login = SessionNavigation(route: "Login")
-
-    public var json: JSON { ["route": .string(route)] }
-
-    public static var jsonSchema: JSON {
-        [
-            "type": "object",
-            "properties": ["route": ["type": "string", "enum": ["Login"]]],
-            "required": ["route"],
-            "additionalProperties": false,
-        ]
-    }
+    public static let login = SessionNavigation(route: .login)
 }

@@ -10,74 +10,62 @@ import VMHostWire
 /// - `name` (value): the text typed; `canSave` follows it (trimmed 1…20 characters and, when
 ///   renaming, different from the original).
 /// - `save` (command, `ignore`): creates or renames with the trimmed name; disabled with a reason
-///   while `canSave` is false. On success: `saved {group}`, then `dismiss`, and the `parent`
-///   `MenuSubGroup`, when it still exists, shows the saved group at once and reloads.
+///   while `canSave` is false. Answers the saved group. On success: `saved {group}`, then
+///   `dismiss`, and the `parent` `MenuSubGroup`, when it still exists, shows the saved group at
+///   once and reloads.
 /// - `cancel` (trigger): cancels a save in flight and emits `dismiss`.
 /// - `title`, `name`, `canSave`, `isSaving`, events `saved`, `dismiss`, `error`.
 @HostActor
 public final class MenuEditGroupViewModel: ViewModel {
     public static let kind = "MenuEditGroup"
 
-    public let context: ViewModelContext
-    public let args: Args
-    public let title: Property<String>
-    public let name: Property<String>
-    public let canSave: Property<Bool>
-    public let isSaving: Property<Bool>
-    public let saved: Event<SavedGroup>
-    public let dismiss: Event<NoValue>
+    @Derived({ ($0.args.groupId == nil ? Strings.newGroupTitle : Strings.renameGroupTitle)($0.context.locale) })
+    public var title: String
+    @Field public var name = ""
+    @Derived({ GroupName.problem($0.name, original: $0.originalName) == nil }) public var canSave: Bool
+    @Derived({ $0.save.isRunning }) public var isSaving: Bool
+    public let save = Command(.ignore, returning: MenuGroup.self, disabled: { GroupName.problem($0.name, original: $0.originalName) }) { vm in
+        try await vm.store()
+    }
+    public let cancel = Trigger { vm in
+        // Leaving the screen abandons the save: its request is cancelled, not left to land later.
+        vm.save.cancelAll()
+        vm.dismiss.emit()
+    }
+    public let saved = Event<SavedGroup>()
+    public let dismiss = Event<NoValue>()
 
+    public let args: Args
     private let api: any APIClient
 
     public static func factory(api: any APIClient) -> ViewModelFactory {
-        ViewModelFactory(MenuEditGroupViewModel.self) { args, context in
-            MenuEditGroupViewModel(args: args, context: context, api: api)
-        }
+        ViewModelFactory { args in MenuEditGroupViewModel(args: args, api: api) }
     }
 
-    public init(args: Args, context: ViewModelContext, api: any APIClient) {
-        self.context = context
+    public init(args: Args, api: any APIClient) {
         self.args = args
         self.api = api
-        let titleText = args.groupId == nil ? Strings.newGroupTitle : Strings.renameGroupTitle
-        title = context.property("title", titleText(context.locale))
-        name = context.property("name", args.name ?? "")
-        canSave = context.property("canSave", false)
-        isSaving = context.property("isSaving", false)
-        saved = context.event("saved")
-        dismiss = context.event("dismiss")
-
-        context.value("name", of: String.self) { [unowned self] in name.value = $0 }
-        let save = context.command("save", policy: .ignore) { [unowned self] in try await performSave() }
-        save.disabledReason = { [unowned self] _ in GroupName.problem(name.value, original: originalName) }
-        context.trigger("cancel") { [unowned self, unowned save] in
-            // Leaving the screen abandons the save: its request is cancelled, not left to land later.
-            save.cancelAll()
-            dismiss.emit(NoValue())
-        }
-        derive(canSave, from: [name]) { [unowned self] in GroupName.problem(name.value, original: originalName) == nil }
-        isSaving.bind(to: save.isExecuting)
+        name = args.name ?? ""
     }
 
     /// The name being renamed (nil when creating): "unchanged" is measured against it.
     private var originalName: String? { args.groupId == nil ? nil : (args.name ?? "") }
 
-    private func performSave() async throws -> JSON? {
-        let text = GroupName.trimmed(name.value)
-        let group = try await context.perform { [api, args] in
+    private func store() async throws -> MenuGroup {
+        let text = GroupName.trimmed(name)
+        let group =
             if let groupId = args.groupId {
                 try await api.renameGroup(menuUid: args.menuUid, groupId: groupId, name: text)
             } else {
                 try await api.createGroup(menuUid: args.menuUid, name: text)
             }
-        }
-        let row = GroupRow(group)
-        saved.emit(SavedGroup(group: row))
-        dismiss.emit(NoValue())
+        try Task.checkCancellation()
+        saved.emit(SavedGroup(group: group))
+        dismiss.emit()
         // The parent may have been disposed meanwhile (screen closed): then there is nothing to refresh.
-        if let parent = args.parent, let screen = context.lookup(parent) as? MenuSubGroupViewModel {
-            screen.applySaved(row)
+        if let parent = args.parent, let screen = context.viewModel(parent, as: MenuSubGroupViewModel.self) {
+            screen.applySaved(group)
         }
-        return row.json
+        return group
     }
 }

@@ -1,5 +1,4 @@
 import Backend
-import VMHostEventLoop
 import VMHostRuntime
 import VMHostWire
 
@@ -9,46 +8,45 @@ extension MenuSubGroupViewModel {
     ///
     /// A delete confirmed while the load was in flight may postdate the list the server answered:
     /// its row is left out rather than put back.
-    func load() async throws {
+    func fetch() async throws {
         deletedDuringLoad = []
-        let fetched = try await context.perform { [api, menuUid] in try await api.groups(menuUid: menuUid) }
+        let fetched = try await api.groups(menuUid: menuUid)
+        try Task.checkCancellation()
         let deleted = deletedDuringLoad
         hasLoaded = true
-        show(fetched.filter { !deleted.contains($0.id) }.map(GroupRow.init))
-        isStale.value = false
-        loads.succeeded(empty: groups.value.isEmpty)
+        show(fetched.filter { !deleted.contains($0.id) })
+        isStale = false
         save()
     }
 
     /// `delete`: deletes on the server, then drops the row locally instead of reloading: the server
     /// answered that exactly this group is gone, and a reload would cost a request and could fail.
-    func delete(_ groupId: String) async throws {
-        try await context.perform { [api, menuUid] in try await api.deleteGroup(menuUid: menuUid, groupId: groupId) }
+    func remove(_ groupId: String) async throws {
+        try await api.deleteGroup(menuUid: menuUid, groupId: groupId)
+        try Task.checkCancellation()
         deletedDuringLoad.insert(groupId)
         // Removed in place: the change costs the row, not the list.
-        groups.removeAll { $0.id == groupId }
-        isEmpty.value = hasLoaded && groups.value.isEmpty
-        loads.contentChanged(empty: groups.value.isEmpty)
+        $groups.removeAll { $0.id == groupId }
+        isEmpty = hasLoaded && groups.isEmpty
         save()
     }
 
     /// Saves the rows shown to the cache, if any: called once the server confirmed them.
     func save() {
-        cache?.saveGroups(groups.value.map { MenuGroup(id: $0.id, name: $0.name, dishCount: $0.dishCount) }, menuUid: menuUid)
+        cache?.saveGroups(groups, menuUid: menuUid)
     }
 
     /// The row with `groupId`, or a refusal (-32602) naming `params.value.groupId`.
-    func row(_ groupId: String) throws(InputError) -> GroupRow {
-        guard let row = groups.value.first(where: { $0.id == groupId }) else {
-            let known = groups.value.map(\.id).joined(separator: ", ")
+    func row(_ groupId: String) throws(InputError) -> MenuGroup {
+        guard let row = groups.first(where: { $0.id == groupId }) else {
+            let known = groups.map(\.id).joined(separator: ", ")
             throw .refused("groupId", "no group \"\(groupId)\" in the list (groups: \(known.isEmpty ? "none" : known))")
         }
         return row
     }
 
-    func show(_ rows: [GroupRow]) {
-        groups.value = rows
-        isEmpty.value = hasLoaded && rows.isEmpty
-        loads.contentChanged(empty: rows.isEmpty)
+    func show(_ rows: [MenuGroup]) {
+        groups = rows
+        isEmpty = hasLoaded && rows.isEmpty
     }
 }

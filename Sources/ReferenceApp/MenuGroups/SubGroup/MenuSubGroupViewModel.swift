@@ -12,9 +12,9 @@ import VMHostWire
 /// - `rename {groupId}` (trigger): emits `navigate` to a `MenuEditGroup` for that group.
 /// - `delete {groupId}` (command, ignore per group): deletes on the server, then drops the row.
 /// - `cancel` (trigger): cancels every request of this view-model in flight (the load and deletes).
-/// - `groups`, `loading` (the activity counter: any request of this view-model in flight),
-///   `isEmpty` (a load finished with no groups), `isStale` (the groups shown were saved by an
-///   earlier run), `loadState` and `lastError` (of `load`), `navigate`, `error`.
+/// - `groups`, `loading` (any request of this view-model in flight), `isEmpty` (a load finished
+///   with no groups), `isStale` (the groups shown were saved by an earlier run), `loadState` and
+///   `lastError` (of `load`), `navigate`, `error`.
 ///
 /// With a ``ListCache`` (the host's `--state-dir`) the groups are saved whenever the server
 /// confirmed them (a load, a delete, a saved group), and a new view-model of the same menu starts
@@ -29,18 +29,30 @@ import VMHostWire
 public final class MenuSubGroupViewModel: ViewModel {
     public static let kind = "MenuSubGroup"
 
-    public let context: ViewModelContext
-    public let menuUid: String
-    public let groups: Property<[GroupRow]>
-    public let loading: Property<Bool>
-    public let isEmpty: Property<Bool>
+    public let load = Command(.latest) { vm in try await vm.fetch() }
+    public let create = Trigger { vm in vm.navigate.emit(EditGroupRoute(menuUid: vm.menuUid, parent: vm.context.handle)) }
+    public let rename = Trigger(of: GroupReference.self) { vm, reference throws(InputError) in
+        let group = try vm.row(reference.groupId)
+        vm.navigate.emit(EditGroupRoute(menuUid: vm.menuUid, parent: vm.context.handle, groupId: group.id, name: group.name))
+    }
+    public let delete = Command(.ignorePerKey { $0.groupId }, of: GroupReference.self) { vm, reference in
+        try await vm.remove(reference.groupId)
+    }
+    public let cancel = Trigger { vm in
+        vm.load.cancelAll()
+        vm.delete.cancelAll()
+    }
+
+    @Output public internal(set) var groups: [MenuGroup] = []
+    @Derived({ $0.context.isBusy }) public var loading: Bool
+    @Output public internal(set) var isEmpty = false
     /// True while the groups shown are the ones saved by an earlier run; false once a load of this
     /// view-model succeeded, and always without a cache.
-    public let isStale: Property<Bool>
-    /// `loadState` (`loading` while `load` runs) and `lastError`.
-    public let loads: LoadTracker
-    public let navigate: Event<EditGroupRoute>
+    @Output public internal(set) var isStale = false
+    public let loads = Loads(tracking: \.load, emptyWhen: \.groups.isEmpty)
+    public let navigate = Event<EditGroupRoute>()
 
+    public let menuUid: String
     let api: any APIClient
     /// Where the groups are saved; nil keeps nothing.
     let cache: (any ListCache)?
@@ -48,70 +60,32 @@ public final class MenuSubGroupViewModel: ViewModel {
     var hasLoaded = false
     /// The groups deleted since the latest load was sent: its answer may still list them.
     var deletedDuringLoad: Set<String> = []
-    private var loadCommand: Command<NoValue>?
 
-    /// `cache`, when given, keeps each menu's groups between runs.
+    /// The kind's factory; `cache`, when given, keeps each menu's groups between runs.
     public static func factory(api: any APIClient, cache: (any ListCache)? = nil) -> ViewModelFactory {
-        ViewModelFactory(MenuSubGroupViewModel.self) { args, context in
-            MenuSubGroupViewModel(args: args, context: context, api: api, cache: cache)
-        }
+        ViewModelFactory { args in MenuSubGroupViewModel(args: args, api: api, cache: cache) }
     }
 
-    public init(args: Args, context: ViewModelContext, api: any APIClient, cache: (any ListCache)? = nil) {
-        self.context = context
-        self.menuUid = args.menuUid
+    public init(args: Args, api: any APIClient, cache: (any ListCache)? = nil) {
+        menuUid = args.menuUid
         self.api = api
         self.cache = cache
-        // The saved groups, shown from the start: declared with them, creating it changes nothing.
-        let saved = cache?.savedGroups(menuUid: args.menuUid).map { $0.map(GroupRow.init) }
-        groups = context.property("groups", saved ?? [])
-        loading = context.property("loading", false)
-        isEmpty = context.property("isEmpty", saved?.isEmpty ?? false)
-        isStale = context.property("isStale", saved != nil)
-        loads = LoadTracker(context: context, initial: saved.map { $0.isEmpty ? .empty : .loaded } ?? .idle)
-        navigate = context.event("navigate")
-        hasLoaded = saved != nil
-
-        let loadCommand = context.command("load", policy: .latest) { [unowned self] in
-            try await loads.run("load") { try await load() }
-            return nil
+        if let saved = cache?.savedGroups(menuUid: menuUid) {
+            hasLoaded = true
+            isStale = true
+            show(saved)
+            loads.succeeded()
         }
-        self.loadCommand = loadCommand
-        context.trigger("create") { [unowned self] in
-            navigate.emit(EditGroupRoute(menuUid: menuUid, parent: self.context.handle))
-        }
-        context.trigger("rename", of: GroupReference.self) {
-            [unowned self] reference throws(InputError) in
-            let group = try row(reference.groupId)
-            navigate.emit(EditGroupRoute(menuUid: menuUid, parent: self.context.handle, groupId: group.id, name: group.name))
-        }
-        let deleteCommand = context.command(
-            "delete", of: GroupReference.self, policy: .ignorePerKey(GroupReference.key)
-        ) { [unowned self] reference in
-            try await delete(reference.groupId)
-            return nil
-        }
-        context.trigger("cancel") { [unowned loadCommand, unowned deleteCommand] in
-            loadCommand.cancelAll()
-            deleteCommand.cancelAll()
-        }
-        loading.bind(to: context.activity.isActive)
-        loads.track([loadCommand.isExecuting])
     }
 
-    /// Starts `load` from inside the host: cancels a load in flight, as a resend would.
-    public func reload() {
-        loadCommand?.run()
-    }
-
-    /// An editor opened from here saved `row` (created or renamed, as the server answered): the row
-    /// replaces the one with its id, or is appended, at once; then the list reloads. A failing reload
-    /// changes no row, so the saved group stays visible.
-    public func applySaved(_ row: GroupRow) {
-        var rows = groups.value
-        if let index = rows.firstIndex(where: { $0.id == row.id }) { rows[index] = row } else { rows.append(row) }
+    /// An editor opened from here saved `group` (created or renamed, as the server answered): it
+    /// replaces the row with its id, or is appended, at once; then the list reloads. A failing
+    /// reload changes no row, so the saved group stays visible.
+    public func applySaved(_ group: MenuGroup) {
+        var rows = groups
+        if let index = rows.firstIndex(where: { $0.id == group.id }) { rows[index] = group } else { rows.append(group) }
         show(rows)
         save()
-        reload()
+        load.run()
     }
 }

@@ -5,7 +5,7 @@ import VMHostWire
 ///
 /// `args` are exactly what the client passes to `vm.create {kind:"MenuEditGroup", args}`; `parent`
 /// is the sub-group view-model's handle, so the editor can make it reload after a save.
-public struct EditGroupRoute: Sendable, Equatable, JSONEncodable {
+public struct EditGroupRoute: Sendable, Equatable, JSONEncodable, Decodable {
     public static let route = "MenuEditGroup"
 
     public var menuUid: String

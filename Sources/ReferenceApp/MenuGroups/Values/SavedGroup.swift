@@ -1,15 +1,17 @@
+import Backend
+import VMHostRuntime
 import VMHostWire
 
 /// The value of `MenuEditGroup.saved`: `{group: {id, name, dishCount}}`, the group as the server
-/// answered the create or rename.
-public struct SavedGroup: Sendable, Equatable, JSONEncodable {
-    public var group: GroupRow
+/// answered the create or rename. An open object, as its group (``MenuGroup``).
+public struct SavedGroup: Sendable, Equatable, JSONEncodable, Decodable {
+    public var group: MenuGroup
 
-    public init(group: GroupRow) { self.group = group }
+    public init(group: MenuGroup) { self.group = group }
 
     public var json: JSON { ["group": group.json] }
 
     public static var jsonSchema: JSON {
-        ["type": "object", "properties": ["group": GroupRow.jsonSchema], "required": ["group"]]
+        ["type": "object", "properties": ["group": MenuGroup.jsonSchema], "required": ["group"]]
     }
 }

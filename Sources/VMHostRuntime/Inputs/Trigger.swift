@@ -1,0 +1,63 @@
+import VMHostEventLoop
+import VMHostWire
+
+/// A trigger input: a fire-and-forget action (`cancel`, `create`), optionally with a value
+/// (`rename {groupId}`), answered `{}` once it ran. Written as `Trigger` inside the kind
+/// (``ViewModel/Trigger``):
+///
+/// ```swift
+/// let cancel = Trigger { vm in vm.refresh.cancelAll() }
+/// let edit = Trigger(of: TodoReference.self) { vm, todo in vm.edit.emit(try vm.editorArgs(of: todo)) }
+/// ```
+///
+/// The body is handed the view-model and must not capture it. It may refuse with
+/// ``InputError/refused(_:_:)`` (a well-formed value that is wrong now, -32602) or
+/// ``InputError/disabled(reason:)`` (-32003).
+@HostActor
+public final class ViewModelTrigger<Owner: AnyObject, Value: InputValue>: SynchronousInput, DeclaredMember {
+    /// The trigger's name on the wire; empty until the view-model is bound.
+    public private(set) var name = ""
+    private let declaredSchema: JSON?
+    public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
+    public var kind: InputKind { .trigger }
+    public var describeExtras: JSONObject { [:] }
+    private var fire: ((Owner, Value) throws(InputError) -> Void)?
+    private weak var owner: Owner?
+
+    /// A trigger that carries a value of `type`; `schema` refines the type's schema.
+    public init(of type: Value.Type, schema: JSON? = nil, _ fire: @escaping (Owner, Value) throws(InputError) -> Void) {
+        declaredSchema = schema
+        self.fire = fire
+        ViewModelContext.declaring?.adopt(self)
+    }
+
+    public func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value(json: value, path: "params.value") }
+
+    public func send(_ value: JSON) throws(InputError) {
+        let decoded: Value
+        do throws(JSONDecodingError) { decoded = try Value(json: value, path: "params.value") } catch { throw .invalidValue(error) }
+        try fire(decoded: decoded)
+    }
+
+    /// Fires with a value already read, as a send of it would (the test kit's typed sends).
+    @_spi(TestKit)
+    public func fire(decoded value: Value) throws(InputError) {
+        guard let owner, let fire else { throw .disabled(reason: "the view-model is disposed") }
+        try fire(owner, value)
+    }
+
+    func bind(name: String, owner: AnyObject, context: ViewModelContext) {
+        self.name = name
+        self.owner = owner as? Owner
+        context.declareInput(self)
+    }
+
+    func tearDown() { fire = nil }
+}
+
+extension ViewModelTrigger where Value == NoValue {
+    /// A trigger without a value.
+    public convenience init(_ fire: @escaping (Owner) throws(InputError) -> Void) {
+        self.init(of: NoValue.self) { (owner, _) throws(InputError) in try fire(owner) }
+    }
+}

@@ -1,0 +1,133 @@
+import VMHostEventLoop
+import VMHostWire
+
+/// A property output computed from the view-model's other values: `@Derived({ … }) var name: T`.
+///
+/// Its sources are found, not listed: every property the computation reads (an `@Output`, an
+/// `@Input`, a `@Field`, another `@Derived`, a command's `isExecuting`) becomes one, and when any
+/// of them changes the value is computed again, in the same turn (combineLatest +
+/// distinctUntilChanged: the output changes, and is sent, only when the result differs). The
+/// sources are found again at each computation, so a branch not taken adds none.
+///
+/// ```swift
+/// @Derived({ $0.mode == .code ? Tab.selected : Tab.unselected }) var codeTabColor: TabColor
+/// @Derived({ !$0.submit.isExecuting && $0.submitBlocker() == nil }) var canSubmit: Bool
+/// ```
+///
+/// The closure is handed the view-model and must not capture it. It is first run once the
+/// view-model is made (after its initializer), so an initializer cannot read the value.
+@HostActor
+@propertyWrapper
+public struct DerivedOutput<Owner: AnyObject, Value: Equatable & Codable>: DeclaredMemberWrapper {
+    let member: DerivedMember<Owner, Value>
+
+    /// An output computed by `compute`; `schema` refines the value type's schema.
+    public init(_ compute: @escaping @HostActor (Owner) -> Value, schema: JSON? = nil) {
+        member = DerivedMember(compute: compute, schema: schema)
+    }
+
+    /// The value last computed.
+    public var wrappedValue: Value { member.property.value }
+
+    /// The property, to observe or to chain.
+    public var projectedValue: Property<Value> { member.property }
+
+    var declaredMember: any DeclaredMember { member }
+}
+
+@HostActor
+final class DerivedMember<Owner: AnyObject, Value: Equatable & Codable>: DeclaredMember {
+    let property: Property<Value>
+    private var compute: ((Owner) -> Value)?
+    private weak var owner: Owner?
+    private let node = DerivedNode()
+
+    init(compute: @escaping (Owner) -> Value, schema: JSON?) {
+        guard let placeholder = CodableSchema.placeholder(of: Value.self) else {
+            fatalError("@Derived of \(Value.self): the type has no placeholder value to hold before its first computation")
+        }
+        property = Property(placeholder, schema: schema)
+        self.compute = compute
+        ViewModelContext.declaring?.adopt(self)
+    }
+
+    func bind(name: String, owner: AnyObject, context: ViewModelContext) {
+        property.name = name
+        self.owner = owner as? Owner
+        context.declareOutput(property)
+    }
+
+    func start(context: ViewModelContext) {
+        node.recompute = { [unowned self] in update() }
+        update()
+    }
+
+    private func update() {
+        guard let owner, let compute else { return }
+        property.set(node.track { compute(owner) })
+    }
+
+    func tearDown() {
+        node.stop()
+        compute = nil
+        property.tearDown()
+    }
+}
+
+/// A property a derived output may read: it tells the derivation when it changes.
+@HostActor
+protocol DerivationSource: AnyObject {
+    func addDependent(_ node: DerivedNode)
+    func removeDependent(_ node: DerivedNode)
+}
+
+/// The sources of one derived value, found by what its computation reads.
+@HostActor
+final class DerivedNode {
+    /// The derivation computing now, which reads report to.
+    static var computing: DerivedNode?
+
+    var recompute: () -> Void = {}
+    private var sources: [Weak] = []
+    private var reads: [any DerivationSource] = []
+    private var isComputing = false
+
+    private struct Weak {
+        weak var source: (any DerivationSource)?
+    }
+
+    /// Runs `body`, making what it reads the sources of this derivation.
+    func track<Result>(_ body: () -> Result) -> Result {
+        let outer = Self.computing
+        Self.computing = self
+        isComputing = true
+        reads = []
+        let result = body()
+        Self.computing = outer
+        isComputing = false
+        for old in sources {
+            guard let source = old.source else { continue }
+            if !reads.contains(where: { $0 === source }) { source.removeDependent(self) }
+        }
+        for source in reads { source.addDependent(self) }
+        sources = reads.map { Weak(source: $0) }
+        reads = []
+        return result
+    }
+
+    func read(_ source: any DerivationSource) {
+        if !reads.contains(where: { $0 === source }) { reads.append(source) }
+    }
+
+    func sourceChanged() {
+        // A derivation that reads what it changes would never end: it is computed once per change.
+        guard !isComputing else { return }
+        recompute()
+    }
+
+    func stop() {
+        for old in sources { old.source?.removeDependent(self) }
+        sources = []
+        recompute = {}
+    }
+}

@@ -1,0 +1,406 @@
+import Testing
+@_spi(TestKit) import VMHostRuntime
+import VMHostEventLoop
+import VMHostWire
+
+/// One view-model under test: built in its own context on a ``ManualClock``, every output recorded
+/// in order, inputs sent as a client would send them, time moved by hand.
+///
+/// ```swift
+/// @Test func threeKeystrokesMakeOneSearch() async {
+///     let api = StubArticleAPI()
+///     let test = ViewModelTest { SearchViewModel(api: api) }
+///     test.set(\.$query, "s")
+///     test.set(\.$query, "sw")
+///     await test.advance(by: .milliseconds(100))
+///     test.set(\.$query, "swi")
+///     await test.advance(by: .milliseconds(300))
+///     await api.calls.call(.search).succeed([swift])
+///     await test.settle()
+///     test.expect([.changed(\.$loadState, .loading), .changed(\.$articles, [swift]), .changed(\.$loadState, .loaded)])
+///     await test.finish(also: [api.calls.verifyNothingPending])
+/// }
+/// ```
+///
+/// Exhaustive, as a store under test is: ``expect(_:sourceLocation:)`` compares the whole history
+/// since the last one, and ``finish(also:sourceLocation:)`` fails while output is unasserted, a
+/// command or work runs, a sent command has no outcome, or a timer is armed; it then disposes the
+/// view-model and fails if anything still holds it.
+///
+/// Every failure is recorded as an issue of the running test at the line of the call that found
+/// it (swift-testing), never thrown or trapped: a misspelled name fails the test with the names
+/// that exist. Every wait (``settle()``, ``CommandRun/finished(sourceLocation:)``, ``until(_:sourceLocation:_:)``,
+/// ``StubCalls/call(_:occurrence:sourceLocation:)``) gives up after ``timeout`` of real time with
+/// a failure that names what it waited for: a broken test fails in seconds, it does not hang.
+///
+/// Each test has its own context, clock and work group: ``settle()`` waits for this view-model's
+/// work only, so tests may run in parallel without waiting on each other.
+@HostActor
+public final class ViewModelTest<VM: ViewModel> {
+    /// The view-model's clock: time moves only with ``advance(by:)``.
+    public let clock: ManualClock
+    /// The view-model's context.
+    public let context: ViewModelContext
+    /// How long, in real time, a wait lasts before it fails (5 s unless set).
+    public var timeout: Duration
+    private let group = WorkGroup()
+    private var records: [Record] = []
+    private var runs: [CommandRun] = []
+    private var finished = false
+
+    /// Builds the view-model `make` returns in a new context named `handle`, in `locale`, on `clock`.
+    /// `lookup` finds the other view-models it may reach by handle.
+    public init(
+        locale: AppLocale = .en, clock: ManualClock = ManualClock(), handle: String = "vm1", timeout: Duration = .seconds(5),
+        lookup: @escaping (String) -> AnyObject? = { _ in nil }, _ make: () -> VM
+    ) {
+        self.clock = clock
+        self.timeout = timeout
+        context = ViewModelContext(handle: handle, kind: VM.kind, clock: clock, locale: locale)
+        context.workGroup = group
+        context.lookup = lookup
+        _ = context.build(make)
+        context.observer = recorder
+    }
+
+    private lazy var recorder = Recorder<VM> { [unowned self] in records.append($0) }
+
+    /// The view-model under test. Read it here each time rather than keeping it: ``finish(also:sourceLocation:)``
+    /// checks that nothing holds it once it is disposed.
+    public var viewModel: VM {
+        guard let instance = context.viewModel as? VM else {
+            preconditionFailure("\(VM.kind): the view-model under test was released (the test has finished)")
+        }
+        return instance
+    }
+
+    // MARK: Reading
+
+    /// The records since the last take, and forgets them.
+    public func take() -> [Record] {
+        defer { records.removeAll() }
+        return records
+    }
+
+    /// Takes the records since the last take and fails unless they are exactly `expected`, in
+    /// order; the failure lists both histories.
+    public func expect(_ expected: [Record], sourceLocation: SourceLocation = #_sourceLocation) {
+        let actual = take()
+        let resolved = expected.map { $0.resolved(in: viewModel) }
+        guard actual != resolved else { return }
+        func lines(_ records: [Record]) -> String { records.isEmpty ? "  (nothing)" : records.map { "  \($0)" }.joined(separator: "\n") }
+        Issue.record(Comment(rawValue: "the history differs.\nexpected:\n\(lines(resolved))\nrecorded:\n\(lines(actual))"), sourceLocation: sourceLocation)
+    }
+
+    /// The current value of the output property `name`, as JSON; nil, and a failure naming the
+    /// properties, when there is none.
+    public func value(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) -> JSON? {
+        guard let property = context.property(named: name) else {
+            fail("no property output \"\(name)\" (properties: \(context.properties.map(\.name).joined(separator: ", ")))", sourceLocation)
+            return nil
+        }
+        return property.json
+    }
+
+    // MARK: Sending, typed
+
+    /// Sets the value input `input` (`\.$query`) to `value`, as a client's send of it would.
+    public func set<Value: InputValue>(_ input: KeyPath<VM, Property<Value>>, _ value: Value, sourceLocation: SourceLocation = #_sourceLocation) {
+        let property = viewModel[keyPath: input]
+        if !context.setInput(property, to: value) {
+            fail("\"\(property.name)\" is no value input (inputs: \(inputNames))", sourceLocation)
+        }
+    }
+
+    /// Fires the trigger `trigger` with `value`; the refusal it answered, if any.
+    @discardableResult
+    public func fire<Value>(_ trigger: KeyPath<VM, ViewModelTrigger<VM, Value>>, _ value: Value) -> InputError? {
+        do throws(InputError) {
+            try viewModel[keyPath: trigger].fire(decoded: value)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Fires the trigger `trigger`, which takes no value; the refusal it answered, if any.
+    @discardableResult
+    public func fire(_ trigger: KeyPath<VM, ViewModelTrigger<VM, NoValue>>) -> InputError? {
+        fire(trigger, NoValue())
+    }
+
+    /// Sends the command `command` with `value`: its run, to await (or its refusal).
+    @discardableResult
+    public func send<Value, Result>(_ command: KeyPath<VM, ViewModelCommand<VM, Value, Result>>, _ value: Value) -> CommandRun {
+        let target = viewModel[keyPath: command]
+        return start(target.name) { (completion) throws(InputError) in try target.execute(decoded: value, completion: completion) }
+    }
+
+    /// Sends the command `command`, which takes no value: its run, to await (or its refusal).
+    @discardableResult
+    public func send<Result>(_ command: KeyPath<VM, ViewModelCommand<VM, NoValue, Result>>) -> CommandRun {
+        send(command, NoValue())
+    }
+
+    // MARK: Sending, by name and JSON
+
+    /// Sends the value or trigger input `name` with `value`, as `vm.send` does; the refusal it
+    /// answered, if any. An unknown name fails the test with the inputs that exist.
+    @discardableResult
+    public func send(_ name: String, _ value: JSON = .null, sourceLocation: SourceLocation = #_sourceLocation) -> InputError? {
+        guard let input = context.input(named: name) as? any SynchronousInput else {
+            fail("no value or trigger input \"\(name)\" (inputs: \(inputNames))", sourceLocation)
+            return nil
+        }
+        do throws(InputError) {
+            try input.send(value)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Sends the command input `name` with `value`, as `vm.send` does: its run, to await (or its
+    /// refusal). An unknown name fails the test with the inputs that exist.
+    @discardableResult
+    public func execute(_ name: String, _ value: JSON = .null, sourceLocation: SourceLocation = #_sourceLocation) -> CommandRun {
+        guard let command = context.input(named: name) as? any AnyCommand else {
+            fail("no command input \"\(name)\" (inputs: \(inputNames))", sourceLocation)
+            let run = CommandRun(name: name, test: group, timeout: timeout)
+            run.refusal = .disabled(reason: "no such command")
+            return run
+        }
+        return start(name) { (completion) throws(InputError) in try command.execute(value, completion: completion) }
+    }
+
+    /// Why the command `name` would be refused now with `value` (the reason of -32003, or the
+    /// message of -32602), or nil when it would run. Nothing runs.
+    public func refusal(_ name: String, _ value: JSON = .null, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+        guard let command = context.input(named: name) as? any AnyCommand else {
+            fail("no command input \"\(name)\" (inputs: \(inputNames))", sourceLocation)
+            return nil
+        }
+        switch command.refusal(for: value) {
+        case nil: return nil
+        case .disabled(let reason)?: return reason
+        case let refusal?: return refusal.message
+        }
+    }
+
+    private func start(_ name: String, _ execute: (@escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution) -> CommandRun {
+        let run = CommandRun(name: name, test: group, timeout: timeout)
+        do throws(InputError) {
+            run.execution = try execute { [weak run] outcome in run?.outcome = outcome }
+            runs.append(run)
+        } catch {
+            run.refusal = error
+        }
+        return run
+    }
+
+    private var inputNames: String { context.inputs.map(\.name).joined(separator: ", ") }
+
+    // MARK: Time and work
+
+    /// Waits until the work this view-model started has run as far as it can without the clock
+    /// or an answer of a stub (or ``timeout`` passed: a failure).
+    public func settle(sourceLocation: SourceLocation = #_sourceLocation) async {
+        if !(await EventLoop.shared.settle(group: group, within: timeout)) {
+            fail("the view-model's work did not settle within \(timeout)", sourceLocation)
+        }
+    }
+
+    /// Moves the clock by `duration`, firing due timers in order, each followed by the work it released.
+    public func advance(by duration: Duration) async {
+        await clock.advance(by: duration, settling: group)
+    }
+
+    /// ``advance(by:)`` in milliseconds.
+    public func advance(ms: Int) async { await advance(by: .milliseconds(ms)) }
+
+    /// Waits until `condition` holds, letting this view-model's work run; false, and a failure
+    /// saying it waited for `what`, once ``timeout`` has passed.
+    @discardableResult
+    public func until(_ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            if ContinuousClock.now >= deadline {
+                fail("waited \(timeout) for \(what)", sourceLocation)
+                return false
+            }
+            await EventLoop.shared.settle(group: group, within: .milliseconds(50))
+            await Task.yield()
+        }
+        await settle(sourceLocation: sourceLocation)
+        return true
+    }
+
+    // MARK: Ending
+
+    /// Ends the test: fails when output is left that nobody asserted, when a command or work still
+    /// runs, when a command sent here has no outcome, when the clock holds a timer, or when a check
+    /// of `also` fails (``StubCalls/verifyNothingPending(sourceLocation:)``). Then disposes the
+    /// view-model and fails if anything still holds it (a closure that captured it).
+    public func finish(also checks: [@HostActor (SourceLocation) -> Void] = [], sourceLocation: SourceLocation = #_sourceLocation) async {
+        guard !finished else { return }
+        finished = true
+        await EventLoop.shared.settle(group: group, within: timeout)
+        if !records.isEmpty { fail("output nobody asserted: \(records.map(\.description).joined(separator: "; "))", sourceLocation) }
+        let running = context.running
+        if !running.isEmpty { fail("still running: \(running.joined(separator: ", "))", sourceLocation) }
+        let open = runs.filter { $0.outcome == nil }.map(\.name)
+        if !open.isEmpty { fail("commands sent with no outcome yet: \(open.joined(separator: ", "))", sourceLocation) }
+        if clock.pendingCount > 0 { fail("timers still armed: \(clock.pendingCount)", sourceLocation) }
+        for check in checks { check(sourceLocation) }
+        let release = context.releaseCheck()
+        context.dispose()
+        runs = []
+        // The tasks that disposing cancelled unwind before the check (a task holds its view-model).
+        _ = await until("the cancelled work to unwind", sourceLocation: sourceLocation) { !context.hasLiveTasks }
+        if let problem = release.problem { fail(problem, sourceLocation) }
+    }
+
+    private func fail(_ problem: String, _ sourceLocation: SourceLocation) {
+        Issue.record(Comment(rawValue: "\(VM.kind): \(problem)"), sourceLocation: sourceLocation)
+    }
+
+    // MARK: Records
+
+    /// One output of the view-model, as it happened: a property's new value, or an event.
+    ///
+    /// Written by name and JSON (`.changed("page", 1)`), or typed through the view-model's members
+    /// (`.changed(\.$page, 1)`, `.emitted(\.navigate, .productList)`), whose names and JSON the test
+    /// works out.
+    public struct Record: Equatable, CustomStringConvertible {
+        enum Kind { case changed, event }
+        enum Name {
+            case named(String)
+            case member(@HostActor (VM) -> String)
+        }
+        let kind: Kind
+        let name: Name
+        /// The property's new value, or the event's.
+        public let value: JSON
+
+        /// The output's name.
+        public var outputName: String {
+            if case .named(let name) = name { return name }
+            return "?"
+        }
+
+        /// The property `name` took `value`.
+        public static func changed(_ name: String, _ value: JSON) -> Record { Record(kind: .changed, name: .named(name), value: value) }
+
+        /// The event `name` was emitted with `value`.
+        public static func event(_ name: String, _ value: JSON) -> Record { Record(kind: .event, name: .named(name), value: value) }
+
+        /// The property `property` (`\.$items`) took `value`.
+        @HostActor
+        public static func changed<Value: Encodable>(_ property: KeyPath<VM, Property<Value>>, _ value: Value) -> Record {
+            Record(kind: .changed, name: .member { $0[keyPath: property].name }, value: JSONValueEncoder.encode(value))
+        }
+
+        /// The event `event` (`\.navigate`) was emitted with `value`.
+        @HostActor
+        public static func emitted<Value: Encodable>(_ event: KeyPath<VM, Event<Value>>, _ value: Value) -> Record {
+            Record(kind: .event, name: .member { $0[keyPath: event].name }, value: JSONValueEncoder.encode(value))
+        }
+
+        /// The event `event` (`\.dismiss`), which carries no value, was emitted.
+        @HostActor
+        public static func emitted(_ event: KeyPath<VM, Event<NoValue>>) -> Record {
+            emitted(event, NoValue())
+        }
+
+        /// The view-model's `error` event carried `error`.
+        public static func failed(_ error: DomainError) -> Record { .event("error", error.json) }
+
+        /// The record with its name worked out on `viewModel`.
+        @HostActor
+        func resolved(in viewModel: VM) -> Record {
+            switch name {
+            case .named: return self
+            case .member(let name): return Record(kind: kind, name: .named(name(viewModel)), value: value)
+            }
+        }
+
+        public static func == (lhs: Record, rhs: Record) -> Bool {
+            lhs.kind == rhs.kind && lhs.outputName == rhs.outputName && lhs.value == rhs.value
+        }
+
+        public var description: String {
+            switch kind {
+            case .changed: "changed \(outputName) = \(value)"
+            case .event: "event \(outputName) \(value)"
+            }
+        }
+    }
+}
+
+/// The observer of a view-model under test: every output, in order.
+@HostActor
+private final class Recorder<VM: ViewModel>: ViewModelContextObserver {
+    private let record: (ViewModelTest<VM>.Record) -> Void
+
+    init(_ record: @escaping (ViewModelTest<VM>.Record) -> Void) {
+        self.record = record
+    }
+
+    func propertyDidChange(_ context: ViewModelContext, _ property: any AnyProperty) {
+        record(.changed(property.name, property.json))
+    }
+
+    func eventDidEmit(_ context: ViewModelContext, name: String, value: JSON) {
+        record(.event(name, value))
+    }
+}
+
+/// One send of a command from a test: its refusal, or its run and, once it ended, its outcome.
+@HostActor
+public final class CommandRun {
+    /// The command's name.
+    public let name: String
+    /// Why the send was refused, if it was (then it has no outcome, ever).
+    public internal(set) var refusal: InputError?
+    /// How the run ended; nil while it runs (or when refused).
+    public internal(set) var outcome: CommandOutcome?
+    var execution: CommandExecution?
+    private let group: WorkGroup
+    private let timeout: Duration
+
+    init(name: String, test group: WorkGroup, timeout: Duration) {
+        self.name = name
+        self.group = group
+        self.timeout = timeout
+    }
+
+    /// The reply's `value` of a run that succeeded with one.
+    public var value: JSON? {
+        if case .succeeded(let value)? = outcome { return value }
+        return nil
+    }
+
+    /// Cancels the run, as `$/cancelRequest` does.
+    public func cancel() { execution?.cancel() }
+
+    /// Waits until the run has ended and answers how; nil, and a failure, when the send was refused
+    /// or the run has not ended within the test's timeout.
+    @discardableResult
+    public func finished(sourceLocation: SourceLocation = #_sourceLocation) async -> CommandOutcome? {
+        if let refusal {
+            Issue.record(Comment(rawValue: "\(name) was refused (\(refusal.message)): it has no outcome"), sourceLocation: sourceLocation)
+            return nil
+        }
+        let deadline = ContinuousClock.now + timeout
+        while outcome == nil {
+            if ContinuousClock.now >= deadline {
+                Issue.record(Comment(rawValue: "waited \(timeout) for \(name) to end"), sourceLocation: sourceLocation)
+                return nil
+            }
+            await EventLoop.shared.settle(group: group, within: .milliseconds(50))
+            await Task.yield()
+        }
+        await EventLoop.shared.settle(group: group, within: timeout)
+        return outcome
+    }
+}
