@@ -220,26 +220,25 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         while hasPendingWork { await Task.yield() }
     }
 
-    /// Suspends the calling host-actor task until no task of `group` is on its way here and no job
-    /// waits in the queue: the work of one test, not of every test of the process (a task released
-    /// by another test is not waited for).
-    /// Gives up after `limit` of real time, and then answers false: a task that keeps itself busy
-    /// (or one stuck on its way here) fails the test that waits instead of hanging it.
+    /// Suspends the calling host-actor task until no task of `group` is on its way here: the work
+    /// of one test, not of every test of the process (work another test released is not waited
+    /// for). The calling task yields once more after that, so that a job of the group already
+    /// queued behind it runs first.
+    ///
+    /// Gives up after `limit` of real time, and then answers false: a task stuck on its way here
+    /// fails the test that waits instead of hanging it.
     @HostActor
     @discardableResult
     public func settle(group: WorkGroup, within limit: Duration = .seconds(10)) async -> Bool {
         let deadline = ContinuousClock.now + limit
-        while !group.isSettled || hasQueuedWork {
-            if ContinuousClock.now >= deadline { return false }
+        repeat {
+            while !group.isSettled {
+                if ContinuousClock.now >= deadline { return false }
+                await Task.yield()
+            }
             await Task.yield()
-        }
+        } while !group.isSettled
         return true
-    }
-
-    /// True when jobs or closures wait to run on the host thread.
-    private var hasQueuedWork: Bool {
-        if inLoop && readyHead < ready.count { return true }
-        return state.withLock { !$0.work.isEmpty }
     }
 
     /// Starts a task on the host actor, counted as in transit until it first runs there (a new

@@ -41,6 +41,8 @@ public final class HostWaiter<Value: Sendable>: Sendable {
         var continuation: CheckedContinuation<Value, any Error>?
         var result: Result<Value, any Error>?
         var group: WorkGroup?
+        /// Whether the answer released a suspended task, counted in transit until it runs.
+        var released = false
     }
 
     private let state = Mutex(State())
@@ -57,7 +59,7 @@ public final class HostWaiter<Value: Sendable>: Sendable {
     public func wait(start: @HostActor () -> Void = {}, onCancel: @escaping @Sendable () -> Void = {}) async throws -> Value {
         let group = WorkGroup.current
         state.withLock { $0.group = group }
-        defer { if isResumed { EventLoop.shared.endTransit(group: group) } }
+        defer { if state.withLock({ $0.released }) { EventLoop.shared.endTransit(group: group) } }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
                 let early = state.withLock { state -> Result<Value, any Error>? in
@@ -79,14 +81,17 @@ public final class HostWaiter<Value: Sendable>: Sendable {
     /// Answers the waiting task with `result`; false (and nothing) when it was answered already.
     @discardableResult
     public func resume(with result: Result<Value, any Error>) -> Bool {
+        // A task is counted in transit only when this answer releases it: an answer that comes
+        // before the wait (or to a waiter nobody waits on) releases nothing.
         let taken = state.withLock { state -> (first: Bool, continuation: CheckedContinuation<Value, any Error>?, group: WorkGroup?) in
             guard state.result == nil else { return (false, nil, nil) }
             state.result = result
+            state.released = state.continuation != nil
+            if state.released { EventLoop.shared.beginTransit(group: state.group) }
             defer { state.continuation = nil }
             return (true, state.continuation, state.group)
         }
         guard taken.first else { return false }
-        EventLoop.shared.beginTransit(group: taken.group)
         taken.continuation?.resume(with: result)
         return true
     }

@@ -11,7 +11,7 @@ import VMHostWire
 @HostActor
 struct CancelActivityTests {
     enum Path: String, CaseIterable, CustomTestStringConvertible {
-        /// The execution's own cancel: `$/cancelRequest`, EOF and shutdown go through it.
+        /// The run's own cancel: `$/cancelRequest`, EOF and shutdown go through it.
         case execution
         /// The command's cancelAll: a view-model's `cancel` input.
         case command
@@ -24,57 +24,61 @@ struct CancelActivityTests {
 
     @Test(arguments: Path.allCases)
     func theFlagsAreDownWhenTheCallerIsAnswered(path: Path) async throws {
-        let recorder = ViewModelRecorder(kind: "Probe")
-        let vm = recorder.keep(ProbeViewModel(args: .init(), context: recorder.context))
-        let work = try #require(vm.context.input(named: "work") as? any AnyCommand)
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let work = try #require(test.context.input(named: "work") as? any AnyCommand)
         var seen: [(outcome: CommandOutcome, loading: Bool, busy: Bool, count: Int)] = []
-        let execution = try work.execute(["ms": 100]) { outcome in
-            seen.append((outcome, vm.loading.value, vm.busy.value, vm.context.activity.count))
+        let execution = try work.execute(["ms": 100]) { [weak test] outcome in
+            guard let test else { return }
+            seen.append((outcome, test.viewModel.loading, test.viewModel.busy, test.context.activity.count))
         }
-        await recorder.settle()
-        #expect(vm.loading.value && vm.busy.value)
-        _ = recorder.take()
+        await test.settle()
+        #expect(test.viewModel.loading && test.viewModel.busy)
+        _ = test.take()
 
+        var resend: CommandRun?
         switch path {
         case .execution: execution.cancel()
         case .command: work.cancelAll()
-        case .resend: try recorder.execute("work", ["ms": 100])
-        case .dispose: vm.context.dispose()
+        case .resend: resend = test.send(\.work, ["ms": 100])
+        case .dispose: test.context.dispose()
         }
         try #require(seen.count == 1)
         #expect(seen[0].outcome == .cancelled)
         if path == .resend {
-            // The cancelled run's activity is released; the resend holds `loading` up (as it holds
-            // `busy`) from its start to its end, so the flag does not blink between the two runs.
+            // The cancelled run's activity is handed to the resend, which holds `loading` up (as
+            // `busy` is held) from its start to its end: the flag does not blink between the two.
             #expect(seen[0].loading && seen[0].count == 1)
-            #expect(!recorder.take().contains(.changed("loading", false)))
-            await recorder.settle()
-            #expect(vm.context.activity.count == 1 && vm.loading.value)
-            await recorder.advance(ms: 100)
-            #expect(vm.context.activity.count == 0 && !vm.loading.value)
-            #expect(recorder.outcomes == [.succeeded(1)])
+            #expect(!test.take().contains(.changed("loading", false)))
+            await test.settle()
+            #expect(test.context.activity.count == 1 && test.viewModel.loading)
+            await test.advance(ms: 100)
+            #expect(test.context.activity.count == 0 && !test.viewModel.loading)
+            #expect(resend?.outcome == .succeeded(1))
         } else {
             #expect(!seen[0].loading && !seen[0].busy && seen[0].count == 0)
-            #expect(recorder.take().contains(.changed("loading", false)))
+            #expect(test.take().contains(.changed("loading", false)))
             // The cancelled call unwinding later changes nothing.
-            await recorder.settle()
-            await recorder.advance(ms: 1000)
-            #expect(vm.context.activity.count == 0)
-            #expect(recorder.take() == [])
+            await test.settle()
+            await test.advance(ms: 1000)
+            #expect(test.context.activity.count == 0)
+            #expect(test.take() == [])
         }
+        _ = test.take()
+        await test.finish()
     }
 
-    @Test func concurrentRunsCountUntilEachEnds() async throws {
-        let recorder = ViewModelRecorder(kind: "Probe")
-        let vm = recorder.keep(ProbeViewModel(args: .init(), context: recorder.context))
-        let first = try recorder.execute("parallel", ["ms": 100])
-        try recorder.execute("parallel", ["ms": 200])
-        await recorder.settle()
-        #expect(vm.context.activity.count == 2)
+    @Test func concurrentRunsCountUntilEachEnds() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let first = test.send(\.parallel, ["ms": 100])
+        let second = test.send(\.parallel, ["ms": 200])
+        await test.settle()
+        #expect(test.context.activity.count == 2)
         first.cancel()
-        #expect(vm.context.activity.count == 1 && vm.loading.value)
-        await recorder.advance(ms: 200)
-        #expect(vm.context.activity.count == 0 && !vm.loading.value)
-        #expect(recorder.outcomes == [.cancelled, .succeeded(200)])
+        #expect(test.context.activity.count == 1 && test.viewModel.loading)
+        await test.advance(ms: 200)
+        #expect(test.context.activity.count == 0 && !test.viewModel.loading)
+        #expect(first.outcome == .cancelled && second.outcome == .succeeded(200))
+        _ = test.take()
+        await test.finish()
     }
 }

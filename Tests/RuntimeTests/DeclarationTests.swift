@@ -1,4 +1,5 @@
 import Testing
+@_spi(TestKit) import VMHostRuntime
 import VMHostTesting
 
 /// A value carried by a trigger and a command: `{id}`.
@@ -9,7 +10,7 @@ struct ItemReference: ObjectValue, Sendable {
     }
 }
 
-/// A kind declared the way the declaration API allows, to pin what it derives.
+/// A kind declared every way the authoring surface allows, to pin what it derives.
 @HostActor
 final class ItemsViewModel: ViewModel {
     static let kind = "Items"
@@ -23,61 +24,59 @@ final class ItemsViewModel: ViewModel {
         }
     }
 
-    let context: ViewModelContext
-    let ids: Property<[String]>
-    let opened: Event<String>
-    private(set) var remove: Command<ItemReference>!
+    @Output var ids = ["a", "b", "locked"]
+    let opened = Event<String>()
+    let title = Trigger(of: String.self) { _, _ in }
+    let open = Trigger(of: ItemReference.self) { vm, reference throws(InputError) in
+        try vm.check(reference)
+        vm.opened.emit(reference.id)
+    }
+    let remove = Command(
+        .ignorePerKey { $0.id }, of: ItemReference.self,
+        check: { vm, reference throws(InputError) in try vm.check(reference) },
+        disabled: { _, reference in reference.id == "locked" ? "\(reference.id) is locked" : nil }
+    ) { vm, reference in
+        try await vm.context.clock.sleep(for: .milliseconds(10))
+        vm.ids.removeAll { $0 == reference.id }
+    }
+    let load = Command(.latest, returning: Int.self) { vm in
+        try await vm.context.clock.sleep(for: .milliseconds(10))
+        return vm.ids.count
+    }
 
-    init(args: Args, context: ViewModelContext) {
-        self.context = context
-        ids = context.property("ids", ["a", "b", "locked"])
-        opened = context.event("opened")
-        context.trigger("title", of: String.self) { _ in }
-        context.trigger("open", of: ItemReference.self) { [unowned self] reference throws(InputError) in
-            guard ids.value.contains(reference.id) else { throw .refused("id", "no item \"\(reference.id)\"") }
-            opened.emit(reference.id)
-        }
-        remove = context.command("remove", of: ItemReference.self, policy: .ignorePerKey { $0.id }) { [unowned self] reference in
-            try await self.context.perform { try await self.context.clock.sleep(for: .milliseconds(10)) }
-            ids.value.removeAll { $0 == reference.id }
-            return nil
-        }
-        remove.check = { [unowned self] reference throws(InputError) in
-            guard ids.value.contains(reference.id) else { throw .refused("id", "no item \"\(reference.id)\"") }
-        }
-        remove.disabledReason = { reference in reference.id == "locked" ? "\(reference.id) is locked" : nil }
+    init(args: Args) {
         // Work started by the initializer: a load and a timer.
-        let load = context.command("load", policy: .latest) { [unowned self] in
-            try await self.context.perform { try await self.context.clock.sleep(for: .milliseconds(10)) }
-            return nil
-        }
         load.run()
-        context.schedule(after: .seconds(1)) { [unowned self] in ids.value = [] }
+        schedule(after: .seconds(1)) { vm in vm.ids = [] }
+    }
+
+    func check(_ reference: ItemReference) throws(InputError) {
+        guard ids.contains(reference.id) else { throw .refused("id", "no item \"\(reference.id)\"") }
     }
 }
 
 @Suite("Declaring a kind")
 @HostActor
 struct DeclarationTests {
-    let factory = ViewModelFactory(ItemsViewModel.self) { args, context in ItemsViewModel(args: args, context: context) }
+    let factory = ViewModelFactory { args in ItemsViewModel(args: args) }
 
     func input(_ description: JSON, _ name: String) -> JSON? {
         description["inputs"]?.arrayValue?.first { $0["name"]?.stringValue == name }
     }
 
-    @Test func theValueTypeDecidesTheDescribedSchema() {
-        let description = factory.describe(clock: ManualClock())
+    @Test func theValueAndResultTypesDecideTheDescribedSchemas() {
+        let description = factory.describe()
         #expect(input(description, "title")?["value"] == ["type": "string"])
         #expect(input(description, "open")?["value"] == ItemReference.jsonSchema)
         #expect(input(description, "remove")?["value"] == ItemReference.jsonSchema)
+        #expect(input(description, "remove")?["result"] == nil)
         #expect(input(description, "load")?["value"] == ["type": "null"])
+        #expect(input(description, "load")?["result"] == ["type": "integer"])
     }
 
-    @Test func describeStartsNoWorkOnTheHostClock() async {
-        let clock = ManualClock()
-        let description = factory.describe(clock: clock)
+    @Test func describeStartsNoWorkOnTheHostClock() {
+        let description = factory.describe()
         #expect(description["kind"] == "Items")
-        #expect(clock.pendingCount == 0)
     }
 
     @Test func thePlaceholderIsDerivedFromTheArgsReads() {
@@ -86,99 +85,107 @@ struct DeclarationTests {
         #expect(args.limit == 3)
     }
 
-    @Test func aWellFormedValueWrongNowIsRefusedWithItsReason() throws {
-        let recorder = ViewModelRecorder(kind: "Items")
-        recorder.keep(ItemsViewModel(args: .placeholder, context: recorder.context))
-        #expect(throws: InputError.refused(path: "params.value.id", reason: "no item \"zz\"")) {
-            try recorder.send("open", ["id": "zz"])
-        }
+    @Test func workAndTimersOfTheInitializerStartOnceTheViewModelIsMade() async {
+        let test = ViewModelTest { ItemsViewModel(args: .placeholder) }
+        #expect(test.context.running == ["load"])
+        await test.advance(by: .seconds(1))
+        test.expect([.changed(\.$ids, [])])
+        await test.finish()
+    }
+
+    @Test func aWellFormedValueWrongNowIsRefusedWithItsReason() async {
+        let test = ViewModelTest { ItemsViewModel(args: .placeholder) }
+        #expect(test.send("open", ["id": "zz"]) == .refused(path: "params.value.id", reason: "no item \"zz\""))
         #expect(InputError.refused("id", "no item \"zz\"").message == "params.value.id: no item \"zz\"")
-        #expect(recorder.disabledReason("remove", ["id": "zz"]) == "params.value.id: no item \"zz\"")
-        try recorder.send("open", ["id": "a"])
-        #expect(recorder.take() == [.event("opened", "a")])
-        recorder.context.dispose()
+        #expect(test.refusal("remove", ["id": "zz"]) == "params.value.id: no item \"zz\"")
+        #expect(test.send("open", ["id": "a"]) == nil)
+        test.expect([.emitted(\.opened, "a")])
+        await test.advance(by: .seconds(1))
+        _ = test.take()
+        await test.finish()
     }
 
-    @Test func disabledReasonAndPerKeyPolicySeeTheDecodedValue() async throws {
-        let recorder = ViewModelRecorder(kind: "Items")
-        recorder.keep(ItemsViewModel(args: .placeholder, context: recorder.context))
-        #expect(recorder.disabledReason("remove", ["id": "locked"]) == "locked is locked")
-        try recorder.execute("remove", ["id": "a"])
-        #expect(recorder.disabledReason("remove", ["id": "a"]) == "already running for a")
-        #expect(recorder.disabledReason("remove", ["id": "b"]) == nil)
-        await recorder.advance(ms: 10)
-        #expect(recorder.outcomes == [.succeeded(nil)])
-        recorder.context.dispose()
+    @Test func disabledReasonAndPerKeyPolicySeeTheDecodedValue() async {
+        let test = ViewModelTest { ItemsViewModel(args: .placeholder) }
+        #expect(test.refusal("remove", ["id": "locked"]) == "locked is locked")
+        let run = test.execute("remove", ["id": "a"])
+        #expect(test.refusal("remove", ["id": "a"]) == "already running for a")
+        #expect(test.refusal("remove", ["id": "b"]) == nil)
+        await test.advance(ms: 10)
+        #expect(run.outcome == .succeeded(nil))
+        test.expect([.changed(\.$ids, ["b", "locked"])])
+        await test.advance(by: .seconds(1))
+        _ = test.take()
+        await test.finish()
     }
 
-    @Test func everyDescribedInputAcceptsWhatItsSchemaAccepts() {
+    @Test func everyDescribedInputAndOutputHoldsWhatItsSchemaSays() {
         #expect(DescribedKindCheck.problems(kinds: [factory, ProbeViewModel.factory()]) == [])
     }
 
-    @Test func theCheckFindsASchemaThatLies() {
-        let lying = ViewModelFactory(LyingViewModel.self) { _, context in LyingViewModel(context: context) }
-        let problems = DescribedKindCheck.problems(kinds: [lying])
+    @Test func theCheckFindsAnInputSchemaThatLies() {
+        let problems = DescribedKindCheck.problems(kinds: [ViewModelFactory { (_: NoArgs) in LyingViewModel() }])
         #expect(problems.contains("Lying.name 0: described as accepted, refused: params.value: expected a string, got a number"))
         #expect(problems.contains("Lying.name \"\": described as refused, accepted"))
     }
+
+    @Test func theCheckFindsAnOutputSchemaThatLies() {
+        let problems = DescribedKindCheck.problems(kinds: [ViewModelFactory { (_: NoArgs) in LyingViewModel() }])
+        #expect(problems.contains { $0.hasPrefix("Lying.badge: a sample value {\"label\":\"\",\"count\":0} is refused by its schema") })
+        #expect(problems.contains { $0.hasPrefix("Lying.score: the value 1.5 is refused by its schema") })
+    }
 }
 
-/// Declares `name` as any integer-or-string with a length, while it reads strings of any length.
+/// A badge whose hand-written schema does not say what it writes (`count` is no string).
+struct Badge: Codable, Equatable, JSONEncodable {
+    var label: String
+    var count: Int
+    var json: JSON { ["label": .string(label), "count": .int(Int64(count))] }
+    static var jsonSchema: JSON { ["type": "object", "properties": ["label": ["type": "string"], "count": ["type": "string"]]] }
+}
+
+/// Declares `name` as any integer-or-string with a length, while it reads strings of any length;
+/// declares outputs whose schemas refuse what they write.
 @HostActor
 final class LyingViewModel: ViewModel {
-    typealias Args = NoArgs
     static let kind = "Lying"
-    init(context: ViewModelContext) {
-        context.value("name", of: String.self, schema: ["type": ["string", "integer"], "minLength": 1]) { _ in }
-    }
+    @Input(schema: ["type": ["string", "integer"], "minLength": 1]) var name = ""
+    @Output var badge = Badge(label: "", count: 0)
+    @Output(schema: ["type": "integer"]) var score = 1.5
 }
 
-@Suite("Lifetime of a kind's closures")
+@Suite("Lifetime of a kind")
 @HostActor
-struct ReleaseCheckTests {
-    /// Captures the initializer's `context` in a command body: the cycle context → command → body → context.
+struct ReleaseTests {
+    /// A service shared by the view-models of a host (a session, a cache).
+    final class Service {
+        var listeners: [() -> Void] = []
+    }
+
+    /// Keeps itself alive: it hands the shared service a closure that captures it, and never
+    /// takes it back.
     final class Leaky: ViewModel {
-        typealias Args = NoArgs
         static let kind = "Leaky"
-        let context: ViewModelContext
-        init(context: ViewModelContext) {
-            self.context = context
-            context.command("go", policy: .latest) { [unowned self] in
-                _ = self
-                try await context.perform { () }
-                return nil
-            }
+        @Output var count = 0
+        init(service: Service) {
+            service.listeners.append { [self] in count += 1 }
         }
     }
 
-    final class Safe: ViewModel {
-        typealias Args = NoArgs
-        static let kind = "Safe"
-        let context: ViewModelContext
-        init(context: ViewModelContext) {
-            self.context = context
-            context.command("go", policy: .latest) { [unowned self] in
-                try await self.context.perform { () }
-                return nil
-            }
+    @Test func aClosureHoldingTheViewModelIsCaughtWhenTheTestEnds() async {
+        let service = Service()
+        await withKnownIssue {
+            let test = ViewModelTest { Leaky(service: service) }
+            await test.finish()
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("Leaky vm1 outlived its disposal") }
         }
     }
 
-    func check(_ make: (ViewModelContext) -> AnyObject) -> String? {
-        let check: ReleaseCheck = {
-            let context = ViewModelContext(handle: "vm1", kind: "K", clock: ManualClock(), locale: .en)
-            context.retain(make(context))
-            context.dispose()
-            return context.releaseCheck()
-        }()
-        return check.problem
-    }
-
-    @Test func aClosureHoldingTheContextIsCaught() {
-        #expect(check { Leaky(context: $0) }?.hasPrefix("K vm1 outlived its disposal: a closure declared on its context holds it.") == true)
-    }
-
-    @Test func theSafeWayPasses() {
-        #expect(check { Safe(context: $0) } == nil)
+    @Test func aKindDeclaredByItsMembersIsReleased() async {
+        let test = ViewModelTest { ItemsViewModel(args: .placeholder) }
+        await test.advance(by: .seconds(1))
+        _ = test.take()
+        await test.finish()
     }
 }

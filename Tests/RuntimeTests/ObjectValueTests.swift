@@ -142,7 +142,7 @@ struct ObjectValueTests {
         #expect(EveryKindOfArgs.jsonSchema["properties"]?.objectValue?.keys == properties.keys)
         #expect(Span.jsonTypeDescription == "an object {from, to}")
         // The same schema describes it as an output: what is read and what is written agree.
-        #expect(Property("span", Span(from: 0, to: nil)).schema == EveryKindOfArgs.jsonSchema["properties"]?["span"])
+        #expect(Property(Span(from: 0, to: nil), name: "span").schema == EveryKindOfArgs.jsonSchema["properties"]?["span"])
         #expect(Direction.jsonTypeDescription == #""up" or "down""#)
     }
 
@@ -246,18 +246,15 @@ struct ObjectValueTests {
         #expect(HandWrittenArgs.placeholder.mode == "plain")
     }
 
-    @Test func anObjectValueIsAnInputValue() {
-        let recorder = ViewModelRecorder(kind: "Spans")
-        recorder.context.trigger("select", of: Span.self) { _ in }
-        #expect(recorder.context.input(named: "select")?.valueSchema == Span.jsonSchema)
-        #expect(throws: InputError.invalidValue(JSONDecodingError(path: "params.value.from", problem: "is required (an integer)"))) {
-            try recorder.send("select", [:])
-        }
-        recorder.context.dispose()
+    @Test func anObjectValueIsAnInputValue() async {
+        let test = ViewModelTest { EveryArgsViewModel(args: .placeholder) }
+        #expect(test.context.input(named: "select")?.valueSchema == Span.jsonSchema)
+        #expect(test.send("select", [:]) == .invalidValue(JSONDecodingError(path: "params.value.from", problem: "is required (an integer)")))
+        await test.finish()
     }
 
     @Test func aKindWithTheseArgsAcceptsExactlyWhatItDescribes() {
-        let factory = ViewModelFactory(EveryArgsViewModel.self) { args, context in EveryArgsViewModel(args: args, context: context) }
+        let factory = ViewModelFactory { args in EveryArgsViewModel(args: args) }
         #expect(factory.argsSchema == EveryKindOfArgs.jsonSchema)
         #expect(DescribedKindCheck.problems(kinds: [factory]) == [])
     }
@@ -267,7 +264,6 @@ struct ObjectValueTests {
 final class EveryArgsViewModel: ViewModel {
     typealias Args = EveryKindOfArgs
     static let kind = "EveryArgs"
-    init(args: Args, context: ViewModelContext) {
-        context.trigger("select", of: Span.self) { _ in }
-    }
+    let select = Trigger(of: Span.self) { _, _ in }
+    init(args: Args) {}
 }

@@ -4,166 +4,202 @@ import Testing
 import VMHostWire
 @testable import VMHostRuntime
 
-@Suite("Properties and events")
+/// A form: two fields, a validity derived from both, an event.
+@HostActor
+final class Form: ViewModel {
+    static let kind = "Form"
+    @Field var first = ""
+    @Input var second = ""
+    @Derived({ !$0.first.isEmpty && !$0.second.isEmpty }) var valid: Bool
+    @Derived({ $0.first.isEmpty ? "empty" : $0.valid ? "ready" : "half" }) var stage: String
+    let ping = Event<Int>()
+    let send = Trigger(of: Int.self) { vm, value in vm.ping.emit(value) }
+}
+
+@Suite("Properties, derived outputs and events")
 @HostActor
 struct PropertyTests {
-    @Test func equalValuesAreNotReEmitted() {
-        let recorder = ViewModelRecorder()
-        let count = recorder.context.property("count", 0)
-        count.value = 0
-        count.value = 1
-        count.value = 1
-        count.value = 2
-        #expect(recorder.take() == [.changed("count", 1), .changed("count", 2)])
+    @Test func equalValuesAreNotReEmitted() async {
+        let test = ViewModelTest { Form() }
+        test.set(\.$first, "a")
+        test.set(\.$first, "a")
+        test.set(\.$first, "b")
+        test.expect([.changed(\.$first, "a"), .changed(\.$stage, "half"), .changed(\.$first, "b")])
+        await test.finish()
     }
 
-    @Test func deriveRecomputesOnlyWhenTheResultChanges() {
-        let recorder = ViewModelRecorder()
-        let a = recorder.context.property("a", "")
-        let b = recorder.context.property("b", "")
-        let valid = recorder.context.property("valid", false)
-        derive(valid, from: [a, b]) { !a.value.isEmpty && !b.value.isEmpty }
-        a.value = "x"
-        a.value = "xy"
-        b.value = "z"
-        b.value = "zz"
-        a.value = ""
-        #expect(recorder.take() == [
-            .changed("a", "x"), .changed("a", "xy"), .changed("b", "z"), .changed("valid", true),
-            .changed("b", "zz"), .changed("a", ""), .changed("valid", false),
+    @Test func aDerivedOutputFindsItsSourcesAndChangesOnlyWhenItsResultDoes() async {
+        let test = ViewModelTest { Form() }
+        test.set(\.$first, "x")
+        test.set(\.$second, "z")
+        test.set(\.$second, "zz")
+        test.set(\.$first, "")
+        test.expect([
+            .changed(\.$first, "x"), .changed(\.$stage, "half"),
+            .changed(\.$valid, true), .changed(\.$stage, "ready"),
+            .changed(\.$first, ""), .changed(\.$valid, false), .changed(\.$stage, "empty"),
         ])
+        await test.finish()
     }
 
-    @Test func eventsAreEveryEmissionInOrder() {
-        let recorder = ViewModelRecorder()
-        let event = recorder.context.event("ping", of: Int.self)
-        event.emit(1)
-        event.emit(1)
-        event.emit(2)
-        #expect(recorder.take() == [.event("ping", 1), .event("ping", 1), .event("ping", 2)])
+    @Test func aDerivedOutputIsComputedOnceTheViewModelIsMade() async {
+        let test = ViewModelTest { Form() }
+        #expect(test.viewModel.stage == "empty")
+        #expect(test.value("valid") == false)
+        await test.finish()
+    }
+
+    @Test func eventsAreEveryEmissionInOrder() async {
+        let test = ViewModelTest { Form() }
+        test.fire(\.send, 1)
+        test.fire(\.send, 1)
+        test.fire(\.send, 2)
+        test.expect([.emitted(\.ping, 1), .emitted(\.ping, 1), .emitted(\.ping, 2)])
+        await test.finish()
+    }
+
+    @Test func membersAreNamedByTheirPropertiesInDeclarationOrder() {
+        let description = ViewModelFactory { (_: NoArgs) in Form() }.describe()
+        #expect(description["inputs"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["first", "second", "send"])
+        #expect(description["outputs"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["first", "valid", "stage", "error", "ping"])
     }
 }
 
 @Suite("Commands")
 @HostActor
 struct CommandTests {
-    func probe() -> (ViewModelRecorder, ProbeViewModel) {
-        let recorder = ViewModelRecorder(kind: "Probe")
-        let vm = recorder.keep(ProbeViewModel(args: .init(), context: recorder.context))
-        _ = recorder.take()
-        return (recorder, vm)
+    @Test func aCommandRunsAndAnswersItsTypedResult() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let run = test.send(\.work, ["ms": 50])
+        test.expect([.changed(\.$busy, true)])
+        await test.settle()
+        test.expect([.changed(\.$loading, true)])
+        await test.advance(ms: 50)
+        // The result applies before the run ends: its flags drop after, with no blip.
+        test.expect([.changed(\.$count, 1), .changed(\.$loading, false), .changed(\.$busy, false)])
+        #expect(run.outcome == .succeeded(1))
+        await test.finish()
     }
 
-    @Test func aCommandRunsAndReportsItsResult() async throws {
-        let (recorder, vm) = probe()
-        try recorder.execute("work", ["ms": 50])
-        #expect(recorder.take() == [.changed("busy", true)])
-        await recorder.settle()
-        #expect(recorder.take() == [.changed("loading", true)])
-        await recorder.advance(ms: 50)
-        #expect(recorder.take() == [.changed("loading", false), .changed("count", 1), .changed("busy", false)])
-        #expect(recorder.outcomes == [.succeeded(1)])
-        #expect(vm.context.activity.count == 0)
+    @Test func latestCancelsTheRunningRunAndAppliesNothingOfIt() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let first = test.send(\.work, ["ms": 100])
+        await test.settle()
+        await test.advance(ms: 50)
+        let second = test.send(\.work, ["ms": 100])
+        #expect(first.outcome == .cancelled)
+        await test.advance(ms: 100)
+        #expect(second.outcome == .succeeded(1))
+        #expect(test.viewModel.count == 1)
+        #expect(!test.viewModel.busy && !test.viewModel.loading)
+        _ = test.take()
+        await test.finish()
     }
 
-    @Test func latestCancelsTheRunningExecutionAndAppliesNothingOfIt() async throws {
-        let (recorder, _) = probe()
-        try recorder.execute("work", ["ms": 100])
-        await recorder.settle()
-        await recorder.advance(ms: 50)
-        try recorder.execute("work", ["ms": 100])
-        #expect(recorder.outcomes[0] == .cancelled)
-        await recorder.settle()
-        await recorder.advance(ms: 100)
-        #expect(recorder.outcomes == [.cancelled, .succeeded(1)])
-        #expect(recorder.value("count") == 1)
-        #expect(recorder.value("busy") == false)
-        #expect(recorder.value("loading") == false)
+    @Test func ignoreRefusesWhileRunningWithAReason() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let first = test.send(\.once)
+        #expect(test.send(\.once).refusal == .disabled(reason: "already running"))
+        await test.advance(ms: 100)
+        #expect(await first.finished() == .succeeded("done"))
+        let again = test.send(\.once)
+        await test.advance(ms: 100)
+        #expect(again.value == "done")
+        _ = test.take()
+        await test.finish()
     }
 
-    @Test func ignoreRefusesWhileRunningWithAReason() async throws {
-        let (recorder, _) = probe()
-        try recorder.execute("once")
-        #expect(throws: InputError.disabled(reason: "already running")) { try recorder.execute("once") }
-        await recorder.settle()
-        await recorder.advance(ms: 100)
-        #expect(recorder.outcomes == [.succeeded("done"), nil])
-        try recorder.execute("once")
-        await recorder.settle()
-        await recorder.advance(ms: 100)
-        #expect(recorder.outcomes.last == .succeeded("done"))
+    @Test func ignorePerKeyRefusesOnlyTheSameKey() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let g1 = test.send(\.perKey, ["key": "g1"])
+        let g2 = test.send(\.perKey, ["key": "g2"])
+        #expect(test.send(\.perKey, ["key": "g1"]).refusal == .disabled(reason: "already running for g1"))
+        await test.advance(ms: 100)
+        #expect(g1.value == "g1" && g2.value == "g2")
+        _ = test.take()
+        await test.finish()
     }
 
-    @Test func ignorePerKeyRefusesOnlyTheSameKey() async throws {
-        let (recorder, _) = probe()
-        try recorder.execute("perKey", ["key": "g1"])
-        try recorder.execute("perKey", ["key": "g2"])
-        #expect(throws: InputError.disabled(reason: "already running for g1")) { try recorder.execute("perKey", ["key": "g1"]) }
-        await recorder.settle()
-        await recorder.advance(ms: 100)
-        #expect(recorder.outcomes == [.succeeded("g1"), .succeeded("g2"), nil])
+    @Test func concurrentRunsSideBySideAndActivityCountsEveryRun() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let short = test.send(\.parallel, ["ms": 100])
+        let long = test.send(\.parallel, ["ms": 200])
+        await test.settle()
+        #expect(test.context.activity.count == 2)
+        await test.advance(ms: 100)
+        #expect(test.viewModel.loading)
+        await test.advance(ms: 100)
+        #expect(!test.viewModel.loading)
+        test.expect([.changed(\.$loading, true), .changed(\.$loading, false)])
+        #expect(short.value == 100 && long.value == 200)
+        await test.finish()
     }
 
-    @Test func concurrentRunsSideBySideAndActivityCountsEveryRun() async throws {
-        let (recorder, vm) = probe()
-        try recorder.execute("parallel", ["ms": 100])
-        try recorder.execute("parallel", ["ms": 200])
-        await recorder.settle()
-        #expect(vm.context.activity.count == 2)
-        await recorder.advance(ms: 100)
-        #expect(vm.loading.value == true)
-        await recorder.advance(ms: 100)
-        #expect(vm.loading.value == false)
-        #expect(recorder.take() == [.changed("loading", true), .changed("loading", false)])
-        #expect(recorder.outcomes == [.succeeded(100), .succeeded(200)])
+    @Test func aDomainFailureIsOneErrorEventTaggedWithTheInput() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let run = test.send(\.fail, ["kind": "server"])
+        await test.settle()
+        let expected = DomainError(kind: "server", code: 500, message: "probe failed (server)", detail: "probe failure", input: "fail")
+        test.expect([.changed(\.$loading, true), .changed(\.$loading, false), .failed(expected)])
+        #expect(run.outcome == .failed(expected))
+        await test.finish()
     }
 
-    @Test func aDomainFailureIsOneErrorEventTaggedWithTheInput() async throws {
-        let (recorder, _) = probe()
-        try recorder.execute("fail", ["kind": "server"])
-        await recorder.settle()
-        let expected = DomainError(kind: .server, code: 500, detail: "probe failure", input: "fail")
-        #expect(recorder.take() == [.event("error", expected.json)])
-        #expect(recorder.outcomes == [.failed(expected)])
-        #expect(expected.json["message"] == "服务器错误（500），请稍后重试")
-        #expect(expected.json["detail"] == "probe failure")
+    @Test func anAppFailureBecomesADomainErrorInTheViewModelsLocale() async {
+        let test = ViewModelTest(locale: "de") { Failing() }
+        let run = test.send(\.go)
+        #expect(await run.finished() == .failed(DomainError(kind: "gone", code: 410, message: "Weg", detail: "the item is gone", input: "go")))
+        _ = test.take()
+        await test.finish()
     }
 
-    @Test func cancellationIsNotAnError() async throws {
-        let (recorder, _) = probe()
-        let execution = try recorder.execute("fail", ["ms": 100])
-        await recorder.settle()
-        execution.cancel()
-        await recorder.advance(ms: 100)
-        #expect(recorder.outcomes == [.cancelled])
-        #expect(!recorder.take().contains { if case .event = $0 { true } else { false } })
+    @Test func cancellationIsNotAnError() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let run = test.send(\.fail, ["ms": 100])
+        await test.settle()
+        run.cancel()
+        await test.advance(ms: 100)
+        #expect(run.outcome == .cancelled)
+        #expect(!test.take().contains { $0.outputName == "error" })
+        await test.finish()
     }
 
-    @Test func disabledReasonsAndInvalidValuesAreRefused() throws {
-        let (recorder, vm) = probe()
-        vm.count.value = -1
-        #expect(throws: InputError.disabled(reason: "count is negative")) { try recorder.execute("guarded") }
-        #expect(throws: InputError.invalidValue(JSONDecodingError(path: "params.value", problem: "this input takes no value, got a number"))) {
-            try recorder.execute("once", 5)
-        }
-        #expect(throws: InputError.invalidValue(JSONDecodingError(path: "params.value", problem: "expected a string, got null"))) {
-            try recorder.send("text")
-        }
+    @Test func disabledReasonsAndInvalidValuesAreRefused() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init(start: -1)) }
+        #expect(test.send(\.guarded).refusal == .disabled(reason: "count is negative"))
+        #expect(
+            test.execute("once", 5).refusal
+                == .invalidValue(JSONDecodingError(path: "params.value", problem: "this input takes no value, got a number")))
+        #expect(test.send("text") == .invalidValue(JSONDecodingError(path: "params.value", problem: "expected a string, got null")))
+        await test.finish()
     }
 
-    @Test func disposeCancelsWorkAndTimers() async throws {
-        let (recorder, vm) = probe()
-        try recorder.execute("work", ["ms": 100])
+    @Test func disposeCancelsWorkAndTimers() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let run = test.send(\.work, ["ms": 100])
         var fired = false
-        vm.context.schedule(after: .milliseconds(10)) { fired = true }
-        await recorder.settle()
-        vm.context.dispose()
-        #expect(recorder.outcomes == [.cancelled])
-        await recorder.advance(ms: 1000)
+        test.context.schedule(after: .milliseconds(10)) { fired = true }
+        await test.settle()
+        test.context.dispose()
+        #expect(run.outcome == .cancelled)
+        await test.advance(ms: 1000)
         #expect(!fired)
-        #expect(vm.count.value == 0)
-        #expect(throws: InputError.disabled(reason: "the view-model is disposed")) { try recorder.execute("once") }
+        #expect(test.execute("once").refusal == .disabled(reason: "the view-model is disposed"))
+        _ = test.take()
+        await test.finish()
     }
+}
+
+/// Fails with an error of the app's own, in the app's own language.
+@HostActor
+final class Failing: ViewModel {
+    static let kind = "Failing"
+    struct Gone: DomainFailure {
+        func domainError(in locale: AppLocale) -> DomainError {
+            DomainError(kind: "gone", code: 410, message: locale.language == "de" ? "Weg" : "Gone", detail: "the item is gone")
+        }
+    }
+    let go = Command(.ignore) { _ in throw Gone() }
 }
 
 @Suite("Manual clock")
@@ -214,47 +250,29 @@ struct ManualClockTests {
         await EventLoop.shared.settle()
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(clock.pendingCount == 0)
     }
 }
 
-/// The error object: a user-facing `message` per kind in the view-model's locale, and a `detail`
-/// for developers.
-@Suite struct DomainErrorMessageTests {
-    struct Row: Sendable, CustomTestStringConvertible {
-        var error: DomainError
-        var zh: String
-        var en: String
-        var testDescription: String { error.description }
+/// The framework keeps only the matching rule of language tags; the tags are the app's.
+@Suite("Locales")
+struct LocaleTests {
+    static let offered: [AppLocale] = ["de-CH", "de", "zh-Hans", "en"]
+
+    @Test(arguments: [
+        ("de-CH", "de-CH"), ("DE-ch", "de-CH"), ("de-CH-1996", "de-CH"), ("de-AT", "de"), ("de", "de"),
+        ("zh", "zh-Hans"), ("zh-TW", "zh-Hans"), ("zh-Hant-TW", "zh-Hans"), ("en-GB", "en"), ("EN", "en"),
+    ])
+    func aTagPicksTheOfferedLocale(requested: String, picked: String) {
+        #expect(AppLocale.match(requested, in: Self.offered)?.tag == picked)
     }
 
-    static let rows: [Row] = [
-        Row(error: .network("could not connect to the server"), zh: "网络连接失败，请检查网络后重试", en: "No connection. Check your network and try again."),
-        Row(error: .timeout(), zh: "请求超时，请稍后重试", en: "The request timed out. Please try again."),
-        Row(error: .server(status: 503), zh: "服务器错误（503），请稍后重试", en: "Server error (503). Please try again later."),
-        Row(error: .decode("envelope.success: expected a boolean, got a string"), zh: "服务器返回的数据无法识别，请稍后重试", en: "The server's answer could not be read. Please try again later."),
-        Row(error: .business(code: "1001", message: "用户名或密码错误"), zh: "用户名或密码错误", en: "用户名或密码错误"),
-        Row(error: .business(code: "1", message: ""), zh: "操作失败，请稍后重试", en: "The request failed. Please try again."),
-        Row(error: .business(code: "1", message: "  "), zh: "操作失败，请稍后重试", en: "The request failed. Please try again."),
-    ]
-
-    @Test(arguments: rows) func theMessageIsWrittenForTheUserInTheLocale(row: Row) {
-        #expect(row.error.reaching(input: "load", locale: .zhHans).message == row.zh)
-        #expect(row.error.reaching(input: "load", locale: .en).message == row.en)
+    @Test(arguments: ["fr", "en_US", "", "-", "de--CH", "toolongsubtag", "zh_CN"])
+    func aTagOfAnotherLanguageOrMalformedPicksNone(requested: String) {
+        #expect(AppLocale.match(requested, in: Self.offered) == nil)
     }
 
-    @Test(arguments: rows) func theWireObjectCarriesMessageAndDetail(row: Row) {
-        let json = row.error.reaching(input: "load", locale: .en).json
-        guard case .object(let object) = json else { Issue.record("not an object"); return }
-        #expect(object.keys == ["kind", "code", "message", "detail", "input"])
-        #expect(object["message"] == .string(row.en))
-        #expect(object["detail"] == .string(row.error.detail))
-        #expect(object["input"] == "load")
-    }
-
-    @Test func theDetailNamesWhatFailedWithoutTheServersText() {
-        let business = DomainError.business(code: "1001", message: "用户名或密码错误")
-        #expect(business.detail == #"the server reported failure code "1001""#)
-        #expect(!business.detail.contains("用户名"))
-        #expect(DomainError.server(status: 500).detail == "the server answered HTTP 500")
+    @Test @HostActor func anAppThatSaysNothingOffersEnglish() {
+        #expect(Host.Configuration(clock: ManualClock(), factories: []).locales == [.en])
     }
 }

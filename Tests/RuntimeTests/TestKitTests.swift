@@ -3,6 +3,10 @@ import VMHostTesting
 
 private enum Endpoint: String, Sendable { case fetch, store }
 
+private struct Offline: DomainFailure, Equatable {
+    func domainError(in locale: AppLocale) -> DomainError { DomainError(kind: "network", message: "offline", detail: "offline") }
+}
+
 @Suite("Test kit")
 @HostActor
 struct TestKitTests {
@@ -12,18 +16,20 @@ struct TestKitTests {
         let call = await stub.call(.fetch)
         #expect(call.isPending)
         #expect(call.arguments == ["id": "a"])
-        #expect(throws: TestKitFailure.self) { try stub.verifyNothingPending() }
+        withKnownIssue {
+            stub.verifyNothingPending(sourceLocation: #_sourceLocation)
+        } matching: { $0.comments.contains { $0.rawValue.hasPrefix("calls still pending: fetch") } }
         #expect(call.succeed(42))
         #expect(try await task.value == 42)
         #expect(call.succeed(43) == false)
-        try stub.verifyNothingPending()
+        stub.verifyNothingPending(sourceLocation: #_sourceLocation)
     }
 
     @Test func aStubCallFailsCancelsOrIsAnsweredWithTheWrongType() async throws {
         let stub = StubCalls<Endpoint>()
         let failing = Task { @HostActor in try await stub.perform(.store, as: Void.self) }
-        await stub.call(.store).fail(DomainError.network("offline"))
-        await #expect(throws: DomainError.network("offline")) { try await failing.value }
+        await stub.call(.store).fail(Offline())
+        await #expect(throws: Offline()) { try await failing.value }
 
         let cancelled = Task { @HostActor in try await stub.perform(.fetch, as: Int.self) }
         let call = await stub.call(.fetch)
@@ -36,35 +42,109 @@ struct TestKitTests {
         #expect(stub.calls.count == 3)
     }
 
-    @Test func expectComparesTheWholeHistory() throws {
-        let recorder = ViewModelRecorder()
-        let count = recorder.context.property("count", 0)
-        count.value = 1
-        count.value = 2
-        let failure = try #require(throws: TestKitFailure.self) { try recorder.expect([.changed("count", 2)]) }
-        #expect(failure.description == """
-            the history differs.
-            expected:
-              changed count = 2
-            recorded:
-              changed count = 1
-              changed count = 2
-            """)
-        count.value = 3
-        try recorder.expect([.changed("count", 3)])
-        try recorder.finish()
+    @Test func aCallNeverMadeFailsWithinTheTimeoutNamingTheCallsMade() async {
+        let stub = StubCalls<Endpoint>()
+        stub.timeout = .milliseconds(50)
+        stub.answerNext(.fetch, with: .success(1))
+        _ = try? await stub.perform(.fetch, as: Int.self)
+        await withKnownIssue {
+            let call = await stub.call(.store)
+            #expect(call.succeed() == true)
+        } matching: { $0.comments.contains { $0.rawValue == "waited 0.05 seconds for call 1 of store; calls made: fetch {}" } }
     }
 
-    @Test func finishFailsOnUnassertedOutputRunningWorkAndArmedTimers() async throws {
-        let recorder = ViewModelRecorder(kind: "Probe")
-        recorder.keep(ProbeViewModel(args: .init(), context: recorder.context))
-        try recorder.execute("once")
-        await recorder.settle()
-        let failure = try #require(throws: TestKitFailure.self) { try recorder.finish() }
-        #expect(failure.description.contains("output nobody asserted: changed loading = true"))
-        #expect(failure.description.contains("commands still running: once"))
-        #expect(failure.description.contains("executions without an outcome: 0"))
-        #expect(failure.description.contains("timers still armed: 1"))
-        recorder.context.dispose()
+    @Test func expectComparesTheWholeHistoryAndFailsAtTheCallersLine() async {
+        let test = ViewModelTest { Form() }
+        test.set(\.$first, "a")
+        test.set(\.$first, "b")
+        let line = #line + 2
+        withKnownIssue {
+            test.expect([.changed(\.$first, "b")])
+        } matching: { issue in
+            issue.sourceLocation?.line == line
+                && issue.comments.contains {
+                    $0.rawValue == """
+                        the history differs.
+                        expected:
+                          changed first = "b"
+                        recorded:
+                          changed first = "a"
+                          changed stage = "half"
+                          changed first = "b"
+                        """
+                }
+        }
+        test.set(\.$first, "")
+        test.expect([.changed("first", ""), .changed("stage", "empty")])
+        await test.finish()
+    }
+
+    @Test func anUnknownNameFailsWithTheNamesThatExist() async {
+        let test = ViewModelTest { Form() }
+        withKnownIssue {
+            test.send("frist", "x")
+            _ = test.value("vaild")
+            _ = test.execute("go")
+        } matching: { issue in
+            issue.comments.contains {
+                [
+                    "Form: no value or trigger input \"frist\" (inputs: first, second, send)",
+                    "Form: no property output \"vaild\" (properties: first, valid, stage)",
+                    "Form: no command input \"go\" (inputs: first, second, send)",
+                ].contains($0.rawValue)
+            }
+        }
+        await test.finish()
+    }
+
+    @Test func aCommandIsAwaitedByItsHandle() async {
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let run = test.send(\.work, ["ms": 10])
+        #expect(run.outcome == nil)
+        await test.advance(ms: 10)
+        #expect(await run.finished() == .succeeded(1))
+        #expect(run.value == 1)
+        _ = test.take()
+        await test.finish()
+    }
+
+    @Test func aRunThatNeverEndsFailsItsWaitInSeconds() async {
+        let test = ViewModelTest(timeout: .milliseconds(50)) { ProbeViewModel(args: .init()) }
+        let run = test.send(\.work, ["ms": 10_000])
+        await withKnownIssue {
+            #expect(await run.finished() == nil)
+        } matching: { $0.comments.contains { $0.rawValue == "waited 0.05 seconds for work to end" } }
+        await withKnownIssue {
+            await test.finish()
+        } matching: { issue in
+            issue.comments.contains {
+                $0.rawValue.hasPrefix("Probe: output nobody asserted: changed busy = true; changed loading = true")
+                    || $0.rawValue == "Probe: still running: work"
+                    || $0.rawValue == "Probe: commands sent with no outcome yet: work"
+                    || $0.rawValue == "Probe: timers still armed: 1"
+            }
+        }
+    }
+
+    @Test func aTestSettlesOnItsOwnWorkNotOnAnothers() async {
+        // Work elsewhere on the host thread that stays busy for a long while: 100,000 turns.
+        var turns = 0
+        let busy = Task { @HostActor in
+            while turns < 100_000 && !Task.isCancelled {
+                turns += 1
+                await Task.yield()
+            }
+        }
+        defer { busy.cancel() }
+        let test = ViewModelTest { ProbeViewModel(args: .init()) }
+        let run = test.send(\.once)
+        await test.settle()
+        #expect(test.viewModel.loading)
+        await test.advance(ms: 100)
+        #expect(run.value == "done")
+        // The test went on while the other work was far from done.
+        #expect(turns < 100_000)
+        _ = test.take()
+        await test.finish()
     }
 }
