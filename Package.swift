@@ -92,7 +92,7 @@ let package = Package(
         // The test kit: the in-process connection, the recorder, the manual clock, a probe kind.
         .target(
             name: "VMHostTesting",
-            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore"],
+            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore", "VMHost"],
             swiftSettings: settings
         ),
 

@@ -287,6 +287,10 @@ extension Server {
     public struct App {
         /// The configuration of its ``Host``.
         public var host: Host.Configuration
+        /// The framing its input is read in (`--framing`).
+        public var framing: Framing = .auto
+        /// The largest message it accepts (`--max-message-bytes`).
+        public var maxMessageBytes = ServerSettings.defaultMaxMessageBytes
         /// The app's summary for the start-up log line.
         public var summary: String?
         /// ``ServedApp/connectionKinds``.
@@ -301,6 +305,19 @@ extension Server {
             configuration.factories = connectionKinds()
             return configuration
         }
+    }
+
+    /// The app `arguments` (a command line without the program's name) make, as ``run(arguments:)``
+    /// would serve it, without serving it: for a test of the app's whole wiring in process. Logs
+    /// go nowhere.
+    @HostActor
+    public func makeApp(arguments: [String]) throws(UsageError) -> App {
+        let parsed = try ParsedArguments(arguments, options: allOptions)
+        let settings = try ServerSettings(parsed)
+        var app = try makeApp(settings: settings, arguments: parsed, logger: Logger(label: configuration.name) { _ in SwiftLogNoOpLogHandler() })
+        app.framing = settings.framing
+        app.maxMessageBytes = settings.maxMessageBytes
+        return app
     }
 
     /// The app made for a run: the configuration of its ``Host`` (a transport that serves many

@@ -1,4 +1,5 @@
 import Testing
+import VMHost
 import VMHostEventLoop
 import VMHostJSONRPC
 import VMHostRuntime
@@ -32,14 +33,34 @@ public final class InProcessConnection: Sendable {
     /// A host serving `kinds` on `clock` (a new ``ManualClock`` when nil), with the `control.*`
     /// methods (`controlMethods` added) unless `testControls` is false.
     @HostActor
-    public init(
+    public convenience init(
         kinds: [ViewModelFactory], clock: (any HostClock)? = nil, testControls: Bool = true,
         controlMethods: [(name: String, handler: RPCEngine.Handler)] = [], framing: Framing = .ndjson,
         maxMessageBytes: Int = 4 << 20
     ) {
-        host = Host(configuration: .init(
-            clock: clock ?? ManualClock(), factories: kinds, testControls: testControls, controlMethods: controlMethods))
+        self.init(
+            configuration: .init(clock: clock ?? ManualClock(), factories: kinds, testControls: testControls, controlMethods: controlMethods),
+            framing: framing, maxMessageBytes: maxMessageBytes)
+    }
+
+    /// A host of `configuration`: its kinds, clock, locales, error kinds and controls as given.
+    @HostActor
+    public init(configuration: Host.Configuration, framing: Framing = .ndjson, maxMessageBytes: Int = 4 << 20) {
+        host = Host(configuration: configuration)
         connection = Connection(host: host, framing: framing, maxMessageBytes: maxMessageBytes)
+    }
+
+    /// The host an app's `server` makes when started with `arguments` (its own options and the
+    /// standard ones, `--clock manual --test-controls` added unless given): its kinds, locales, error
+    /// kinds and test controls, exactly as its `main` serves them. Throws the usage error the
+    /// command line would exit 64 with.
+    @HostActor
+    public convenience init(server: Server, arguments: [String] = []) throws(UsageError) {
+        var arguments = arguments
+        if !arguments.contains("--clock") { arguments += ["--clock", "manual"] }
+        if !arguments.contains("--test-controls") { arguments.append("--test-controls") }
+        let app = try server.makeApp(arguments: arguments)
+        self.init(configuration: app.host, framing: app.framing, maxMessageBytes: app.maxMessageBytes)
     }
 
     /// The manual clock of this host (traps if it runs on another clock).

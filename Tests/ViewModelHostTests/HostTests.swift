@@ -220,16 +220,16 @@ struct DeliveryTests {
         #expect(started == [changed(["busy": true]), changed(["loading": true])])
         let advanced = await client.advance(ms: 100)
         #expect(advanced.messages == [
-            changed(["loading": false, "count": 1, "busy": false]), result(50, ["value": 1]), result(3, ["now": 100]),
+            changed(["count": 1, "loading": false, "busy": false]), result(50, ["value": 1]), result(3, ["now": 100]),
         ])
     }
 
     @Test func aFailedCommandEmitsOneErrorEventAndAnswersMinus32004() async {
         let client = await probeHost(outputs: ["error"])
         let reply = await client.request("vm.send", send("fail", ["kind": "business"]))
-        // No message from the server: the user reads the localized fallback, the developer the detail.
+        // The user reads the message, the developer the detail.
         let object: JSON = [
-            "kind": "business", "code": "E42", "message": "操作失败，请稍后重试", "detail": "probe failure", "input": "fail",
+            "kind": "business", "code": "E42", "message": "probe failed (business)", "detail": "probe failure", "input": "fail",
         ]
         #expect(reply.messages.count == 2)
         #expect(reply.messages[0] == event("error", object))

@@ -13,19 +13,26 @@ struct HostLimitTests {
         ("zh", "zh-Hans"), ("zh-CN", "zh-Hans"), ("zh-Hans", "zh-Hans"), ("zh-hans-cn", "zh-Hans"), ("zh-Hant-TW", "zh-Hans"),
     ])
     func aLanguageTagOfEnglishOrChineseIsAccepted(tag: String, locale: String) async {
-        let client = await InProcessConnection(kinds: [])
+        let client = await bilingualHost()
         #expect(await client.request("initialize", ["locale": .string(tag)]).result?["locale"] == .string(locale))
     }
 
     @Test(arguments: ["en_US", "zh_CN", "en-", "-en", "en--US", "", "english", "eng", "fr", "de-DE", "en US", "en-abcdefghi", "zh-Hans_CN", "én"])
     func anythingElseIsInvalidParamsNamingTheLocale(tag: String) async {
-        let client = await InProcessConnection(kinds: [])
+        let client = await bilingualHost()
         let reply = await client.request("initialize", ["locale": .string(tag)])
         #expect(reply.errorCode == -32602, "\(tag)")
         #expect(reply.error?["message"]?.stringValue?.hasPrefix("Invalid params: params.locale: unsupported locale") == true
             || reply.error?["message"]?.stringValue?.contains("params.locale") == true)
         // The locale stays what it was.
         #expect(await client.request("initialize").result?["locale"] == "zh-Hans")
+    }
+
+    /// A host whose app offers Simplified Chinese (its default) and English.
+    @HostActor
+    private func bilingualHost() -> InProcessConnection {
+        InProcessConnection(configuration: .init(
+            clock: ManualClock(), factories: [], testControls: true, defaultLocale: "zh-Hans", locales: ["zh-Hans", "en"]))
     }
 
     @Test func theClockAdvancesToItsCeilingAndNoFurther() async {

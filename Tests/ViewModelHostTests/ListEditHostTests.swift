@@ -9,25 +9,20 @@ import VMHostWire
 /// in order with `replaceSubrange` in one turn; `assign [Int]` sets the list whole.
 @HostActor
 final class LinesViewModel: ViewModel {
-    typealias Args = NoArgs
     static let kind = "Lines"
-    let lines: Property<[Int]>
-
-    init(context: ViewModelContext) {
-        lines = context.property("lines", [Int]())
-        context.trigger("edit", of: JSON.self) { [unowned self] edits in
-            for edit in edits.arrayValue ?? [] {
-                let at = Int(edit["at"]?.intValue ?? 0)
-                let remove = Int(edit["remove"]?.intValue ?? 0)
-                let insert = (edit["insert"]?.arrayValue ?? []).map { Int($0.intValue ?? 0) }
-                lines.replaceSubrange(at..<(at + remove), with: insert)
-            }
+    @Output var lines: [Int] = []
+    let edit = Trigger(of: JSON.self) { vm, edits in
+        for edit in edits.arrayValue ?? [] {
+            let at = Int(edit["at"]?.intValue ?? 0)
+            let remove = Int(edit["remove"]?.intValue ?? 0)
+            let insert = (edit["insert"]?.arrayValue ?? []).map { Int($0.intValue ?? 0) }
+            vm.$lines.replaceSubrange(at..<(at + remove), with: insert)
         }
-        context.trigger("assign", of: [Int].self) { [unowned self] in lines.value = $0 }
     }
+    let assign = Trigger(of: [Int].self) { vm, lines in vm.lines = lines }
 
     static func factory() -> ViewModelFactory {
-        ViewModelFactory(LinesViewModel.self) { _, context in LinesViewModel(context: context) }
+        ViewModelFactory { _ in LinesViewModel() }
     }
 }
 

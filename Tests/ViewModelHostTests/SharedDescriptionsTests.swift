@@ -9,15 +9,16 @@ import VMHostWire
 @HostActor
 private final class VariantViewModel: ViewModel {
     static let kind = "SharedDescriptionsVariant"
-    typealias Args = NoArgs
-
-    init(context: ViewModelContext, extra: String?) {
-        context.trigger("always") {}
-        if let extra { context.trigger(extra) {} }
-    }
+    let always = Trigger { _ in }
+    @Input var tag: String
 
     static func factory(extra: String?) -> ViewModelFactory {
-        ViewModelFactory(VariantViewModel.self) { _, context in VariantViewModel(context: context, extra: extra) }
+        ViewModelFactory { _ in VariantViewModel(tag: extra) }
+    }
+
+    /// A schema of its own for each `tag`: the kind describes differently per factory.
+    init(tag: String?) {
+        _tag = Input(wrappedValue: "", schema: tag.map { ["type": "string", "title": .string($0)] } ?? ["type": "string"])
     }
 }
 
@@ -28,15 +29,17 @@ private final class VariantViewModel: ViewModel {
 struct SharedDescriptionsTests {
     private func inputNames(_ client: InProcessConnection) async -> [String] {
         let reply = await client.request("vm.create", ["kind": .string(VariantViewModel.kind)])
-        return reply.result?["inputs"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+        return reply.result?["inputs"]?.arrayValue?.compactMap { input in
+            input["value"]?["title"]?.stringValue ?? input["name"]?.stringValue
+        } ?? []
     }
 
     @Test func hostsServingTheSameKindShareOneDescriptionAndADifferentOneStaysItsOwn() async {
         let kind = VariantViewModel.kind
         let first = InProcessConnection(kinds: [VariantViewModel.factory(extra: nil)])
         let second = InProcessConnection(kinds: [VariantViewModel.factory(extra: nil)])
-        #expect(await inputNames(first) == ["always"])
-        #expect(await inputNames(second) == ["always"])
+        #expect(await inputNames(first) == ["always", "tag"])
+        #expect(await inputNames(second) == ["always", "tag"])
         #expect(SharedDescriptions.variantCount(kind: kind) == 1)
 
         // Each further variant is kept until the bound; past it, a host still answers its own.
@@ -46,7 +49,7 @@ struct SharedDescriptionsTests {
             #expect(SharedDescriptions.variantCount(kind: kind) == min(number + 2, SharedDescriptions.maxVariants))
         }
         let again = InProcessConnection(kinds: [VariantViewModel.factory(extra: nil)])
-        #expect(await inputNames(again) == ["always"])
+        #expect(await inputNames(again) == ["always", "tag"])
         #expect(SharedDescriptions.variantCount(kind: kind) == SharedDescriptions.maxVariants)
     }
 }

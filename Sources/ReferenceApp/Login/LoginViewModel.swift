@@ -33,10 +33,8 @@ public final class LoginViewModel: ViewModel {
 
     // MARK: Outputs
 
-    @Derived({ LoginAppearance.tabColor(.code, mode: $0.mode) }, schema: LoginAppearance.tabColorSchema)
-    public var codeTabColor: String
-    @Derived({ LoginAppearance.tabColor(.password, mode: $0.mode) }, schema: LoginAppearance.tabColorSchema)
-    public var passwordTabColor: String
+    @Derived({ LoginAppearance.tabColor(.code, mode: $0.mode) }) var codeTabColor: LoginAppearance.TabColor
+    @Derived({ LoginAppearance.tabColor(.password, mode: $0.mode) }) var passwordTabColor: LoginAppearance.TabColor
     @Derived({ LoginAppearance.isHidden(.code, mode: $0.mode) }) public var hideCodeLine: Bool
     @Derived({ LoginAppearance.isHidden(.code, mode: $0.mode) }) public var hideCodeContainer: Bool
     @Derived({ LoginAppearance.isHidden(.password, mode: $0.mode) }) public var hidePasswordLine: Bool

@@ -140,9 +140,10 @@ extension Property: AnyProperty where Value: Encodable {
     /// The value as JSON, as written on the wire.
     public var json: JSON { JSONValueEncoder.encode(storage) }
 
-    /// A value of the output's type made of placeholders, as JSON (nil when the type cannot make one).
+    /// A value of the output's type made of placeholders, as JSON (nil when the type cannot make
+    /// one, or when the declaration refines the type's schema, which its placeholders need not meet).
     @_spi(TestKit)
-    public var sample: JSON? { OutputSample.of(Value.self) }
+    public var sample: JSON? { declaredSchema == nil ? OutputSample.of(Value.self) : nil }
 
     public func takeChange() -> PropertyChange? {
         guard let change = pending else { return nil }
