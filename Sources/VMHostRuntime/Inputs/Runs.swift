@@ -50,6 +50,10 @@ final class Runs<Value: Sendable> {
     weak var context: ViewModelContext?
     /// The name the `error` event's `input` carries: the command's; nil for a work.
     var inputName: String?
+    /// Whether a `latest` restart keeps `isExecuting` up throughout (work, whose runs no caller
+    /// waits for). A command's restart ends the replaced run first, flags and reply included, as
+    /// SPEC §6 has a cancelled request's flags drop before its -32800.
+    var restartsInPlace = false
     /// Told of every run's end, before its flags and its caller (a view-model's ``LoadTracker``).
     var endObservers: [(CommandExecution, CommandOutcome) -> Void] = []
 
@@ -83,15 +87,16 @@ final class Runs<Value: Sendable> {
         let run = CommandExecution(key: key, completion: completion)
         run.ending = { [weak self] run, outcome in self?.ended(run, outcome) }
         if case .latest = policy {
-            // A restart carries on the activity of the run it replaces (no `loading` blink), though
-            // the replaced run ends first, with its flags and its caller's answer (SPEC §6).
+            // A restart carries on the activity of the run it replaces (no `loading` blink).
             if running.contains(where: \.holdsActivity) {
                 run.holdsActivity = true
                 context?.activity.add(1)
             }
-            cancelAll()
+            let replaced = running
+            if restartsInPlace { running.append(run) }
+            for old in replaced { old.cancel() }
         }
-        running.append(run)
+        if !running.contains(where: { $0 === run }) { running.append(run) }
         isExecuting.set(true)
         let context = self.context
         let locale = context?.locale ?? .en

@@ -26,6 +26,7 @@ public final class ViewModelWork<Owner: AnyObject, Value: Sendable>: DeclaredMem
     /// Work of `body` under `policy`, started with a value.
     public init(_ policy: CommandPolicy<Value>, _ body: @escaping @HostActor (Owner, Value) async throws -> Void) {
         runs = Runs(policy: policy)
+        runs.restartsInPlace = true
         self.body = body
         declaredIn = ViewModelContext.declaring
         declaredIn?.adopt(self)

@@ -1,7 +1,7 @@
 import VMHost
 
-/// One item of the list.
-public struct Todo: Sendable, Hashable, JSONEncodable {
+/// One item of the list: `{id, title, done}` (its JSON and schema come from this declaration).
+public struct Todo: Sendable, Hashable, Codable {
     /// Given by the backend: `t1`, `t2`, …
     public var id: String
     /// What is to be done: 1…80 characters (``TodoTitle``).
@@ -14,18 +14,6 @@ public struct Todo: Sendable, Hashable, JSONEncodable {
         self.id = id
         self.title = title
         self.done = done
-    }
-
-    /// `{id, title, done}`.
-    public var json: JSON { ["id": .string(id), "title": .string(title), "done": .bool(done)] }
-
-    /// The schema of ``json``.
-    public static var jsonSchema: JSON {
-        [
-            "type": "object",
-            "properties": ["id": ["type": "string"], "title": ["type": "string"], "done": ["type": "boolean"]],
-            "required": ["id", "title", "done"],
-        ]
     }
 }
 
@@ -54,6 +42,11 @@ public enum TodoTitle {
         while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
         while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
         return String(scalars)
+    }
+
+    /// Refuses `text` as a title (-32602 naming the value), with why.
+    public static func check(_ text: String) throws(InputError) {
+        if let problem = problem(text) { throw .refused("", problem) }
     }
 
     /// Why `text` cannot be a title, or nil when it can.

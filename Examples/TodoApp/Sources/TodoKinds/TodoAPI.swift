@@ -1,7 +1,7 @@
 import VMHost
 
 /// What the app's view-models ask of its backend. The server implements it with
-/// ``InMemoryTodoBackend``; tests with a stub (`StubCalls`). Failures are `DomainError`s.
+/// ``InMemoryTodoBackend``; tests with a stub (`StubCalls`). Failures are ``TodoFailure``s.
 @HostActor
 public protocol TodoAPI: AnyObject {
     /// Every todo, in creation order.
@@ -24,7 +24,7 @@ public final class InMemoryTodoBackend: TodoAPI {
     private let clock: any HostClock
     /// How long every call takes, on the host's clock.
     public var latency: Duration
-    /// Every `failEvery`-th call fails with a `server` error 503 (0: none fail).
+    /// Every `failEvery`-th call fails as ``TodoFailure/unavailable`` (0: none fail).
     public var failEvery: Int
     private var todos: [Todo]
     private var nextID = 0
@@ -87,10 +87,30 @@ public final class InMemoryTodoBackend: TodoAPI {
         callCount += 1
         let failing = failEvery > 0 && callCount % failEvery == 0
         try await clock.sleep(for: latency)
-        if failing { throw DomainError.server(status: 503, detail: "the todo service is unavailable") }
+        if failing { throw TodoFailure.unavailable }
     }
 
-    private static func notFound(_ id: String) -> DomainError {
-        DomainError.business(code: "NOT_FOUND", message: "no todo \(id)")
+    private static func notFound(_ id: String) -> TodoFailure {
+        TodoFailure.notFound(id)
     }
+}
+
+/// How the todo service fails: the app's own error kinds, with its own (English) messages.
+public enum TodoFailure: DomainFailure, Equatable {
+    /// The service did not answer (HTTP 503).
+    case unavailable
+    /// No todo has this id.
+    case notFound(String)
+
+    public func domainError(in locale: AppLocale) -> DomainError {
+        switch self {
+        case .unavailable:
+            DomainError(kind: "unavailable", code: 503, message: "The todo list is unavailable. Try again.", detail: "the todo service answered 503")
+        case .notFound(let id):
+            DomainError(kind: "notFound", code: "NOT_FOUND", message: "This todo is gone.", detail: "no todo \(id)")
+        }
+    }
+
+    /// Every kind, for the server's configuration (the `error` schema in `host.describe`).
+    public static let kinds = ["unavailable", "notFound"]
 }

@@ -1,7 +1,7 @@
 import VMHost
 
 /// Which todos the list shows.
-public enum TodoFilter: String, Sendable, CaseIterable, JSONEncodable, InputValue {
+public enum TodoFilter: String, Sendable, CaseIterable, Codable, InputValue {
     /// Every todo.
     case all
     /// The todos not done.
@@ -20,124 +20,67 @@ public enum TodoFilter: String, Sendable, CaseIterable, JSONEncodable, InputValu
 
 /// The todo list (`TodoList`): loads the todos, adds, toggles and deletes them, and opens an editor.
 ///
-/// Inputs: `load` (command, `latest`), `add "title"` (command, `ignore`; an empty or too long title
-/// is refused, -32602), `toggle {id}` and `delete {id}` (commands, one at a time per todo; an id
-/// not in the list is refused, -32602), `filter` (value), `edit {id}` (trigger: emits `edit`).
-/// Outputs: `items` (the todos the filter shows), `remaining` (open todos), `filter`, `loading`
-/// (any call in flight), `isEmpty`, events `edit {id, title, parent}` (the args of a
-/// `TodoEditor`) and `error`.
+/// Inputs: `load` (command, `latest`), `add "title"` (command, `ignore`, answers the todo added;
+/// an empty or too long title is refused, -32602), `toggle {id}` and `delete {id}` (commands, one
+/// at a time per todo; an id not in the list is refused, -32602), `filter` (a field), `edit {id}`
+/// (trigger: emits `openEditor`). Outputs: `items` (the todos the filter shows), `remaining` (open
+/// todos), `filter`, `loading` (any call in flight), `loadState`/`lastError` (of `load`), events
+/// `openEditor {id, title, parent}` (the args of a `TodoEditor`) and `error`.
 @HostActor
 public final class TodoListViewModel: ViewModel {
     public static let kind = "TodoList"
 
     /// `{filter?}`: the filter shown first, `all` by default.
     public struct Args: ViewModelArgs {
-        /// The filter shown first.
         public var filter: TodoFilter
-
-        /// Args showing `filter`.
         public init(filter: TodoFilter = .all) { self.filter = filter }
-
-        /// Reads `{filter?}`; an unknown member or filter fails naming it.
-        public init(reader: ObjectReader) throws(JSONDecodingError) {
-            filter = try reader.optional("filter", default: .all)
-        }
+        public init(reader: ObjectReader) throws(JSONDecodingError) { filter = try reader.optional("filter", default: .all) }
     }
 
-    /// Where its members are declared.
-    public let context: ViewModelContext
-    /// The todos the filter shows, in creation order.
-    public let items: Property<[Todo]>
-    /// How many todos are not done, whatever the filter.
-    public let remaining: Property<Int>
-    /// The filter shown.
-    public let filter: Property<TodoFilter>
-    /// True while any backend call of this list is in flight.
-    public let loading: Property<Bool>
-    /// True once a load found no todo at all.
-    public let isEmpty: Property<Bool>
-    /// Asks the UI to open an editor: the args of a `TodoEditor`.
-    public let edit: Event<TodoEditorViewModel.Args>
+    @Derived({ $0.todos.filter($0.filter.shows) }) public var items: [Todo]
+    @Derived({ $0.todos.count { !$0.done } }) public var remaining: Int
+    @Field public var filter = TodoFilter.all
+    @Derived({ $0.context.isBusy }) public var loading: Bool
+    public let loads = Loads(tracking: \.load, emptyWhen: \.todos.isEmpty)
+    public let openEditor = Event<TodoEditorViewModel.Args>()
 
+    public let load = Command(.latest) { vm in vm.todos = try await vm.api.list() }
+    public let add = Command(.ignore, of: String.self, returning: Todo.self, check: { _, title throws(InputError) in try TodoTitle.check(title) }) { vm, title in
+        let todo = try await vm.api.add(title: TodoTitle.trimmed(title))
+        vm.todos.append(todo)
+        return todo
+    }
+    public let toggle = Command(.ignorePerKey { $0.id }, of: TodoReference.self, check: { vm, todo throws(InputError) in _ = try vm.listed(todo) }) { vm, todo in
+        vm.replace(try await vm.api.setDone(id: todo.id, done: !(try vm.listed(todo).done)))
+    }
+    public let delete = Command(.ignorePerKey { $0.id }, of: TodoReference.self, check: { vm, todo throws(InputError) in _ = try vm.listed(todo) }) { vm, todo in
+        try await vm.api.delete(id: todo.id)
+        vm.todos.removeAll { $0.id == todo.id }
+    }
+    public let edit = Trigger(of: TodoReference.self) { vm, reference throws(InputError) in
+        let todo = try vm.listed(reference)
+        vm.openEditor.emit(.init(id: todo.id, title: todo.title, parent: vm.context.handle))
+    }
+
+    /// Every todo loaded, whatever the filter: the source of ``items`` and ``remaining``.
+    @Tracked var todos: [Todo] = []
     private let api: any TodoAPI
-    /// Every todo loaded, whatever the filter.
-    private var todos: [Todo] = [] {
-        didSet { show() }
-    }
-    private var loadCommand: Command<NoValue>?
 
     /// Registers the kind with the host: the todos come from `api`.
-    public static func factory(api: any TodoAPI) -> ViewModelFactory {
-        ViewModelFactory(TodoListViewModel.self) { args, context in TodoListViewModel(args: args, context: context, api: api) }
-    }
+    public static func factory(api: any TodoAPI) -> ViewModelFactory { ViewModelFactory { args in TodoListViewModel(args: args, api: api) } }
 
-    /// Declares the list's members in `context`; its todos come from `api`.
-    public init(args: Args, context: ViewModelContext, api: any TodoAPI) {
-        self.context = context
+    public init(args: Args, api: any TodoAPI) {
         self.api = api
-        items = context.property("items", [Todo]())
-        remaining = context.property("remaining", 0)
-        filter = context.property("filter", args.filter)
-        loading = context.property("loading", false)
-        isEmpty = context.property("isEmpty", false)
-        edit = context.event("edit")
-
-        loadCommand = context.command("load", policy: .latest) { [unowned self] in
-            todos = try await self.context.perform { [api] in try await api.list() }
-            isEmpty.value = todos.isEmpty
-            return nil
-        }
-        let add = context.command("add", of: String.self, policy: .ignore) { [unowned self] title in
-            let todo = try await self.context.perform { [api] in try await api.add(title: TodoTitle.trimmed(title)) }
-            todos.append(todo)
-            return todo.json
-        }
-        add.check = { title throws(InputError) in
-            if let problem = TodoTitle.problem(title) { throw .refused("", problem) }
-        }
-        let toggle = context.command("toggle", of: TodoReference.self, policy: .ignorePerKey { $0.id }) { [unowned self] reference in
-            let done = !(try listed(reference).done)
-            let stored = try await self.context.perform { [api] in try await api.setDone(id: reference.id, done: done) }
-            replace(stored)
-            return nil
-        }
-        toggle.check = { [unowned self] reference throws(InputError) in _ = try listed(reference) }
-        let delete = context.command("delete", of: TodoReference.self, policy: .ignorePerKey { $0.id }) { [unowned self] reference in
-            try await self.context.perform { [api] in try await api.delete(id: reference.id) }
-            todos.removeAll { $0.id == reference.id }
-            return nil
-        }
-        delete.check = { [unowned self] reference throws(InputError) in _ = try listed(reference) }
-        context.value("filter", of: TodoFilter.self) { [unowned self] in
-            filter.value = $0
-            show()
-        }
-        context.trigger("edit", of: TodoReference.self) { [unowned self] reference throws(InputError) in
-            let todo = try listed(reference)
-            edit.emit(.init(id: todo.id, title: todo.title, parent: self.context.handle))
-        }
-        loading.bind(to: context.activity.isActive)
-    }
-
-    /// Loads the list again from inside the host (an editor saved), cancelling a load in flight.
-    public func reload() {
-        loadCommand?.run()
+        filter = args.filter
     }
 
     /// The listed todo `reference` names, or a refusal naming `params.value.id`.
     private func listed(_ reference: TodoReference) throws(InputError) -> Todo {
-        guard let todo = todos.first(where: { $0.id == reference.id }) else {
-            throw .refused("id", "no todo \"\(reference.id)\" in the list")
-        }
+        guard let todo = todos.first(where: { $0.id == reference.id }) else { throw .refused("id", "no todo \"\(reference.id)\" in the list") }
         return todo
     }
 
     private func replace(_ todo: Todo) {
         if let index = todos.firstIndex(where: { $0.id == todo.id }) { todos[index] = todo }
-    }
-
-    private func show() {
-        items.value = todos.filter(filter.value.shows)
-        remaining.value = todos.count { !$0.done }
     }
 }

@@ -6,98 +6,120 @@ import VMHostTesting
 @HostActor
 struct TodoListTests {
     let api = StubTodoAPI()
-    let recorder = ViewModelRecorder(kind: "TodoList")
     let milk = Todo(id: "t1", title: "Buy milk")
     let bank = Todo(id: "t2", title: "Call the bank", done: true)
 
-    init() {
-        recorder.keep(TodoListViewModel(args: .init(), context: recorder.context, api: api))
+    /// A list loaded with `todos`, its history taken.
+    func loaded(_ todos: [Todo]) async -> ViewModelTest<TodoListViewModel> {
+        let test = ViewModelTest { TodoListViewModel(args: .init(), api: api) }
+        let load = test.send(\.load)
+        await api.calls.call(.list).succeed(todos)
+        await load.finished()
+        _ = test.take()
+        return test
     }
 
-    /// Loads `todos` and asserts the whole history of it.
-    func load(_ todos: [Todo]) async throws {
-        try recorder.execute("load")
-        await recorder.settle()
-        try recorder.expect([.changed("loading", true)])
-        await api.calls.call(.list, occurrence: api.calls.calls(to: .list).count).succeed(todos)
-        await recorder.finished(recorder.outcomes.count - 1)
-    }
-
-    @Test func loadShowsTheTodosAndCountsTheOpenOnes() async throws {
-        try await load([milk, bank])
-        // The call ends (loading drops) before its answer is applied.
-        try recorder.expect([
-            .changed("loading", false), .changed("items", [milk.json, bank.json]), .changed("remaining", 1),
+    @Test func loadShowsTheTodosAndCountsTheOpenOnes() async {
+        let test = ViewModelTest { TodoListViewModel(args: .init(), api: api) }
+        let load = test.send(\.load)
+        test.expect([.changed(\.loads.loadState, .loading)])
+        await test.settle()
+        test.expect([.changed(\.$loading, true)])
+        await api.calls.call(.list).succeed([milk, bank])
+        #expect(await load.finished() == .succeeded(nil))
+        // The answer applies, then the run ends: no loading → idle → loaded blip.
+        test.expect([
+            .changed(\.$items, [milk, bank]), .changed(\.$remaining, 1),
+            .changed(\.$loading, false), .changed(\.loads.loadState, .loaded),
         ])
-        try recorder.finish(also: [api.calls.verifyNothingPending])
+        await test.finish(also: [api.calls.verifyNothingPending])
     }
 
-    @Test func aFailedLoadChangesNothingAndReportsTheErrorOnce() async throws {
-        try recorder.execute("load")
-        await recorder.settle()
-        let failure = DomainError.server(status: 503, detail: "the todo service is unavailable")
-        await api.calls.call(.list).fail(failure)
-        #expect(await recorder.finished(0) == .failed(failure.reaching(input: "load", locale: recorder.context.locale)))
-        try recorder.expect([
-            .changed("loading", true), .changed("loading", false),
-            .event("error", [
-                "kind": "server", "code": 503, "message": "服务器错误（503），请稍后重试",
-                "detail": "the todo service is unavailable", "input": "load",
-            ]),
+    @Test func aFailedLoadChangesNothingAndReportsTheErrorOnce() async {
+        let test = ViewModelTest { TodoListViewModel(args: .init(), api: api) }
+        let load = test.send(\.load)
+        await api.calls.call(.list).fail(TodoFailure.unavailable)
+        let failure = DomainError(
+            kind: "unavailable", code: 503, message: "The todo list is unavailable. Try again.",
+            detail: "the todo service answered 503", input: "load")
+        #expect(await load.finished() == .failed(failure))
+        test.expect([
+            .changed(\.loads.loadState, .loading), .changed(\.$loading, true), .changed(\.$loading, false),
+            .changed(\.loads.lastError, failure), .changed(\.loads.loadState, .failed), .failed(failure),
         ])
-        try recorder.finish(also: [api.calls.verifyNothingPending])
+        #expect(test.viewModel.items.isEmpty)
+        await test.finish(also: [api.calls.verifyNothingPending])
     }
 
-    @Test func anEmptyTitleIsRefusedWithItsReasonAndCallsNothing() throws {
-        #expect(throws: InputError.refused(path: "params.value", reason: "the title is empty")) {
-            try recorder.execute("add", "   ")
-        }
+    @Test func addAnswersTheTodoItAdded() async {
+        let test = await loaded([milk])
+        let add = test.send(\.add, " Water the plants ")
+        let call = await api.calls.call(.add)
+        #expect(call.arguments == ["title": "Water the plants"])
+        let plants = Todo(id: "t3", title: "Water the plants")
+        call.succeed(plants)
+        #expect(await add.finished() == .succeeded(["id": "t3", "title": "Water the plants", "done": false]))
+        test.expect([
+            .changed(\.$loading, true), .changed(\.$items, [milk, plants]), .changed(\.$remaining, 2), .changed(\.$loading, false),
+        ])
+        await test.finish(also: [api.calls.verifyNothingPending])
+    }
+
+    @Test func anEmptyTitleIsRefusedWithItsReasonAndCallsNothing() async {
+        let test = ViewModelTest { TodoListViewModel(args: .init(), api: api) }
+        #expect(test.send(\.add, "   ").refusal == .refused(path: "params.value", reason: "the title is empty"))
         #expect(api.calls.calls.isEmpty)
-        try recorder.finish()
+        await test.finish()
     }
 
-    @Test func aTodoNotInTheListIsRefused() async throws {
-        try await load([milk])
-        _ = recorder.take()
-        #expect(recorder.disabledReason("toggle", ["id": "t9"]) == "params.value.id: no todo \"t9\" in the list")
-        #expect(recorder.disabledReason("toggle", ["id": ""]) == "params.value.id: must not be empty")
-        try recorder.finish()
+    @Test func aTodoNotInTheListIsRefused() async {
+        let test = await loaded([milk])
+        #expect(test.refusal("toggle", ["id": "t9"]) == "params.value.id: no todo \"t9\" in the list")
+        #expect(test.refusal("toggle", ["id": ""]) == "params.value.id: must not be empty")
+        await test.finish()
     }
 
-    @Test func toggleRunsOncePerTodoAndStoresTheAnswer() async throws {
-        try await load([milk, bank])
-        _ = recorder.take()
-        try recorder.execute("toggle", ["id": "t1"])
-        await recorder.settle()
-        #expect(recorder.disabledReason("toggle", ["id": "t1"]) == "already running for t1")
-        #expect(recorder.disabledReason("toggle", ["id": "t2"]) == nil)
+    @Test func toggleRunsOncePerTodoAndStoresTheAnswer() async {
+        let test = await loaded([milk, bank])
+        let toggle = test.send(\.toggle, TodoReference(id: "t1"))
+        #expect(test.send(\.toggle, TodoReference(id: "t1")).refusal == .disabled(reason: "already running for t1"))
+        #expect(test.refusal("toggle", ["id": "t2"]) == nil)
         let call = await api.calls.call(.setDone)
         #expect(call.arguments == ["id": "t1", "done": true])
-        call.succeed(Todo(id: "t1", title: "Buy milk", done: true))
-        await recorder.finished(1)
-        try recorder.expect([
-            .changed("loading", true), .changed("loading", false),
-            .changed("items", [Todo(id: "t1", title: "Buy milk", done: true).json, bank.json]),
-            .changed("remaining", 0),
-        ])
-        try recorder.finish(also: [api.calls.verifyNothingPending])
+        let done = Todo(id: "t1", title: "Buy milk", done: true)
+        call.succeed(done)
+        await toggle.finished()
+        test.expect([.changed(\.$loading, true), .changed(\.$items, [done, bank]), .changed(\.$remaining, 0), .changed(\.$loading, false)])
+        await test.finish(also: [api.calls.verifyNothingPending])
     }
 
-    @Test func finishFailsOnOutputNobodyAssertedAndOnWorkStillRunning() async throws {
-        try recorder.execute("load")
-        await recorder.settle()
-        let failure = try #require(throws: TestKitFailure.self) { try recorder.finish(also: [api.calls.verifyNothingPending]) }
-        #expect(failure.description.contains("output nobody asserted: changed loading = true"))
-        #expect(failure.description.contains("commands still running: load"))
-        #expect(failure.description.contains("calls still pending: list {}"))
-        recorder.context.dispose()
+    @Test func theFilterShowsPartOfTheListAndTheRemainingCountsAll() async {
+        let test = await loaded([milk, bank])
+        test.set(\.$filter, .done)
+        test.expect([.changed(\.$filter, .done), .changed(\.$items, [bank])])
+        #expect(test.viewModel.remaining == 1)
+        await test.finish()
     }
 
-    @Test func editEmitsTheArgsOfAnEditor() async throws {
-        try await load([milk])
-        _ = recorder.take()
-        try recorder.send("edit", ["id": "t1"])
-        try recorder.expect([.event("edit", ["id": "t1", "title": "Buy milk", "parent": "vm1"])])
-        try recorder.finish()
+    @Test func finishFailsOnOutputNobodyAssertedAndOnWorkStillRunning() async {
+        let test = ViewModelTest { TodoListViewModel(args: .init(), api: api) }
+        test.send(\.load)
+        await test.settle()
+        await withKnownIssue {
+            await test.finish(also: [api.calls.verifyNothingPending])
+        } matching: { issue in
+            issue.comments.contains {
+                $0.rawValue.hasPrefix("TodoList: output nobody asserted: changed loadState = \"loading\"; changed loading = true")
+                    || $0.rawValue == "TodoList: still running: load" || $0.rawValue == "TodoList: commands sent with no outcome yet: load"
+                    || $0.rawValue == "calls still pending: list {}"
+            }
+        }
+    }
+
+    @Test func editOpensAnEditorWithItsArgs() async {
+        let test = await loaded([milk])
+        test.fire(\.edit, TodoReference(id: "t1"))
+        test.expect([.emitted(\.openEditor, .init(id: "t1", title: "Buy milk", parent: "vm1"))])
+        await test.finish()
     }
 }

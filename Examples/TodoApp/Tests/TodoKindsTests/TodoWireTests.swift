@@ -2,29 +2,31 @@ import Testing
 import TodoKinds
 import VMHostTesting
 
-/// The two kinds served together, through the host's own connection, on the in-memory backend
-/// with its latency on the test's manual clock.
+/// The app's whole server (its options, kinds and error kinds, as `todo-host` serves them), in
+/// process, on the in-memory backend with its latency on the host's manual clock.
 @Suite("Todo app on the wire")
 @HostActor
 struct TodoWireTests {
-    let clock = ManualClock()
     let client: InProcessConnection
 
-    init() {
-        let backend = InMemoryTodoBackend(clock: clock, latency: .milliseconds(200))
-        client = InProcessConnection(
-            kinds: [TodoListViewModel.factory(api: backend), TodoEditorViewModel.factory(api: backend)], clock: clock)
+    init() throws {
+        client = try InProcessConnection(server: TodoServer.server, arguments: ["--latency-ms", "200"])
     }
 
-    @Test func everyKindAcceptsExactlyWhatItDescribes() {
-        let backend = InMemoryTodoBackend(clock: clock)
-        let kinds = [TodoListViewModel.factory(api: backend), TodoEditorViewModel.factory(api: backend)]
-        #expect(DescribedKindCheck.problems(kinds: kinds) == [])
+    @Test func everyKindKeepsWhatItDescribes() {
+        let backend = InMemoryTodoBackend(clock: ManualClock())
+        #expect(DescribedKindCheck.problems(kinds: [TodoListViewModel.factory(api: backend), TodoEditorViewModel.factory(api: backend)]) == [])
+    }
+
+    @Test func aBadOptionIsTheUsageErrorOfTheCommandLine() {
+        #expect(throws: UsageError("--latency-ms and --fail-every must not be negative")) {
+            try InProcessConnection(server: TodoServer.server, arguments: ["--latency-ms", "-1"])
+        }
     }
 
     @Test func aSavedEditorReloadsItsList() async throws {
         await client.request("vm.create", ["kind": "TodoList", "id": "list"])
-        await client.request("vm.subscribe", ["vm": "list", "outputs": ["items", "loading", "edit"]])
+        await client.request("vm.subscribe", ["vm": "list", "outputs": ["items", "loading", "openEditor"]])
         let load = await client.start("vm.send", ["vm": "list", "input": "load"], id: "load")
         #expect(load.map { $0["params"]?["values"] } == [["loading": true]])
         let loaded = await client.advance(ms: 200)
@@ -45,7 +47,18 @@ struct TodoWireTests {
         let reloaded = await client.advance(ms: 200)
         let items = reloaded.changes.compactMap { $0["values"]?["items"] }.last
         #expect(items?.arrayValue?.first?["title"] == "Buy oat milk")
-        try client.finish()
+        client.finish()
+    }
+
+    @Test func theErrorEventListsTheAppsOwnKinds() async {
+        let described = await client.request("host.describe", ["kind": "TodoList"])
+        let error = described.result?["kinds"]?.arrayValue?.first?["outputs"]?.arrayValue?.first { $0["name"] == "error" }
+        #expect(error?["schema"]?["properties"]?["kind"] == ["enum": ["unavailable", "notFound"]])
+        let add = described.result?["kinds"]?.arrayValue?.first?["inputs"]?.arrayValue?.first { $0["name"] == "add" }
+        #expect(add?["result"] == [
+            "type": "object", "properties": ["id": ["type": "string"], "title": ["type": "string"], "done": ["type": "boolean"]],
+            "required": ["id", "title", "done"], "additionalProperties": false,
+        ])
     }
 
     @Test func argsAreDescribedAndReadFromOneDeclaration() async {
@@ -54,10 +67,6 @@ struct TodoWireTests {
             "type": "object",
             "properties": ["id": ["type": "string", "minLength": 1], "title": ["type": "string"], "parent": ["type": "string"]],
             "required": ["id", "title"], "additionalProperties": false,
-        ])
-        let list = await client.request("host.describe", ["kind": "TodoList"])
-        #expect(list.result?["kinds"]?.arrayValue?.first?["args"]?["properties"] == [
-            "filter": ["type": "string", "enum": ["all", "open", "done"], "default": "all"],
         ])
         let refusals: [(JSON, String)] = [
             (["kind": "TodoEditor", "args": ["id": "", "title": "x"]], "params.args.id: must not be empty"),
