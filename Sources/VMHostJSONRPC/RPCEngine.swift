@@ -118,7 +118,7 @@ public final class RPCEngine {
         for call in inFlight[id.cancellationKey] ?? [] { call.cancel() }
     }
 
-    /// Cancels every request in flight (EOF, shutdown of the connection).
+    /// Cancels every request in flight (the end of the host or the connection, `shutdown`).
     public func cancelAll(except keep: Call? = nil) {
         for call in inFlight.values.joined() where call !== keep { call.cancel() }
     }
@@ -132,7 +132,9 @@ public final class RPCEngine {
         }
         var responses = [[UInt8]?](repeating: nil, count: elements.count)
         var remaining = elements.count
+        let reply = BatchReply()
         let finish: @HostActor () -> Void = { [unowned self] in
+            defer { reply.answered() }
             let answered = responses.compactMap { $0 }
             guard !answered.isEmpty else { return }
             var body: [UInt8] = [UInt8(ascii: "[")]
@@ -153,12 +155,12 @@ public final class RPCEngine {
                 deliver(errorResponse(id: nil, .invalidRequest("batch member \(index) is \(element.typeName), expected an object")))
                 continue
             }
-            handle(object, deliver)
+            handle(object, batch: reply, deliver)
         }
     }
 
     /// Validates and dispatches one request object; `deliver` gets its response (nil for none) exactly once.
-    private func handle(_ object: JSONObject, _ deliver: @escaping @HostActor ([UInt8]?) -> Void) {
+    private func handle(_ object: JSONObject, batch: BatchReply? = nil, _ deliver: @escaping @HostActor ([UInt8]?) -> Void) {
         // Responses from the client: the host sends no requests, so there is nothing to match.
         if object["method"] == nil, object["result"] != nil || object["error"] != nil {
             onProblem?("ignored a response object: the host sends no requests")
@@ -217,6 +219,7 @@ public final class RPCEngine {
             case .failure(let error): deliver(self.errorResponse(id: id, error))
             }
         }
+        call.batch = batch
         handler(call)
         // Still running: registered for `$/cancelRequest` (nothing else runs before this, so a
         // cancellation behind it in the input finds it). A reused id adds to the requests under it.
