@@ -193,7 +193,6 @@ extension Host {
                     throw rpcError(error, input: name)
                 }
             } else if let command = input as? any AnyCommand {
-                guard !inputEnded else { throw RPCError.endOfInput }
                 let execution: CommandExecution
                 do throws(InputError) {
                     execution = try command.execute(value) { outcome in
@@ -202,7 +201,10 @@ extension Host {
                 } catch {
                     throw rpcError(error, input: name)
                 }
-                if !execution.isFinished { call.onCancel { execution.cancel() } }
+                if !execution.isFinished {
+                    call.onCancel { execution.cancel() }
+                    track(execution)
+                }
             }
         } catch {
             call.fail(error)
@@ -236,12 +238,6 @@ extension Host {
             return .failure(.internalError(detail))
         }
     }
-}
-
-extension RPCError {
-    /// A command sent after the end of input: not started (protocol/SPEC.md §7).
-    static let endOfInput = RPCError(
-        code: requestCancelledCode, message: "Request cancelled: end of input", data: ["reason": "end of input"])
 }
 
 /// The descriptions of kinds, shared by the hosts of a process. A process that serves many

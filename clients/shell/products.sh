@@ -14,8 +14,7 @@ requests() {
   printf '%s\n' '{"jsonrpc":"2.0","id":5,"method":"vm.send","params":{"vm":"p","input":"loadMore"}}'
   printf '%s\n' '{"jsonrpc":"2.0","id":6,"method":"vm.get","params":{"vm":"p","outputs":["items","page","hasMore"]}}'
 }
-# At EOF the host starts no more commands (protocol/SPEC.md §7), so its input stays open until the
-# last reply is out; then closing it ends the host.
+# The reply with id 6 is read as it comes; then closing the input ends the host (protocol/SPEC.md §7).
 coproc HOST { "$VMHOST"; }
 # Kept now: bash unsets HOST_PID as soon as the coprocess has exited.
 host_pid=$HOST_PID
