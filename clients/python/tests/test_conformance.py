@@ -14,7 +14,7 @@ import json
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, NoReturn, Optional, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Tuple
 
 import pytest
 
@@ -147,13 +147,18 @@ def load(path: Path) -> List[Tuple[int, Dict[str, Any]]]:
     return steps
 
 
-def replay(path: Path, exact_texts: bool = False) -> None:
-    replay_steps(path.name, load(path), exact_texts)
+Observer = Callable[[str, Any], None]
 
 
-def replay_steps(name: str, steps: List[Tuple[int, Dict[str, Any]]], exact_texts: bool = False) -> None:
+def replay(path: Path, exact_texts: bool = False, observe: Optional[Observer] = None) -> None:
+    replay_steps(path.name, load(path), exact_texts, observe)
+
+
+def replay_steps(name: str, steps: List[Tuple[int, Dict[str, Any]]], exact_texts: bool = False,
+                 observe: Optional[Observer] = None) -> None:
     """Runs one scenario: *steps* are (line number, step) pairs, the first one `args`; *name* and
-    the line numbers are what a failure reports."""
+    the line numbers are what a failure reports. *observe*, if given, is called with ("in",
+    message) for every message sent and ("out", message) for every message the host wrote."""
     number, first = steps[0]
     assert "args" in first, f"{name}:{number}: the first line must be {{\"args\": [...]}}"
     stderr = tempfile.TemporaryFile()
@@ -183,7 +188,10 @@ def replay_steps(name: str, steps: List[Tuple[int, Dict[str, Any]]], exact_texts
 
     def next_message(line: int, expected: Any = _NOTHING) -> Any:
         try:
-            return host.next_message(READ_LIMIT)
+            message = host.next_message(READ_LIMIT)
+            if observe is not None:
+                observe("out", message)
+            return message
         except TimeoutError:
             fail(line, f"no message within {READ_LIMIT}s", expected)
         except EOFError:
@@ -211,6 +219,8 @@ def replay_steps(name: str, steps: List[Tuple[int, Dict[str, Any]]], exact_texts
                     problem = str(error)
                 if problem is not None:
                     fail(number, problem)
+                if observe is not None:
+                    observe("in", message)
                 host.send_raw(dumps(message) + "\n")
             elif "sendRaw" in step:
                 host.send_raw(step["sendRaw"])
