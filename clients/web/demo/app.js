@@ -107,7 +107,10 @@ async function route(force = false) {
   document.body.removeAttribute("data-ready");
   page.unmount();
   page.screen = screen;
-  for (const section of document.querySelectorAll(".screen")) section.hidden = section.id !== screen;
+  for (const section of document.querySelectorAll(".screen")) {
+    section.hidden = /** @type {HTMLElement} */ (section).dataset.screen !== screen;
+  }
+  window.scrollTo(0, 0); // a screen opens at its top
   $("nav").hidden = !loggedIn;
   $("nav-products").classList.toggle("active", screen === "products");
   $("nav-groups").classList.toggle("active", screen === "groups");
