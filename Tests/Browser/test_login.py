@@ -45,3 +45,21 @@ def test_code_login_counts_down_on_the_host_clock(browser, server):
     page.click("submit")
     page.ready("products")
     browser.shots("products")
+
+
+def test_log_out_returns_to_the_login_screen(browser, server):
+    page = DemoPage(browser, server)
+    page.log_in()
+    page.visible("logout")
+    page.click("logout")
+    page.ready("login")
+    page.hidden("logout")
+    page.hidden("nav")
+    assert page.element("password").get_attribute("value") == ""  # the secret typed is gone
+    assert page.element("username").get_attribute("value") == "13800138000"
+    browser.shots("logged-out")
+
+    # Logged out, the products' route opens the login screen (a new page load, its own session).
+    browser.get(server.url + "#products")
+    page.ready("login")
+    page.hidden("logout")
