@@ -30,8 +30,11 @@ def test_code_login_counts_down_on_the_host_clock(browser, server):
     page.hidden("password-container")
     page.type("phone", "13912345678")
     page.text_is("send-code", "获取验证码")
+    assert not page.element("code-sent").is_displayed()
     page.click("send-code")
     page.text_is("send-code", "重新发送(60s)")
+    page.visible("code-sent")
+    page.text_is("code-sent", "验证码已发送，请查收短信")
     assert not page.element("send-code").is_enabled()
     browser.shots("countdown-60")
 

@@ -18,7 +18,7 @@ const STRINGS = {
     noGroups: "还没有分组", rename: "重命名", delete: "删除", dishes: (n) => `${n} 道菜`,
     groupName: "分组名称", save: "保存", saving: "保存中…", saveFailed: "保存失败",
     connecting: "连接中…", offline: "连接已断开", minimum: (amount) => `${amount} 起购`,
-    logout: "退出登录",
+    logout: "退出登录", codeSent: "验证码已发送，请查收短信",
   },
   en: {
     brand: "vmhost", products: "Products", groups: "Menu groups", loginTitle: "Log in",
@@ -32,7 +32,7 @@ const STRINGS = {
     noGroups: "No groups yet", rename: "Rename", delete: "Delete", dishes: (n) => (n === 1 ? "1 dish" : `${n} dishes`),
     groupName: "Group name", save: "Save", saving: "Saving…", saveFailed: "Saving failed",
     connecting: "Connecting…", offline: "Disconnected", minimum: (amount) => `from ${amount}`,
-    logout: "Log out",
+    logout: "Log out", codeSent: "Code sent: check your messages",
   },
 };
 
@@ -154,6 +154,7 @@ async function mountLogin(host) {
     const value = /** @type {HTMLInputElement} */ ($(field)).value;
     if (value) await quietly(vm.send(field, value));
   }
+  $("code-sent").hidden = true;
   const mode = sessionStorage.getItem("vmhost.loginMode");
   if (mode === "code") await quietly(vm.send("mode", "code"));
 
@@ -201,7 +202,11 @@ async function mountLogin(host) {
       sessionStorage.setItem("vmhost.loginMode", "code");
       quietly(vm.send("mode", "code"));
     }),
-    listen($("send-code"), "click", () => quietly(vm.send("sendCode"))),
+    listen($("send-code"), "click", () => {
+      $("code-sent").hidden = true;
+      quietly(vm.send("sendCode").then(() => { $("code-sent").hidden = false; }));
+    }),
+    listen($("phone"), "input", () => { $("code-sent").hidden = true; }),
     listen($("login-form"), "submit", (event) => {
       event.preventDefault();
       quietly(vm.send("submit"));
