@@ -19,6 +19,7 @@ import VMHostWire
 ///   from any library lands in the logs and never in the protocol stream; only the output writer
 ///   writes frames (from the host thread, or from its own thread while stdout is full).
 /// - SIGPIPE is ignored; a closed stdout (EPIPE) ends the host quietly with status 0.
+/// - Started with stdin on a terminal, it prints one line on stderr saying what it reads.
 /// - EOF on stdin, SIGTERM and SIGINT cancel all work, flush the output and exit 0, within a
 ///   second: if the host thread is still busy a second after a signal, the process ends anyway.
 /// - `exit` after `shutdown` exits 0, without it 1.
@@ -42,6 +43,12 @@ enum StdioServer {
         if closed.contains(1) {
             ProcessOutput.stderr("\(name): stdout (fd 1) is closed: there is no way to answer\n")
             exit(noOutputStatus)
+        }
+        if isatty(0) == 1 {
+            // Someone started the host by hand: say what it waits for (stdout stays for frames).
+            ProcessOutput.stderr(
+                "\(name): reading JSON-RPC 2.0 requests, one per line, e.g. "
+                    + "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"host.describe\"}; Ctrl-D ends; --help explains\n")
         }
         signal(SIGPIPE, SIG_IGN)
 
