@@ -50,3 +50,31 @@ def test_the_examples_find_this_checkouts_build_without_vmhost_on_path():
     done = subprocess.run([str(SHELL / "describe.sh")], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "ProductList" in done.stdout
+
+
+def test_the_examples_run_the_newer_of_the_release_and_the_debug_build(tmp_path):
+    """A stale release build does not hide a fresh debug one (nor the other way round)."""
+    shell = tmp_path / "clients" / "shell"
+    shell.mkdir(parents=True)
+    (shell / "vmhost-path.sh").write_text((SHELL / "vmhost-path.sh").read_text())
+    paths = {}
+    for config in ("release", "debug"):
+        path = tmp_path / ".build" / config / "vmhost"
+        path.parent.mkdir(parents=True)
+        path.write_text("#!/bin/sh\n")
+        path.chmod(0o755)
+        paths[config] = path
+    env = {k: v for k, v in os.environ.items() if k != "VMHOST_BIN"}
+
+    def chosen() -> str:
+        done = subprocess.run(["bash", "-c", f'source "{shell}/vmhost-path.sh"; echo "$VMHOST"'],
+                              env=env, capture_output=True, text=True, timeout=10)
+        return done.stdout.strip()
+
+    os.utime(paths["release"], (1_000_000, 1_000_000))
+    os.utime(paths["debug"], (2_000_000, 2_000_000))
+    assert chosen() == str(paths["debug"])
+    os.utime(paths["release"], (3_000_000, 3_000_000))
+    assert chosen() == str(paths["release"])
+    env["VMHOST_BIN"] = "/elsewhere/vmhost"
+    assert chosen() == "/elsewhere/vmhost"  # always first
