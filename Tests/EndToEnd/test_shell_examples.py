@@ -23,9 +23,16 @@ def test_describe_lists_every_kind_with_its_inputs_and_outputs():
 
 
 def test_products_loads_every_page_and_prints_the_cells():
-    lines = run("products.sh", "en").splitlines()
-    assert lines[0] == "page 3, more: false, 57 products"
+    env = dict(os.environ, VMHOST_BIN=binary())
+    done = subprocess.run([str(SHELL / "products.sh"), "en"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "page 3, more: false, 57 products\n"
+    lines = done.stdout.splitlines()
+    # A table and nothing else: a header row, then one row per product, each of seven columns.
+    assert lines[0].split("\t") == ["id", "name", "bank", "profit", "saleStatus", "term", "amount"]
     assert len(lines) == 58
+    assert all(len(line.split("\t")) == 7 for line in lines)
     assert lines[1].split("\t")[0] == "p001"
     assert lines[1].split("\t")[3:] == ["4.35%", "On sale", "90 days", "¥50,000"]
 
