@@ -66,10 +66,15 @@ done
 
 scripts/setup.sh
 stamp=.build/demo-vmhost.stamp
-if [ ! -x .build/debug/vmhost ] || [ ! -e "$stamp" ] ||
-    [ -n "$(find Sources Package.swift Package.resolved -newer "$stamp" -print -quit)" ]; then
+# Built by this script before, and no source newer than that build (Package.resolved is written
+# by the first build: without it, SwiftPM has a graph to resolve).
+built() {
+    [ -x .build/debug/vmhost ] && [ -e "$stamp" ] && [ -e Package.resolved ] &&
+        [ -z "$(find Sources Package.swift Package.resolved -newer "$stamp" -print -quit)" ]
+}
+if ! built; then
     if [ ! -x .build/debug/vmhost ]; then
-        echo "scripts/demo.sh: building vmhost; a first build resolves every package of Package.resolved and compiles what vmhost uses (a few minutes)" >&2
+        echo "scripts/demo.sh: building vmhost; a first build fetches every package of the graph (the WebSocket transport's too) and compiles what vmhost uses" >&2
     else
         echo "scripts/demo.sh: building vmhost (sources changed)" >&2
     fi

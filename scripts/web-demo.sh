@@ -10,10 +10,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 stamp=.build/web-demo.stamp
-if [ ! -x .build/debug/vmhost-web ] || [ ! -e "$stamp" ] ||
-    [ -n "$(find Sources Package.swift Package.resolved -newer "$stamp" -print -quit)" ]; then
+# Built by this script before, and no source newer than that build (Package.resolved is written
+# by the first build: without it, SwiftPM has a graph to resolve).
+built() {
+    [ -x .build/debug/vmhost-web ] && [ -e "$stamp" ] && [ -e Package.resolved ] &&
+        [ -z "$(find Sources Package.swift Package.resolved -newer "$stamp" -print -quit)" ]
+}
+if ! built; then
     if [ ! -x .build/debug/vmhost-web ]; then
-        echo "scripts/web-demo.sh: building vmhost-web; a first build resolves every package of Package.resolved and compiles the WebSocket transport (hummingbird, SwiftNIO: several minutes)" >&2
+        echo "scripts/web-demo.sh: building vmhost-web; a first build fetches every package of the graph and compiles the WebSocket transport (hummingbird, SwiftNIO: a few minutes)" >&2
     else
         echo "scripts/web-demo.sh: building vmhost-web (sources changed)" >&2
     fi
