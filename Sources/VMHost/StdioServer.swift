@@ -21,6 +21,7 @@ import VMHostWire
 /// - SIGPIPE is ignored; a closed stdout ends the host quietly with status 0, at once: a thread
 ///   watches stdout for its reader going away, so a host that writes nothing (its output paused,
 ///   or waiting for its commands after EOF) notices too; a write that fails with EPIPE does.
+/// - Started with stdin on a terminal, it prints one line on stderr saying what it reads.
 /// - EOF on stdin means no more input, not stop: every message read is handled, commands
 ///   included, and the host waits until every request is answered and every command sent has
 ///   ended (each bounded by the app's own deadlines); then it cancels what is left, flushes the
@@ -49,6 +50,12 @@ enum StdioServer {
         if closed.contains(1) {
             ProcessOutput.stderr("\(name): stdout (fd 1) is closed: there is no way to answer\n")
             exit(noOutputStatus)
+        }
+        if isatty(0) == 1 {
+            // Someone started the host by hand: say what it waits for (stdout stays for frames).
+            ProcessOutput.stderr(
+                "\(name): reading JSON-RPC 2.0 requests, one per line, e.g. "
+                    + "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"host.describe\"}; Ctrl-D ends; --help explains\n")
         }
         signal(SIGPIPE, SIG_IGN)
 

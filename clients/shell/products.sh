@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Loads the whole product list (refresh, then load-more until hasMore is false) and prints a table
-# of the cells with jq. The host answers every request in order, so the requests can be written at
+# of the cells with jq, a header row first; the page reached and the count go to stderr. The host answers every request in order, so the requests can be written at
 # once; the last vm.get reads the final list.
 # Usage: clients/shell/products.sh [locale]   (zh-Hans by default, or en)
 set -euo pipefail
@@ -25,6 +25,8 @@ while IFS= read -r line <&"${HOST[0]}"; do
 done
 exec {HOST[1]}>&-
 wait "$host_pid"
-jq -r '.result.values
-    | "page \(.page), more: \(.hasMore), \(.items | length) products",
-      (.items[] | [.id, .name, .bank, .profit, .saleStatus, .term, .amount] | @tsv)' <<<"$reply"
+# stdout is the table alone, tab-separated with a header row (`| column -t -s $'\t'` aligns it);
+# the summary goes to stderr.
+jq -r '.result.values | "page \(.page), more: \(.hasMore), \(.items | length) products"' <<<"$reply" >&2
+jq -r '(["id", "name", "bank", "profit", "saleStatus", "term", "amount"] | @tsv),
+    (.result.values.items[] | [.id, .name, .bank, .profit, .saleStatus, .term, .amount] | @tsv)' <<<"$reply"
