@@ -107,6 +107,7 @@ extension Host {
             } while viewModels["vm\(nextHandle)"] != nil
             handle = "vm\(nextHandle)"
         }
+        try admitViewModel()
         let context = ViewModelContext(handle: handle, kind: kind, clock: configuration.clock, locale: locale)
         context.lookup = { [unowned self] in self.viewModels[$0]?.instance }
         let instance: AnyObject
@@ -194,6 +195,7 @@ extension Host {
                 }
             } else if let command = input as? any AnyCommand {
                 guard !inputEnded else { throw RPCError.endOfInput }
+                try admitCommand()
                 let execution: CommandExecution
                 do throws(InputError) {
                     execution = try command.execute(value) { outcome in
@@ -202,6 +204,7 @@ extension Host {
                 } catch {
                     throw rpcError(error, input: name)
                 }
+                track(execution)
                 if !execution.isFinished { call.onCancel { execution.cancel() } }
             }
         } catch {

@@ -37,6 +37,8 @@ public final class Host {
         public var locales: [AppLocale]
         /// The error kinds the `error` event's schema lists in `host.describe`.
         public var errorKinds: [DomainError.Kind]
+        /// What one connection may hold at once (Host+Limits.swift); no cap by default.
+        public var limits = Limits()
 
         /// A configuration; the defaults are those of the reference app.
         public init(
@@ -108,6 +110,8 @@ public final class Host {
     var subscriptions: [Int: Subscription] = [:]
     var nextSubscription = 0
     var catalog: [String: ViewModelFactory] = [:]
+    /// Commands started and maybe not ended, when they are capped (Host+Limits.swift).
+    var commandsInFlight: [CommandExecution] = []
     var describedKinds: [String: JSON] = [:]
 
     /// View-models with changed properties not flushed yet, in order of first change.
