@@ -49,7 +49,7 @@ public enum WebSocketTransport {
         /// The time a connection has to be answered its first request (a handshake or a file),
         /// and the time an HTTP connection may stay open with no request, in milliseconds.
         public var httpTimeoutMilliseconds: Int64 = 10_000
-        /// Connections open at once; nil: the descriptor limit less ``reservedDescriptors``.
+        /// Connections open at once; nil: by the descriptor limit (``connectionsWithinDescriptorLimit()``).
         public var maxConnections: Int?
         /// The folder served at `/`, if any.
         public var staticDirectory: String?
@@ -66,14 +66,15 @@ public enum WebSocketTransport {
 
     /// The caps of a session unless told otherwise (protocol/SPEC.md §10).
     public static let defaultSessionLimits = Host.Limits(maxViewModels: 1000, maxSubscriptions: 1000, maxCommandsInFlight: 100)
-    /// Descriptors kept for the server's own files (event loops, backend connections, files
-    /// served, a state database) when the connections are capped by the descriptor limit.
+    /// Descriptors kept for the server's own (event loops, backend connections, a state database)
+    /// when the connections are capped by the descriptor limit.
     public static let reservedDescriptors = 64
     /// Members of a batch handled before the host thread turns to other sessions.
     public static let batchSlice = 16
 
     /// The cap of connections by the descriptor limit: the soft limit is first raised to the hard
-    /// one, then ``reservedDescriptors`` are kept (at least 1 connection).
+    /// one; ``reservedDescriptors`` are kept, and half the rest is for connections, each of which
+    /// may hold a second descriptor (a file being sent). At least 1 connection.
     public static func connectionsWithinDescriptorLimit() -> Int {
         var limit = rlimit()
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
@@ -83,7 +84,7 @@ public enum WebSocketTransport {
             if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
         }
         let soft = UInt64(limit.rlim_cur)
-        return max(1, Int(min(soft, UInt64(Int32.max))) - reservedDescriptors)
+        return max(1, (Int(min(soft, UInt64(Int32.max))) - reservedDescriptors) / 2)
     }
 
     /// Runs the server until SIGTERM or SIGINT, then exits the process (protocol/SPEC.md §7).

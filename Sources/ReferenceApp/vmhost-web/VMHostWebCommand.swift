@@ -39,7 +39,7 @@ enum VMHostWebCommand {
             abstract: "The time a connection has to send its first request (a handshake, or a file's), and an idle HTTP connection may stay open, in milliseconds."),
         OptionSpec(
             "max-connections", value: "N",
-            abstract: "Connections open at once; more are answered 503 and closed (default: the descriptor limit, raised to its hard limit, less 64)."),
+            abstract: "Connections open at once; more are answered 503 and closed (default: half the descriptor limit, raised to its hard limit, less 64)."),
         OptionSpec(
             "max-view-models", value: "N", defaultValue: String(WebSocketTransport.defaultSessionLimits.maxViewModels),
             abstract: "View-models one session may hold at once; vm.create past it answers -32006."),
