@@ -107,6 +107,7 @@ extension Host {
             } while viewModels["vm\(nextHandle)"] != nil
             handle = "vm\(nextHandle)"
         }
+        try admitViewModel()
         let context = ViewModelContext(handle: handle, kind: kind, clock: configuration.clock, locale: locale)
         context.lookup = { [unowned self] in self.viewModels[$0]?.instance }
         let instance: AnyObject
@@ -193,6 +194,8 @@ extension Host {
                     throw rpcError(error, input: name)
                 }
             } else if let command = input as? any AnyCommand {
+                guard !isStopping else { throw RPCError.stopping }
+                try admitCommand()
                 let execution: CommandExecution
                 do throws(InputError) {
                     execution = try command.execute(value) { outcome in

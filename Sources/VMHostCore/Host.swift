@@ -37,6 +37,8 @@ public final class Host {
         public var locales: [AppLocale]
         /// The error kinds the `error` event's schema lists in `host.describe`.
         public var errorKinds: [DomainError.Kind]
+        /// What one connection may hold at once (Host+Limits.swift); no cap by default.
+        public var limits = Limits()
 
         /// A configuration; the defaults are those of the reference app.
         public init(
@@ -129,6 +131,9 @@ public final class Host {
     /// the end is handled as usual, commands included; the transport then waits for
     /// ``hasWorkInFlight`` to turn false (protocol/SPEC.md §7).
     public var inputEnded = false
+    /// Set once the server is stopping (a signal to a transport that serves many connections): a
+    /// command sent now is not started and answers -32800 (SPEC §12).
+    public var isStopping = false
     /// The commands started by `vm.send` (requests and notifications alike), while they may run.
     var sentCommands: [SentCommand] = []
     /// ``sentCommands``' count after it was last pruned: it is pruned again when it doubles.
@@ -169,7 +174,14 @@ public final class Host {
         return !sentCommands.isEmpty
     }
 
-    /// Keeps `execution`, started by `vm.send`, for ``hasWorkInFlight``.
+    /// The commands started by `vm.send` that still run (for a cap, Host+Limits.swift).
+    var runningSentCommands: Int {
+        sentCommands.removeAll { !$0.isRunning }
+        sentCommandsPruned = sentCommands.count
+        return sentCommands.count
+    }
+
+    /// Keeps `execution`, started by `vm.send`, for ``hasWorkInFlight`` and the cap of commands.
     func track(_ execution: CommandExecution) {
         if sentCommands.count >= max(64, 2 * sentCommandsPruned) {
             sentCommands.removeAll { !$0.isRunning }
