@@ -48,7 +48,7 @@ public enum ReferenceApp {
         OptionSpec(
             "state-dir", value: "DIR",
             abstract: "Keep the session, the device id, the last good lists and the SMS countdowns in DIR between runs.",
-            discussion: "DIR is created (mode 0700) when missing; the database DIR/state.sqlite3 is mode 0600. Without it nothing is written anywhere. See protocol/viewmodels/Session.md and protocol/cli.md."),
+            discussion: "DIR is created (mode 0700) when missing; the database DIR/state.sqlite3 is mode 0600. A directory others may write, a link, or a file vmhost did not make is refused and left as it is; a damaged database is set aside. Without it nothing is written anywhere. See protocol/viewmodels/Session.md and protocol/cli.md."),
     ]
 
     /// The backend the options choose, the kinds over it, and the embedded backend's test controls.
@@ -84,7 +84,9 @@ public enum ReferenceApp {
         var storage: StoredState?
         if let directory = arguments.value("state-dir") {
             do throws(StateStoreError) {
-                storage = StoredState(store: try StateStore(directory: directory), logger: environment.logger)
+                let logger = environment.logger
+                // What opening set aside (a damaged database) is told on stderr.
+                storage = StoredState(store: try StateStore(directory: directory, warn: { logger.warning("\($0)") }), logger: logger)
             } catch {
                 throw UsageError(error.message)
             }
