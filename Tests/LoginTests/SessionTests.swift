@@ -102,6 +102,21 @@ extension LoginSuites {
             #expect(backend.token == nil)
         }
 
+        @Test func a401ToASecondLoginFailsThatLoginAndTheSessionStays() async throws {
+            let recorder = makeSession()
+            _ = try await api.login(username: "13800138000", password: "123456")
+            _ = recorder.take()
+            backend.script(.authLogin, [.http(status: 401)])
+            await #expect(throws: DomainError.server(status: 401)) { _ = try await api.login(username: "13800138000", password: "wrong1") }
+            #expect(recorder.take() == [])
+            #expect(session.isLoggedIn && session.username == "13800138000")
+            #expect(storage.log == ["save 13800138000"])
+            // The same for a code login and for sending a code.
+            backend.script(.authSMSCode, [.http(status: 401)])
+            await #expect(throws: DomainError.server(status: 401)) { try await api.sendSMSCode(phone: "13912345678") }
+            #expect(session.isLoggedIn)
+        }
+
         @Test func a401WithoutASessionIsAServerErrorAndChangesNothing() async throws {
             let recorder = makeSession()
             backend.script(.products, [.http(status: 401)])

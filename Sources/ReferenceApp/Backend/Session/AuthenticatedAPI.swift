@@ -5,6 +5,10 @@ import VMHostRuntime
 /// the session, every call is sent with the session's token, and a call made with the token that
 /// the server answers with HTTP 401 ends the session and fails as `unauthorized` (code 401).
 ///
+/// A login, a code login and sending a code are no calls of the session: a 401 to them is an
+/// ordinary `server` error (a wrong password on a second login fails that login, and the session
+/// open stays).
+///
 /// The view-models of the reference app talk to the backend through it, so that the session has
 /// one owner whatever the transport (HTTP, the embedded backend, a stub in tests).
 ///
@@ -37,17 +41,17 @@ public final class AuthenticatedAPI: APIClient {
     }
 
     public func login(username: String, password: String) async throws -> Session {
-        let result = try await authenticated { try await base.login(username: username, password: password) }
+        let result = try await outsideTheSession { try await base.login(username: username, password: password) }
         session.signIn(token: result.token, username: username)
         return result
     }
 
     public func sendSMSCode(phone: String) async throws {
-        try await authenticated { try await base.sendSMSCode(phone: phone) }
+        try await outsideTheSession { try await base.sendSMSCode(phone: phone) }
     }
 
     public func loginWithCode(phone: String, code: String) async throws -> Session {
-        let result = try await authenticated { try await base.loginWithCode(phone: phone, code: code) }
+        let result = try await outsideTheSession { try await base.loginWithCode(phone: phone, code: code) }
         session.signIn(token: result.token, username: phone)
         return result
     }
@@ -82,5 +86,12 @@ public final class AuthenticatedAPI: APIClient {
             }
             throw DomainError.unauthorized()
         }
+    }
+
+    /// Runs a call that opens a session rather than belonging to one (a login, sending a code):
+    /// whatever it fails with (a 401 included) is its own failure and ends nothing.
+    private func outsideTheSession<T>(_ call: @HostActor () async throws -> T) async throws -> T {
+        base.token = session.token
+        return try await call()
     }
 }
