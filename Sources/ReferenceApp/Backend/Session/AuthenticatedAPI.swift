@@ -5,9 +5,13 @@ import VMHostRuntime
 /// the session, every call is sent with the session's token, and a call made with the token that
 /// the server answers with HTTP 401 ends the session and fails as `unauthorized` (code 401).
 ///
-/// A login, a code login and sending a code are no calls of the session: a 401 to them is an
-/// ordinary `server` error (a wrong password on a second login fails that login, and the session
-/// open stays).
+/// - A login, a code login and sending a code are no calls of the session: a 401 to them is an
+///   ordinary `server` error (a wrong password on a second login fails that login, and the session
+///   open stays), and their answer is used whatever the session did meanwhile.
+/// - Every other call belongs to the session it began in: when the session ended or another login
+///   replaced it while the call ran, its result is dropped and the call ends as cancelled
+///   (`CancellationError`), so that nothing fetched with one login is shown to, or saved for, the
+///   next one or a logged-out screen.
 ///
 /// The view-models of the reference app talk to the backend through it, so that the session has
 /// one owner whatever the transport (HTTP, the embedded backend, a stub in tests).
@@ -42,7 +46,7 @@ public final class AuthenticatedAPI: APIClient {
 
     public func login(username: String, password: String) async throws -> Session {
         let result = try await outsideTheSession { try await base.login(username: username, password: password) }
-        session.signIn(token: result.token, username: username)
+        try await session.signIn(token: result.token, username: username)
         return result
     }
 
@@ -52,7 +56,7 @@ public final class AuthenticatedAPI: APIClient {
 
     public func loginWithCode(phone: String, code: String) async throws -> Session {
         let result = try await outsideTheSession { try await base.loginWithCode(phone: phone, code: code) }
-        session.signIn(token: result.token, username: phone)
+        try await session.signIn(token: result.token, username: phone)
         return result
     }
 
@@ -72,18 +76,25 @@ public final class AuthenticatedAPI: APIClient {
         try await authenticated { try await base.deleteGroup(menuUid: menuUid, groupId: groupId) }
     }
 
-    /// Runs `call` with the session's token; a 401 to a call that carried it ends the session.
+    /// Runs a call of the session with its token: a 401 to a call that carried it ends the
+    /// session; a call the session outlived not (see the type's notes) is dropped.
     private func authenticated<T>(_ call: @HostActor () async throws -> T) async throws -> T {
         let sentToken = session.token
+        let generation = session.generation
         base.token = sentToken
+        let outcome: Result<T, any Error>
         do {
-            return try await call()
+            outcome = .success(try await call())
+        } catch {
+            outcome = .failure(error)
+        }
+        // Asked by a session that is over: nothing of it reaches the screen or the saved lists.
+        guard session.generation == generation else { throw CancellationError() }
+        do {
+            return try outcome.get()
         } catch let error as DomainError where error.kind == .server && error.code == .int(401) && sentToken != nil {
-            // Only the session the call was made in ends: a newer login during the call stands.
-            if session.token == sentToken {
-                base.token = nil
-                session.end(.unauthorized)
-            }
+            base.token = nil
+            session.end(.unauthorized)
             throw DomainError.unauthorized()
         }
     }
