@@ -5,7 +5,8 @@ import VMHostWire
 
 /// The app's session as a screen sees it: whether a user is logged in, who, and a way out.
 ///
-/// Inputs: `logout` (command, policy ignore: ends the session; a no-op when none is open).
+/// Inputs: `logout` (command, policy ignore: ends the session once its stored login is deleted,
+/// failing when it cannot be; a no-op when none is open).
 /// Outputs: `isLoggedIn`, `username` (null when logged out), and the event
 /// `navigate {route: "Login"}` whenever the session ends, by `logout` or because the server answered
 /// a call made with the token with HTTP 401 (that call fails as `unauthorized`). Every live `Session`
@@ -19,7 +20,7 @@ public final class SessionViewModel: ViewModel {
     @Output public internal(set) var isLoggedIn = false
     /// The name the user logged in with; nil when logged out.
     @Output public internal(set) var username: String? = nil
-    public let logout = Command(.ignore) { vm in vm.session.end(.logout) }
+    public let logout = Command(.ignore) { vm in try await vm.session.logout() }
     /// `{route: "Login"}` when the session ends.
     public let navigate = Event<SessionNavigation>()
 
