@@ -16,6 +16,11 @@ import Synchronization
 /// ``drain()`` between them, so the work a message started has run before the next message is
 /// looked at, whatever the read chunk sizes were. This is what makes the wire deterministic.
 ///
+/// The host thread is one logical thread: the loop's own thread runs its work, except while it waits
+/// in `poll`: then a thread that has work for it may run that work itself, as the host thread, for
+/// one turn (``runHere(_:)``), so that a host embedded in an app answers a call without a thread
+/// hand-off. Whichever thread runs the loop's work holds its ownership; two never run it at once.
+///
 /// - Important: ``drain()`` may only be called from the loop thread outside any job (from an input
 ///   handler or a posted closure). Inside a job it returns at once, so that jobs never nest.
 public final class EventLoop: SerialExecutor, @unchecked Sendable {
@@ -29,7 +34,11 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     private struct Shared {
         var work: [Work] = []
+        /// A post must write the wake-up pipe: the loop's thread waits in `poll` and no other
+        /// thread runs its work.
         var sleeping = false
+        /// The loop's own thread waits in `poll` (a thread may borrow the loop meanwhile).
+        var polling = false
     }
 
     private let state = Mutex(Shared())
@@ -38,7 +47,14 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Written to wake the loop from `poll`; read end is drained by the loop.
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private var thread = pthread_t()
+    /// The thread running the loop's work now (``inLoop``): the loop's own thread, or one that
+    /// borrowed the loop for a turn (``runHere(_:)``).
+    private let owner = Atomic<UInt>(0)
+    /// The loop's own thread.
+    private let loopThread = Atomic<UInt>(0)
+    /// Held by the thread that runs the loop's work: the loop's own thread, except while it waits
+    /// in `poll`, or a thread that borrowed the loop.
+    private let ownership = Mutex(())
 
     // Loop-thread-only state.
     /// Work taken from ``state`` and not run yet, from ``readyHead`` on. A posted closure may drain
@@ -58,6 +74,11 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Run once at the next point the drain hooks run (``runAfterWork(_:)``).
     private var afterWork: [@HostActor () -> Void] = []
     private var nextHookID = 0
+    /// What the loop's own thread waits for in `poll`: the deadline of its time-out (`.max`: none)
+    /// and the input descriptor (-1: none). A thread that borrowed the loop and changed either
+    /// wakes it, so that it waits for the right things.
+    private var polledDeadline = UInt64.max
+    private var polledInput: Int32 = -1
 
     /// What the input handler is told.
     public enum InputEvent {
@@ -76,20 +97,28 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         _ = fcntl(wakeWrite, F_SETFL, fcntl(wakeWrite, F_GETFL) | O_NONBLOCK)
         _ = fcntl(wakeRead, F_SETFD, FD_CLOEXEC)
         _ = fcntl(wakeWrite, F_SETFD, FD_CLOEXEC)
-        let threadID = Mutex<pthread_t?>(nil)
         startThread(stackSize: 8 << 20) { [unowned(unsafe) self] in
-            threadID.withLock { $0 = pthread_self() }
+            let id = Self.currentThreadID()
+            self.owner.store(id, ordering: .releasing)
+            self.loopThread.store(id, ordering: .releasing)
             self.run()
         }
         // Wait for the thread to publish its identity: `inLoop` must be exact from the first job on.
-        while true {
-            if let id = threadID.withLock({ $0 }) { thread = id; break }
-            sched_yield()
-        }
+        while loopThread.load(ordering: .acquiring) == 0 { sched_yield() }
     }
 
-    /// True on the host thread.
-    public var inLoop: Bool { pthread_equal(pthread_self(), thread) != 0 }
+    /// The calling thread's identity, as ``owner`` holds it.
+    private static func currentThreadID() -> UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
+        #endif
+    }
+
+    /// True on the host thread: the loop's own thread, or a thread running a turn of it
+    /// (``runHere(_:)``).
+    public var inLoop: Bool { owner.load(ordering: .relaxed) == Self.currentThreadID() }
 
     // MARK: SerialExecutor
 
@@ -346,37 +375,131 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private func run() {
         var pollFDs = [pollfd](repeating: pollfd(), count: 2)
         while true {
-            drain()
-            runDueTimers()
-            if !idleHooks.isEmpty {
-                HostActor.assumeIsolated { for entry in idleHooks { entry.hook() } }
-            }
-            // Go to sleep only if nothing was posted meanwhile.
-            let mustSleep = state.withLock { shared -> Bool in
-                if shared.work.isEmpty { shared.sleeping = true; return true }
-                return false
-            }
-            if !mustSleep { continue }
-            var timeout: Int32 = -1
-            if let next = timers.nextDeadline {
-                let now = Self.monotonicNanoseconds()
-                // Rounded up to whole milliseconds; a far deadline (a saturated one) waits Int32.max ms.
-                timeout = next <= now ? 0 : Int32(clamping: (next - now - 1) / 1_000_000 + 1)
-            }
-            pollFDs[0] = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-            var count = 1
-            if let input {
+            // One turn with the ownership held, then the wait in `poll` without it: a thread
+            // that borrows the loop meanwhile (``runHere(_:)``) runs its work itself.
+            let wait: (timeout: Int32, count: Int)? = ownership.withLock { _ in
+                turn()
+                // Go to sleep only if nothing was posted meanwhile.
+                let mustSleep = state.withLock { shared -> Bool in
+                    if shared.work.isEmpty {
+                        shared.sleeping = true
+                        shared.polling = true
+                        return true
+                    }
+                    return false
+                }
+                guard mustSleep else { return nil }
+                var timeout: Int32 = -1
+                polledDeadline = .max
+                if let next = timers.nextDeadline {
+                    let now = Self.monotonicNanoseconds()
+                    // Rounded up to whole milliseconds; a far deadline (a saturated one) waits Int32.max ms.
+                    timeout = next <= now ? 0 : Int32(clamping: (next - now - 1) / 1_000_000 + 1)
+                    polledDeadline = next
+                }
+                pollFDs[0] = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+                polledInput = input?.fd ?? -1
+                guard let input else { return (timeout, 1) }
                 pollFDs[1] = pollfd(fd: input.fd, events: Int16(POLLIN), revents: 0)
-                count = 2
+                return (timeout, 2)
             }
-            let ready = poll(&pollFDs, nfds_t(count), timeout)
-            state.withLock { $0.sleeping = false }
+            guard let wait else { continue }
+            let count = wait.count
+            let ready = poll(&pollFDs, nfds_t(count), wait.timeout)
+            state.withLock {
+                $0.sleeping = false
+                $0.polling = false
+            }
             if ready <= 0 { continue }
-            if pollFDs[0].revents != 0 { drainWakePipe() }
-            if count == 2, pollFDs[1].revents != 0, let input {
-                readInput(fd: input.fd, handler: input.handler)
+            ownership.withLock { _ in
+                if pollFDs[0].revents != 0 { drainWakePipe() }
+                // The input may have changed while a borrower ran: read only the one still watched.
+                if count == 2, pollFDs[1].revents != 0, let input, input.fd == pollFDs[1].fd {
+                    readInput(fd: input.fd, handler: input.handler)
+                }
             }
         }
+    }
+
+    /// The work of one turn: ready jobs and closures, due timers, then the idle hooks.
+    private func turn() {
+        drain()
+        runDueTimers()
+        if !idleHooks.isEmpty {
+            HostActor.assumeIsolated { for entry in idleHooks { entry.hook() } }
+        }
+    }
+
+    // MARK: Borrowing the loop
+
+    /// Runs `body` on the calling thread as the host thread, when the loop is idle, and returns its
+    /// result; nil, without running it, when the loop is busy (its own thread, or another thread,
+    /// is running its work), when the caller is on the host thread already, or when the caller
+    /// runs a Swift task (jobs do not nest). A caller that gets nil posts its work instead
+    /// (``execute(_:)``).
+    ///
+    /// The calling thread first runs the work posted before (so that what one thread posts and
+    /// then runs here keeps its order), then `body`, outside any job (it may ``drain()``), then
+    /// everything that became ready, due timers and the idle hooks, until nothing is left; then the
+    /// loop's own thread, which waited in `poll` meanwhile, takes over again (woken if a timer or
+    /// the input it waits for changed). An app's host answers a call so without a thread
+    /// hand-off: the reply is written before the call returns.
+    public func runHere<T>(_ body: @HostActor () -> T) -> T? {
+        guard !inLoop, !Self.inTask else { return nil }
+        var result: T?
+        _ = ownership.withLockIfAvailable { _ -> Bool in
+            owner.store(Self.currentThreadID(), ordering: .relaxed)
+            defer { owner.store(loopThread.load(ordering: .relaxed), ordering: .relaxed) }
+            // Posts need not wake the loop's thread while this one runs the work.
+            state.withLock { $0.sleeping = false }
+            defer { finishBorrowedTurn() }
+            drain()
+            result = HostActor.assumeIsolated(body)
+            return true
+        }
+        return result
+    }
+
+    /// Ends a borrowed turn: runs what is left until nothing is posted, then hands the loop back to
+    /// its thread, waking it if what it waits for in `poll` changed.
+    private func finishBorrowedTurn() {
+        while true {
+            turn()
+            let (done, polling) = state.withLock { shared -> (Bool, Bool) in
+                guard shared.work.isEmpty else { return (false, shared.polling) }
+                // Later posts wake the loop's thread, if it still waits in `poll`.
+                shared.sleeping = shared.polling
+                return (true, shared.polling)
+            }
+            guard done else { continue }
+            let deadline = timers.nextDeadline ?? .max
+            if polling && (deadline < polledDeadline || (input?.fd ?? -1) != polledInput) {
+                var byte: UInt8 = 1
+                _ = write(wakeWrite, &byte, 1)
+            }
+            return
+        }
+    }
+
+    /// Whether the calling thread runs a Swift task.
+    private static var inTask: Bool { withUnsafeCurrentTask { $0 != nil } }
+
+    /// Runs `body` as the host thread and returns its result: at once on the host thread, on the
+    /// calling thread when the loop is idle (``runHere(_:)``), else posted and waited for. For a
+    /// call that must answer synchronously (an embedded host opened from an app's thread); never
+    /// from a host-actor task that waits for other host work (it would wait for itself).
+    public func runAndWait<T: Sendable>(_ body: @escaping @HostActor @Sendable () -> T) -> T {
+        if inLoop { return HostActor.assumeIsolated(body) }
+        if let result = runHere(body) { return result }
+        let result = Mutex<T?>(nil)
+        let latch = Latch()
+        execute {
+            let value = HostActor.assumeIsolated(body)
+            result.withLock { $0 = value }
+            latch.open()
+        }
+        latch.wait()
+        return result.withLock { $0! }
     }
 
     private func readInput(fd: Int32, handler: @escaping @HostActor (InputEvent) -> Void) {
