@@ -204,5 +204,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings),
+        // An app's host in process: the Swift entry (EmbeddedHost).
+        .testTarget(name: "EmbeddingTests", dependencies: ["VMHost", "VMHostTesting"], swiftSettings: settings),
     ]
 )

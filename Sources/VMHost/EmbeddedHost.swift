@@ -1,0 +1,324 @@
+import Logging
+import Synchronization
+import VMHostCore
+import VMHostEventLoop
+import VMHostWire
+
+/// An app's view-models served in this process: the protocol `vmhost` speaks on stdio, byte for
+/// byte, through function calls, for an app that cannot or would rather not start a process (an
+/// iOS or macOS app, a Swift command-line tool).
+///
+/// ```swift
+/// import VMHost
+///
+/// let host = try EmbeddedHost(TodoServer.server, arguments: ["--latency-ms", "0"])
+/// try host.send(message: #"{"jsonrpc":"2.0","id":1,"method":"vm.create","params":{"kind":"TodoList"}}"#)
+/// for await message in host.messages {          // one whole JSON text per element
+///     print(String(decoding: message, as: UTF8.self))
+///     break
+/// }
+/// let status = await host.close()                // the end of input, as EOF on stdin: 0
+/// ```
+///
+/// **The same host as on stdio.** `arguments` are the server's command line (`--clock manual`,
+/// `--test-controls`, the app's own options); the host reads what ``send(_:)`` gives it as it reads
+/// stdin (either framing, split anywhere) and answers exactly as it would on stdout, one message at
+/// a time. ``close()`` is the end of input (protocol/SPEC.md §7): every message sent is handled,
+/// the host waits for its requests and commands, then ends and returns the status the process
+/// would exit with. `exit` ends it too (status 0 after `shutdown`, else 1). An embedded host never
+/// exits the process, never touches stdin, stdout or signal handlers, and logs only to the
+/// `logger` it is given.
+///
+/// **Threads.** Every host of the process lives on the host thread (``EventLoop/shared``). A call
+/// of ``send(_:)`` from another thread, while that thread is idle, runs the host's work on the
+/// calling thread itself, so the reply is delivered before `send` returns; otherwise the bytes are
+/// queued for the host thread. The callback form calls `onMessage` on whichever thread runs the
+/// host's work, one call at a time; ``send(_:)`` from inside it is allowed (the bytes are handled
+/// after it returns). A callback that takes long delays every host of the process, and loses
+/// nothing.
+///
+/// **Messages.** The ``messages`` sequence (when opened without a callback) takes the output as it
+/// is read: while its reader is behind, property changes merge as they do for a slow reader of
+/// stdout (SPEC §4, "Slow clients"), so memory stays bounded.
+public final class EmbeddedHost: Sendable {
+    /// Why a host could not be opened: what the command line would have refused.
+    public struct OpenError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The kind of refusal.
+        public enum Kind: Sendable, Equatable {
+            /// The arguments are no valid command line (`vmhost` would exit 64).
+            case usage
+            /// The trace file cannot be opened (`vmhost` would exit 2).
+            case trace
+        }
+
+        /// The kind of refusal.
+        public var kind: Kind
+        /// What is wrong, as `vmhost` would write it to stderr.
+        public var message: String
+
+        public init(_ kind: Kind, _ message: String) {
+            self.kind = kind
+            self.message = message
+        }
+
+        public var description: String { message }
+    }
+
+    /// Input refused: the host's input was closed (``close()``), or the host has ended (`exit`).
+    public struct InputClosed: Error, Sendable, Equatable {
+        public init() {}
+    }
+
+    let session: EmbeddedSession
+    let end: EmbeddedEnd
+    /// The output, when the host was opened without a callback.
+    let stream: EmbeddedMessageStream?
+
+    /// Opens a host of `server`'s app that calls `onMessage` with every message it writes, one
+    /// whole JSON text per call, on the thread that runs the host's work at that moment (see the
+    /// type's discussion), and `onEnd` once with the status after the last message. The
+    /// buffer is the callee's to keep.
+    ///
+    /// - Parameters:
+    ///   - arguments: the command line, without the program's name (`["--clock", "manual"]`).
+    ///   - logger: where the host logs, at `--log-level` and above; nil: nowhere.
+    /// - Throws: ``OpenError`` for what `vmhost` would refuse at start-up.
+    public convenience init(
+        _ server: Server, arguments: [String] = [], logger: Logger? = nil,
+        onMessage: @escaping @Sendable (_ message: [UInt8]) -> Void,
+        onEnd: (@Sendable (_ status: Int32) -> Void)? = nil
+    ) throws(OpenError) {
+        try self.init(server: server, arguments: arguments, logger: logger, delivery: .callback(onMessage, onEnd: onEnd))
+    }
+
+    /// Opens a host of `server`'s app whose output is read from ``messages``.
+    ///
+    /// - Parameters:
+    ///   - arguments: the command line, without the program's name (`["--clock", "manual"]`).
+    ///   - logger: where the host logs, at `--log-level` and above; nil: nowhere.
+    /// - Throws: ``OpenError`` for what `vmhost` would refuse at start-up.
+    public convenience init(_ server: Server, arguments: [String] = [], logger: Logger? = nil) throws(OpenError) {
+        try self.init(server: server, arguments: arguments, logger: logger, delivery: .stream)
+    }
+
+    /// Opens a host delivering its output as `delivery` says (the C ABI passes its own callback).
+    package init(server: Server, arguments: [String], logger: Logger?, delivery: EmbeddedSession.Delivery) throws(OpenError) {
+        let end = EmbeddedEnd()
+        let opened = EventLoop.shared.runAndWait { () -> Result<EmbeddedSession, OpenError> in
+            do throws(OpenError) {
+                return .success(try EmbeddedSession(server: server, arguments: arguments, logger: logger, delivery: delivery, end: end))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch opened {
+        case .success(let session):
+            self.session = session
+            self.end = end
+            self.stream = session.stream
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    deinit {
+        // Dropped without a close: the end of its input, as when a client closes stdin.
+        requestClose()
+    }
+
+    /// The output, one whole JSON text per element, in order; it ends after the host's last
+    /// message. For a host opened without a callback (empty otherwise), read by one task.
+    public var messages: Messages { Messages(stream: stream) }
+
+    /// Writes `bytes` to the host's input, as a client writes to `vmhost`'s stdin: whole messages
+    /// in either framing, or any piece of a stream. Any thread; the bytes are copied when they
+    /// cannot be handled before the call returns.
+    ///
+    /// - Throws: ``InputClosed`` after ``close()`` or once the host has ended (`exit`); the bytes
+    ///   were not read.
+    public func send(_ bytes: some Collection<UInt8>) throws(InputClosed) {
+        let accepted: Bool = bytes.withContiguousStorageIfAvailable { buffer in
+            write(UnsafeRawBufferPointer(buffer))
+        } ?? Array(bytes).withUnsafeBytes { write($0) }
+        guard accepted else { throw InputClosed() }
+    }
+
+    /// Writes one whole message, framed as the host reads its input: a line for ndjson (raw line
+    /// breaks, which JSON text needs only as white space, become spaces), a `Content-Length`
+    /// header for lsp.
+    ///
+    /// - Throws: ``InputClosed`` after ``close()`` or once the host has ended.
+    public func send(message: String) throws(InputClosed) {
+        let body = Array(message.utf8)
+        let session = session
+        let accepted = body.withUnsafeBytes { bytes in
+            write(bytes) { bytes in session.consumeMessage(bytes) }
+        }
+        guard accepted else { throw InputClosed() }
+    }
+
+    /// Ends the input (as EOF on stdin, SPEC §7) and waits until the host has ended: every
+    /// message sent is handled, its requests answered and its commands ended, the output
+    /// delivered. Returns the status `vmhost` would exit with: 0, or 1 after `exit` without
+    /// `shutdown`. Closing again returns the same status.
+    @discardableResult
+    public func close() async -> Int32 {
+        requestClose()
+        return await end.ended()
+    }
+
+    /// The status once the host has ended (``close()``, or `exit`), else nil.
+    public var status: Int32? { end.status }
+
+    // MARK: For the C ABI
+
+    /// Writes `bytes` (see ``send(_:)``); false when the input is closed. What `consume` does
+    /// with them (by default: reads them as a stream).
+    package func write(
+        _ bytes: UnsafeRawBufferPointer,
+        consume: (@HostActor @Sendable (UnsafeRawBufferPointer) -> Bool)? = nil
+    ) -> Bool {
+        let session = session
+        let consume = consume ?? { session.consume($0) }
+        // Handled here and now when the host thread is idle: the reply comes before the return.
+        // The caller's bytes are read during this call only, on this thread.
+        nonisolated(unsafe) let unsafeBytes = bytes
+        if let accepted = EventLoop.shared.runHere({ end.isOpen && consume(unsafeBytes) }) {
+            return accepted
+        }
+        // Else queued, in the order of acceptance: a close requested later is queued after it.
+        let copy = Array(bytes)
+        return end.ifOpen {
+            EventLoop.shared.execute {
+                HostActor.assumeIsolated { _ = copy.withUnsafeBytes { consume($0) } }
+            }
+        }
+    }
+
+    /// Ends the input without waiting (see ``close()``); false if it was ended already.
+    @discardableResult
+    package func requestClose() -> Bool {
+        let session = session
+        let requested = end.close {
+            EventLoop.shared.execute { HostActor.assumeIsolated { session.finishInput() } }
+        }
+        guard requested else { return false }
+        // Run at once when the host thread is idle, so that a host with nothing in flight ends
+        // before the caller waits.
+        _ = EventLoop.shared.runHere {}
+        return true
+    }
+
+    /// Waits, blocking the calling thread, until the host has ended; returns its status. Never
+    /// from the host thread (it would wait for itself).
+    package func waitForEnd() -> Int32 { end.waitBlocking() }
+
+    /// Whether the host has ended or its input is closed.
+    package var isOpen: Bool { end.isOpen }
+
+    /// The output of a host opened without a callback.
+    public struct Messages: AsyncSequence, Sendable {
+        public typealias Element = [UInt8]
+        let stream: EmbeddedMessageStream?
+
+        public func makeAsyncIterator() -> Iterator { Iterator(stream: stream) }
+
+        public struct Iterator: AsyncIteratorProtocol {
+            let stream: EmbeddedMessageStream?
+
+            public mutating func next() async -> [UInt8]? {
+                await stream?.next()
+            }
+
+            public mutating func next(isolation actor: isolated (any Actor)?) async -> [UInt8]? {
+                await stream?.next()
+            }
+        }
+    }
+}
+
+/// The state of an embedded host that any thread reads: open, closing, or ended with a status;
+/// and the waiters for its end.
+final class EmbeddedEnd: Sendable {
+    enum Phase {
+        case open
+        /// The input is closed (a close, or `exit`); the host is ending.
+        case closing
+        case ended(Int32)
+    }
+
+    private struct State {
+        var phase = Phase.open
+        var waiters: [CheckedContinuation<Int32, Never>] = []
+    }
+
+    private let state = Mutex(State())
+    private let latch = Latch()
+
+    var isOpen: Bool {
+        state.withLock { if case .open = $0.phase { true } else { false } }
+    }
+
+    var status: Int32? {
+        state.withLock { if case .ended(let status) = $0.phase { status } else { nil } }
+    }
+
+    /// Runs `post` while the input is open, under the lock (so that it is ordered before any
+    /// close); false, without running it, once closed.
+    func ifOpen(_ post: () -> Void) -> Bool {
+        state.withLock { state in
+            guard case .open = state.phase else { return false }
+            post()
+            return true
+        }
+    }
+
+    /// Marks the input closed and runs `post` (under the lock), once; false when it was closed
+    /// already.
+    func close(_ post: () -> Void) -> Bool {
+        state.withLock { state in
+            guard case .open = state.phase else { return false }
+            state.phase = .closing
+            post()
+            return true
+        }
+    }
+
+    /// The input is closed by the host itself (`exit`).
+    func closing() {
+        state.withLock { state in
+            if case .open = state.phase { state.phase = .closing }
+        }
+    }
+
+    /// The host has ended with `status` (``status`` tells it from now on); the waiters go on
+    /// when the returned function is called (after the last callback).
+    func ended(status: Int32) -> @Sendable () -> Void {
+        let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
+            state.phase = .ended(status)
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        let latch = latch
+        return {
+            latch.open()
+            for waiter in waiters { waiter.resume(returning: status) }
+        }
+    }
+
+    func ended() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let status = state.withLock { state -> Int32? in
+                if case .ended(let status) = state.phase { return status }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let status { continuation.resume(returning: status) }
+        }
+    }
+
+    func waitBlocking() -> Int32 {
+        latch.wait()
+        return status ?? 0
+    }
+}

@@ -1,0 +1,91 @@
+import Synchronization
+import Testing
+import VMHost
+
+/// A thread lending itself to the host thread: ``EventLoop/runHere(_:)``.
+@Suite struct RunHereTests {
+    /// Runs `body` on a new thread (not one of Swift's pool) and returns its result.
+    func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            startThread { continuation.resume(returning: body()) }
+        }
+    }
+
+    /// Tries `runHere` until the loop is idle (it may be busy with other tests' hosts), at most
+    /// 100,000 times.
+    static func borrow<T>(_ body: @HostActor () -> T) -> T? {
+        for _ in 0..<100_000 {
+            if let result = EventLoop.shared.runHere(body) { return result }
+        }
+        return nil
+    }
+
+    @Test func aThreadRunsTheWorkAsTheHostThread() async {
+        let outcome = await onThread { () -> (ran: Bool?, inLoopAfter: Bool) in
+            let ran = Self.borrow { EventLoop.shared.inLoop }
+            return (ran, EventLoop.shared.inLoop)
+        }
+        #expect(outcome.ran == true, "the loop was never idle")
+        #expect(outcome.inLoopAfter == false)
+    }
+
+    @Test func notOnTheHostThreadNorInATask() async {
+        #expect(EventLoop.shared.runHere { 1 } == nil)
+        let onHost = await onThread {
+            EventLoop.shared.runAndWait { EventLoop.shared.runHere { 1 } == nil }
+        }
+        #expect(onHost)
+    }
+
+    @Test func workPostedBeforeRunsFirst() async {
+        let order = await onThread { () -> [Int]? in
+            let order = Mutex<[Int]>([])
+            for _ in 0..<100_000 {
+                EventLoop.shared.execute { order.withLock { $0.append(1) } }
+                if EventLoop.shared.runHere({ order.withLock { $0.append(2) } }) != nil {
+                    return order.withLock { $0 }
+                }
+            }
+            return nil
+        }
+        #expect(order != nil, "the loop was never idle")
+        #expect(order?.last == 2)
+        #expect(order?.filter { $0 == 2 }.count == 1)
+    }
+
+    @Test func aTimerArmedInABorrowedTurnFires() async {
+        let fired = Flag()
+        let signal = AsyncSignal()
+        let armed = await onThread {
+            Self.borrow {
+                // Due in 5 ms: the loop's thread, asleep without a deadline, must wake for it.
+                _ = EventLoop.shared.schedule(at: EventLoop.monotonicNanoseconds() + 5_000_000) {
+                    fired.set()
+                    signal.signal()
+                }
+                return true
+            }
+        }
+        #expect(armed == true, "the loop was never idle")
+        let done = await signal.until("the timer armed in a borrowed turn", sourceLocation: #_sourceLocation) {
+            fired.isSet ? true : nil
+        }
+        #expect(done == true)
+    }
+
+    @Test func runAndWaitAnswersFromAnyThread() async {
+        let values = await withTaskGroup(of: Int.self) { group in
+            for index in 0..<8 {
+                group.addTask { await self.onThread { EventLoop.shared.runAndWait { index * 2 } } }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(values.sorted() == (0..<8).map { $0 * 2 })
+    }
+}
+
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}
