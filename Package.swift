@@ -33,9 +33,13 @@ let package = Package(
         .library(name: "VMHost", targets: ["VMHost"]),
         .library(name: "VMHostTesting", targets: ["VMHostTesting"]),
         .library(name: "VMHostWebSocket", targets: ["VMHostWebSocket"]),
+        // The C ABI of include/vmhost.h, for an app's own library of its kinds (docs/Guide-embedding.md).
+        .library(name: "VMHostEmbedding", targets: ["VMHostEmbedding"]),
         // The reference app.
         .executable(name: "vmhost", targets: ["vmhost"]),
         .executable(name: "vmhost-web", targets: ["vmhost-web"]),
+        // The reference app in the caller's process: libvmhost-embedded, through include/vmhost.h.
+        .library(name: "vmhost-embedded", type: .dynamic, targets: ["ReferenceAppEmbedded"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -88,6 +92,14 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: settings),
+        // The C ABI: an app's host in the caller's process (Sources/CVMHost/include/vmhost.h, the
+        // header; protocol/embedding.md). VMHostEmbedding defines it over EmbeddedHost, except
+        // vmhost_open, which an app's library defines in one line naming its server.
+        .target(name: "CVMHost"),
+        .target(
+            name: "VMHostEmbedding",
+            dependencies: ["CVMHost", "VMHost", "VMHostEventLoop", .product(name: "Logging", package: "swift-log")],
             swiftSettings: settings),
         // The test kit: the in-process connection, the recorder, the manual clock, a probe kind.
         .target(
@@ -150,6 +162,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/ReferenceApp/vmhost-web",
+            swiftSettings: settings
+        ),
+        // The library: the reference app's kinds and options through the C ABI (vmhost-embedded).
+        .target(
+            name: "ReferenceAppEmbedded",
+            dependencies: ["VMHost", "VMHostEmbedding", "AppComposition"],
+            path: "Sources/ReferenceApp/vmhost-embedded",
             swiftSettings: settings
         ),
         // Test support of the reference app: a loopback HTTP server and API stubs.
