@@ -150,19 +150,23 @@ def load(path: Path) -> List[Tuple[int, Dict[str, Any]]]:
 Observer = Callable[[str, Any], None]
 
 
-def replay(path: Path, exact_texts: bool = False, observe: Optional[Observer] = None) -> None:
-    replay_steps(path.name, load(path), exact_texts, observe)
+def replay(path: Path, exact_texts: bool = False, observe: Optional[Observer] = None,
+           open_host: Optional[Callable[..., vmhost.Host]] = None) -> None:
+    replay_steps(path.name, load(path), exact_texts, observe, open_host)
 
 
 def replay_steps(name: str, steps: List[Tuple[int, Dict[str, Any]]], exact_texts: bool = False,
-                 observe: Optional[Observer] = None) -> None:
+                 observe: Optional[Observer] = None,
+                 open_host: Optional[Callable[..., vmhost.Host]] = None) -> None:
     """Runs one scenario: *steps* are (line number, step) pairs, the first one `args`; *name* and
     the line numbers are what a failure reports. *observe*, if given, is called with ("in",
-    message) for every message sent and ("out", message) for every message the host wrote."""
+    message) for every message sent and ("out", message) for every message the host wrote.
+    *open_host* starts the host (``Host.spawn`` by default; ``Host.embedded`` replays through the
+    C ABI)."""
     number, first = steps[0]
     assert "args" in first, f"{name}:{number}: the first line must be {{\"args\": [...]}}"
     stderr = tempfile.TemporaryFile()
-    host = vmhost.Host.spawn(*first["args"], stderr=stderr, raw=True)
+    host = (open_host or vmhost.Host.spawn)(*first["args"], stderr=stderr, raw=True)
     captures: Dict[str, Any] = {}
     closed = False
     exited = False

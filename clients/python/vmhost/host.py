@@ -126,6 +126,32 @@ class Host:
         )
         return cls(process, raw=raw, stderr_tail=tail)
 
+    @classmethod
+    def embedded(cls, *options: str, library: Union[str, "os.PathLike[str]", None] = None,
+                 stderr: Union[int, str, IO[Any], None] = None, raw: bool = False) -> "Host":
+        """Open a host in this process, in the library of the C ABI (``include/vmhost.h``), with
+        *options* as :meth:`spawn` takes them; everything else is as with :meth:`spawn`.
+
+        The library is *library*, ``$VMHOST_LIBRARY``, ``<repo>/.build/{release,debug}/
+        libvmhost-embedded.so`` (the newer) or the system's. The host's log lines go where
+        *stderr* says, as for :meth:`spawn`. Options the host refuses raise
+        :class:`~vmhost.HostExited` at once (a process would exit 64). :meth:`close`, and
+        :meth:`kill`, end its input as EOF does; :attr:`pid` is this process's.
+        """
+        from ._embedded import EmbeddedError, EmbeddedProcess, Library, log_sink
+
+        _, tail = forward_target(stderr)
+        try:
+            process = EmbeddedProcess(Library.load(library), options, log_sink(stderr, tail))
+        except EmbeddedError as error:
+            # What the process would have exited with, and said (when its logs are kept).
+            status = 2 if error.code == -5 else 64
+            message = exit_message("vmhost exited", status, tail)
+            if tail is None or not tail.text():
+                message += f": {error}"
+            raise HostExited(message) from error
+        return cls(process, raw=raw, stderr_tail=tail)  # type: ignore[arg-type]
+
     # -- context manager -----------------------------------------------------
 
     def __enter__(self) -> "Host":

@@ -1,0 +1,81 @@
+"""The client in process: ``Host.embedded`` drives the reference app's library through the C ABI
+(include/vmhost.h) with ctypes, with the same API as ``Host.spawn``.
+
+Every conformance transcript is replayed through it (the replayer of test_conformance.py, its host
+opened in the library), error texts compared word for word too: the library speaks the protocol of
+the binary, byte for byte. The library is ``$VMHOST_LIBRARY`` or this checkout's build of
+``libvmhost-embedded`` (``swift build --product vmhost-embedded``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import vmhost
+
+from test_conformance import TRANSCRIPTS, replay
+
+
+@pytest.mark.parametrize("path", sorted(TRANSCRIPTS.glob("*.jsonl")), ids=lambda p: p.stem)
+def test_transcript_through_the_abi(path: Path) -> None:
+    replay(path, exact_texts=True, open_host=vmhost.Host.embedded)
+
+
+def test_login_and_products_in_process() -> None:
+    with vmhost.Host.embedded() as host:
+        host.initialize(locale="en")
+        login = host.create("Login")
+        login.subscribe()
+        login.username("13800138000")
+        login.password("123456")
+        events = []
+        login.on("navigate", events.append)
+        login.submit()
+        assert events == [{"route": "ProductList"}]
+        products = host.create("ProductList", {"pageSize": 20})
+        products.subscribe(diff=True)
+        products.refresh()
+        products.loadMore()
+        assert [cell["id"] for cell in products["items"]][:3] == ["p001", "p002", "p003"]
+        assert len(products["items"]) == 40
+    assert host.returncode == 0
+
+
+def test_options_refused_raise_at_once() -> None:
+    with pytest.raises(vmhost.HostExited) as raised:
+        vmhost.Host.embedded("--clock", "sundial", stderr=vmhost.KEEP_STDERR)
+    assert "status 64" in str(raised.value)
+    assert "--clock" in str(raised.value)
+
+
+def test_exit_ends_the_host_with_its_status() -> None:
+    host = vmhost.Host.embedded("--clock", "manual")
+    host.notify("exit")
+    assert host.wait(5) == 1
+    with pytest.raises(vmhost.HostExited):
+        host.ping()
+    host.close()
+
+
+def test_several_hosts_in_one_process_are_apart() -> None:
+    with vmhost.Host.embedded("--clock", "manual", "--test-controls") as first, \
+            vmhost.Host.embedded("--clock", "manual", "--test-controls") as second:
+        a = first.create("ProductList", id="list")
+        b = second.create("ProductList", id="list")
+        a.subscribe()
+        b.subscribe()
+        a.refresh()
+        assert len(a["items"]) == 20
+        assert b["page"] == 0
+        assert [entry["vm"] for entry in second.list()] == ["list"]
+
+
+def test_logs_go_where_stderr_says(tmp_path: Path) -> None:
+    log_file = tmp_path / "log.txt"
+    with open(log_file, "w") as stderr:
+        with vmhost.Host.embedded("--log-level", "debug", stderr=stderr) as host:
+            host.ping()
+    text = log_file.read_text()
+    assert "serving in process" in text
