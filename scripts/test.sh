@@ -24,6 +24,14 @@
 #      VMHOST_LIBFUZZER_BACKEND_RUNS, default 30000, about 10 s). A crash or a hang fails it; the input is left in
 #      .build-fuzz/artifacts/ and `vmhost-fuzz FILE` (or `vmhost-fuzz-backend FILE`, plain build)
 #      replays it exactly.
+#   9. embedding: the C ABI of include/vmhost.h (protocol/embedding.md) as app shells use it and as
+#      hostile callers misuse it (pytest, Tests/Embedding: the C example logs in and lists
+#      products, 1,000 open/use/close cycles from C, ctypes calls with wrong arguments, callbacks
+#      that raise, return late, write or close from inside, threads writing at once); the
+#      conformance transcripts replayed through it run with the Python client's suite (3)
+#  10. sanitize-embedded: the same library built with AddressSanitizer (.build-asan): the cycles,
+#      the C example, the transcripts and the hostile-use tests, clean of ASan and LeakSanitizer
+#      reports (scripts/sanitize-embedded.sh)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
@@ -59,6 +67,8 @@ why() {
 run swift-build swift build
 run swift-test swift test
 export VMHOST_BIN="$PWD/.build/debug/vmhost"
+# The reference app as a library, for Host.embedded and the embedding suite.
+export VMHOST_LIBRARY="$PWD/.build/debug/libvmhost-embedded.so"
 run end-to-end python3 -m pytest -q -p no:cacheprovider Tests/EndToEnd
 if compgen -G "clients/python/tests/test_*.py" >/dev/null; then
     run python-client env PYTHONPATH="$PWD/clients/python" python3 -m pytest -q -p no:cacheprovider clients/python/tests
@@ -122,6 +132,9 @@ libfuzzer() {
         "${VMHOST_LIBFUZZER_BACKEND_RUNS:-30000}" 4096
 }
 run libfuzzer libfuzzer
+
+run embedding python3 -m pytest -q -p no:cacheprovider Tests/Embedding
+run sanitize-embedded scripts/sanitize-embedded.sh
 
 if [ ${#failed[@]} -gt 0 ]; then
     for name in "${failed[@]}"; do why "$name"; done
