@@ -187,9 +187,11 @@ let package = Package(
         // replayer).
         .systemLibrary(name: "CLibFuzzer", path: "Sources/CLibFuzzer"),
         .target(name: "FuzzSupport", dependencies: ["VMHostEventLoop", "CLibFuzzer"], swiftSettings: settings),
-        // The wire: the frame reader and the JSON-RPC engine (corpus Tests/Hardening/corpus).
+        // The wire: the frame reader and the JSON-RPC engine, then a whole host through the C ABI
+        // (corpus Tests/Hardening/corpus).
         .executableTarget(
-            name: "vmhost-fuzz", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "FuzzSupport"],
+            name: "vmhost-fuzz",
+            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHost", "VMHostEmbedding", "FuzzSupport"],
             swiftSettings: settings),
         // The backend's response path: body → envelope → models → a ProductList applying a page
         // (corpus Tests/Hardening/backend-corpus). Only the modules on that path.

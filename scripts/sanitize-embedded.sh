@@ -7,9 +7,10 @@
 #      them (null callback, zero-length write, write after close, closing twice, ...); LeakSanitizer
 #      checks the process at its exit;
 #   3. clients/c/example.c the same way (log in, list products);
-#   4. the ctypes replayer of every conformance transcript (clients/python/tests/test_embedded.py)
-#      and the hostile-use tests (Tests/Embedding/test_hostile.py) in a Python that has the ASan
-#      runtime preloaded, on the sanitized library. A leak fails the process (status 23).
+#   4. the ctypes replayer of every conformance transcript (clients/python/tests/test_embedded.py),
+#      the hostile-use tests (Tests/Embedding/test_hostile.py) and the generative fuzzer's streams
+#      through the ABI (Tests/Hardening/test_fuzz.py, its embedded configurations) in a Python that
+#      has the ASan runtime preloaded, on the sanitized library. A leak fails the process (status 23).
 # Any report fails the script; the reports are in .build-asan/logs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,10 +35,11 @@ echo "sanitize: clients/c/example.c"
 "$scratch/example" > "$scratch/logs/example.out" 2> "$scratch/logs/example.log" \
     || { tail -n 60 "$scratch/logs/example.log"; exit 1; }
 
-echo "sanitize: every conformance transcript and the hostile-use tests through ctypes"
+echo "sanitize: every conformance transcript, the hostile-use tests and the fuzzer's streams through ctypes"
 PATH="$PWD/.venv/bin:$PATH" LD_PRELOAD="$runtime" PYTHONMALLOC=malloc VMHOST_LIBRARY="$lib/libvmhost-embedded.so" \
     PYTHONPATH="$PWD/clients/python" python3 -m pytest -q -p no:cacheprovider \
-    clients/python/tests/test_embedded.py Tests/Embedding/test_hostile.py > "$scratch/logs/python.log" 2>&1 \
+    clients/python/tests/test_embedded.py Tests/Embedding/test_hostile.py \
+    Tests/Hardening/test_fuzz.py::test_generated_frames_never_break_the_embedded_host > "$scratch/logs/python.log" 2>&1 \
     || { grep -E "passed|failed|ERROR|SUMMARY" "$scratch/logs/python.log" | tail -n 20; tail -n 60 "$scratch/logs/python.log"; exit 1; }
 grep -E "passed|failed" "$scratch/logs/python.log" | tail -n 1
 if grep -l "ERROR: AddressSanitizer\|ERROR: LeakSanitizer" "$scratch"/logs/*; then exit 1; fi

@@ -18,8 +18,8 @@
 #      builds and answers through the server entry (Tests/Dependency)
 #   8. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
 #      .build-fuzz and run seeded and bounded: -seed=1 and a count of inputs, -max_total_time as a
-#      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine; Tests/Hardening/corpus;
-#      VMHOST_LIBFUZZER_RUNS, default 15000, about 20 s) and the backend's (Sources/vmhost-fuzz-backend:
+#      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine, then a whole host
+#      through the C ABI; Tests/Hardening/corpus; VMHOST_LIBFUZZER_RUNS, default 15000, about 50 s) and the backend's (Sources/vmhost-fuzz-backend:
 #      body → envelope → models → a ProductList; Tests/Hardening/backend-corpus;
 #      VMHOST_LIBFUZZER_BACKEND_RUNS, default 30000, about 10 s). A crash or a hang fails it; the input is left in
 #      .build-fuzz/artifacts/ and `vmhost-fuzz FILE` (or `vmhost-fuzz-backend FILE`, plain build)

@@ -14,7 +14,9 @@ import VMHostWire
 /// - the bytes held for an unfinished message never exceed the limit (or the 8 KiB header limit);
 /// - every frame that parses as JSON is written back by ``JSON/serialized()`` to text that parses
 ///   to the same value;
-/// - the events go through the JSON-RPC engine (``EngineProbe``): see there.
+/// - the events go through the JSON-RPC engine (``EngineProbe``): see there;
+/// - the input goes, as written by a client, through the C ABI of include/vmhost.h to a whole
+///   host (``ABIProbe``): see there.
 @HostActor
 enum WireFuzzing {
     static let limits = [64, 4096]
@@ -32,6 +34,7 @@ enum WireFuzzing {
                 EngineProbe(limit: limit).run(whole)
             }
         }
+        ABIProbe.run(input, chunkSizes: sizes)
     }
 
     /// The sizes of the reads for the second pass, from the input's bytes: mostly tiny, some large.

@@ -33,6 +33,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "EndToEnd"))
 
 from harness import HostProcess, problems  # noqa: E402
+from embedded import EmbeddedHostProcess  # noqa: E402
 
 FRAMES = int(os.environ.get("VMHOST_FUZZ_FRAMES", "20000"))
 SEED = int(os.environ.get("VMHOST_FUZZ_SEED", "20240917"))
@@ -325,8 +326,10 @@ class Generator:
 
 
 class Fuzzer:
-    def __init__(self, args: tuple, framing: str, limit: int, seed: int, tmp_path: Path) -> None:
+    def __init__(self, args: tuple, framing: str, limit: int, seed: int, tmp_path: Path,
+                 embedded: bool = False) -> None:
         self.args = args
+        self.embedded = embedded
         self.framing = framing
         self.gen = Generator(seed, framing, limit)
         self.seed = seed
@@ -340,7 +343,8 @@ class Fuzzer:
 
     def start(self) -> HostProcess:
         self.stderr = open(self.tmp_path / ("stderr-%d.log" % len(self.deaths)), "wb")
-        host = HostProcess(*self.args, framing=self.framing, stderr=self.stderr, strict=True)
+        opener = EmbeddedHostProcess if self.embedded else HostProcess
+        host = opener(*self.args, framing=self.framing, stderr=self.stderr, strict=True)
         if "--framing" not in self.args:  # auto: the first frame decides
             assert host.request("ping").result == {}
         return host
@@ -442,14 +446,32 @@ CONFIGS = {
 }
 
 
+# The same streams through the C ABI (include/vmhost.h): the host in this process, fed by
+# vmhost_write, answering through its callback (Tests/Hardening/embedded.py).
+EMBEDDED_CONFIGS = {
+    "embedded-ndjson": CONFIGS["ndjson"][:3] + (0.15,),
+    "embedded-lsp-traced": (("--framing", "lsp", "--max-message-bytes", str(LIMIT), "--clock", "manual",
+                             "--test-controls", "--trace", "{trace}"), "lsp", LIMIT, 0.15),
+}
+
+
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_generated_frames_never_break_the_host(name, tmp_path):
-    args, framing, limit, share = CONFIGS[name]
+    fuzz(name, CONFIGS, tmp_path)
+
+
+@pytest.mark.parametrize("name", list(EMBEDDED_CONFIGS))
+def test_generated_frames_never_break_the_embedded_host(name, tmp_path):
+    fuzz(name, EMBEDDED_CONFIGS, tmp_path, embedded=True)
+
+
+def fuzz(name, configs, tmp_path, embedded=False):
+    args, framing, limit, share = configs[name]
     trace = tmp_path / "trace.ndjson"
     args = tuple(str(trace) if a == "{trace}" else a for a in args)
     total = max(1, round(FRAMES * share))
-    seed = SEED + list(CONFIGS).index(name)
-    fuzzer = Fuzzer(args, framing, limit, seed, tmp_path)
+    seed = SEED + list(configs).index(name) + (100 if embedded else 0)
+    fuzzer = Fuzzer(args, framing, limit, seed, tmp_path, embedded)
     index = 0
     while fuzzer.sent < total:
         fuzzer.chunk(index, min(CHUNK, total - fuzzer.sent))
