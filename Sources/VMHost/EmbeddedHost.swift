@@ -150,10 +150,7 @@ public final class EmbeddedHost: Sendable {
     /// - Throws: ``InputClosed`` after ``close()`` or once the host has ended.
     public func send(message: String) throws(InputClosed) {
         let body = Array(message.utf8)
-        let session = session
-        let accepted = body.withUnsafeBytes { bytes in
-            write(bytes) { bytes in session.consumeMessage(bytes) }
-        }
+        let accepted = body.withUnsafeBytes { write($0, asMessage: true) }
         guard accepted else { throw InputClosed() }
     }
 
@@ -172,25 +169,25 @@ public final class EmbeddedHost: Sendable {
 
     // MARK: For the C ABI
 
-    /// Writes `bytes` (see ``send(_:)``); false when the input is closed. What `consume` does
-    /// with them (by default: reads them as a stream).
-    package func write(
-        _ bytes: UnsafeRawBufferPointer,
-        consume: (@HostActor @Sendable (UnsafeRawBufferPointer) -> Bool)? = nil
-    ) -> Bool {
+    /// Writes `bytes` (see ``send(_:)``); false when the input is closed. `asMessage`: the bytes
+    /// are one whole message, to be framed (``send(message:)``), else a piece of the stream.
+    package func write(_ bytes: UnsafeRawBufferPointer, asMessage: Bool = false) -> Bool {
         let session = session
-        let consume = consume ?? { session.consume($0) }
         // Handled here and now when the host thread is idle: the reply comes before the return.
         // The caller's bytes are read during this call only, on this thread.
         nonisolated(unsafe) let unsafeBytes = bytes
-        if let accepted = EventLoop.shared.runHere({ end.isOpen && consume(unsafeBytes) }) {
-            return accepted
+        let accepted = EventLoop.shared.runHere { () -> Bool in
+            guard end.isOpen else { return false }
+            return asMessage ? session.consumeMessage(unsafeBytes) : session.consume(unsafeBytes)
         }
+        if let accepted { return accepted }
         // Else queued, in the order of acceptance: a close requested later is queued after it.
         let copy = Array(bytes)
         return end.ifOpen {
             EventLoop.shared.execute {
-                HostActor.assumeIsolated { _ = copy.withUnsafeBytes { consume($0) } }
+                HostActor.assumeIsolated {
+                    _ = copy.withUnsafeBytes { asMessage ? session.consumeMessage($0) : session.consume($0) }
+                }
             }
         }
     }

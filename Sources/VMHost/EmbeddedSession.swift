@@ -38,6 +38,12 @@ package final class EmbeddedSession {
     /// another's frame handling): the host is released only once none is.
     private var depth = 0
     private var delivering = false
+    /// Messages pushed to the queue, counted by its hook (on the host thread), and how many of
+    /// those pushes were delivered: a delivery with nothing new pushed takes nothing.
+    nonisolated let pushes = Atomic<Int>(0)
+    private var deliveredPushes = 0
+    /// Listed among the hosts whose output the idle hook delivers (``EmbeddedHosts``).
+    nonisolated let listed = Atomic<Bool>(false)
     /// The input ended (``finishInput()``).
     private var inputFinished = false
     /// Every message read before the end of input was handled: the host ends once no work is in
@@ -103,7 +109,9 @@ package final class EmbeddedSession {
         // Output made by work that completes later (a command, a timer) is delivered when the host
         // thread has run out of work, with the other hosts' (``EmbeddedHosts``).
         host.outputQueue.onPush { [weak self] in
-            HostActor.assumeIsolated { if let self { EmbeddedHosts.hasOutput(self) } }
+            guard let self else { return }
+            self.pushes.add(1, ordering: .relaxed)
+            if !self.listed.exchange(true, ordering: .relaxed) { EmbeddedHosts.hasOutput(self) }
         }
         EmbeddedHosts.opened(self)
         let summary = app.summary.map { ", \($0)" } ?? ""
@@ -166,6 +174,7 @@ package final class EmbeddedSession {
         guard !inputHandled, endingStatus == nil, let host else { return }
         inputHandled = true
         host.outputQueue.resume()
+        deliver(all: true)
         if manualClock {
             EventLoop.shared.drainSettled()
             terminate(status: 0, reason: "end of input")
@@ -201,8 +210,9 @@ package final class EmbeddedSession {
         // Messages after `exit` in the same input are not served: no command starts.
         host.isStopping = true
         host.cancelEverything()
-        deliver()
+        // Closed first: what a pause holds is then written too, as the stdio server writes it.
         queue.close()
+        deliver(all: true)
         stream?.finish()
         if depth == 0 { release() }
     }
@@ -239,12 +249,17 @@ package final class EmbeddedSession {
     // MARK: Output
 
     /// Hands the output waiting to the callback, in order, or wakes the reader of the stream.
-    func deliver() {
+    func deliver(all: Bool = false) {
+        // Nothing pushed since the last delivery: nothing to take, unless a pause ended (`all`).
+        let pushed = pushes.load(ordering: .relaxed)
+        guard pushed != deliveredPushes || all else { return }
         if let stream {
+            deliveredPushes = pushed
             stream.wake()
             return
         }
         guard !delivering, let onMessage else { return }
+        deliveredPushes = pushed
         delivering = true
         defer { delivering = false }
         while true {
@@ -264,8 +279,9 @@ package final class EmbeddedSession {
 enum EmbeddedHosts {
     private static var idleHook: Int?
     private static var open: [ObjectIdentifier: EmbeddedSession] = [:]
-    private static var withOutput: [EmbeddedSession] = []
-    private static var listed: Set<ObjectIdentifier> = []
+    /// Hosts whose queue had a push since the idle hook last delivered (listed by the queue's hook,
+    /// on the pushing thread, once each: ``EmbeddedSession/listed``).
+    private nonisolated static let withOutput = Mutex<[EmbeddedSession]>([])
     /// Hosts whose input ended, waiting for their requests and commands to end.
     private static var waiting: [EmbeddedSession] = []
 
@@ -278,9 +294,8 @@ enum EmbeddedHosts {
         idleHook = EventLoop.shared.addIdleHook { idle() }
     }
 
-    static func hasOutput(_ session: EmbeddedSession) {
-        guard listed.insert(ObjectIdentifier(session)).inserted else { return }
-        withOutput.append(session)
+    nonisolated static func hasOutput(_ session: EmbeddedSession) {
+        withOutput.withLock { $0.append(session) }
     }
 
     static func waitsForWork(_ session: EmbeddedSession) {
@@ -294,11 +309,16 @@ enum EmbeddedHosts {
     /// The host thread has run out of work: delivers the output that work made, and ends the hosts
     /// whose input ended once their work is done.
     private static func idle() {
-        while !withOutput.isEmpty {
-            let sessions = withOutput
-            withOutput = []
-            listed = []
-            for session in sessions { session.deliver() }
+        while true {
+            let sessions = withOutput.withLock { list in
+                defer { list = [] }
+                return list
+            }
+            if sessions.isEmpty { break }
+            for session in sessions {
+                session.listed.store(false, ordering: .relaxed)
+                session.deliver()
+            }
         }
         if !waiting.isEmpty {
             let sessions = waiting

@@ -426,7 +426,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         drain()
         runDueTimers()
         if !idleHooks.isEmpty {
-            HostActor.assumeIsolated { for entry in idleHooks { entry.hook() } }
+            asOwner { for entry in idleHooks { entry.hook() } }
         }
     }
 
@@ -454,7 +454,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             state.withLock { $0.sleeping = false }
             defer { finishBorrowedTurn() }
             drain()
-            result = HostActor.assumeIsolated(body)
+            result = asOwner(body)
             return true
         }
         return result
@@ -478,6 +478,16 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
                 _ = write(wakeWrite, &byte, 1)
             }
             return
+        }
+    }
+
+    /// Runs `body` as isolated to the host actor, for the loop's own calls: made only by the
+    /// thread that holds the ownership (the check ``HostActor/assumeIsolated(_:)`` makes would
+    /// find what the ownership already guarantees, at a cost paid on every message).
+    private func asOwner<T>(_ body: @HostActor () throws -> T) rethrows -> T {
+        typealias Plain = () throws -> T
+        return try withoutActuallyEscaping(body) { isolated in
+            try unsafeBitCast(isolated, to: Plain.self)()
         }
     }
 
@@ -505,7 +515,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private func readInput(fd: Int32, handler: @escaping @HostActor (InputEvent) -> Void) {
         let n = read(fd, buffer.baseAddress, buffer.count)
         if n < 0 && (errno == EINTR || errno == EAGAIN) { return }
-        HostActor.assumeIsolated {
+        asOwner {
             if n > 0 {
                 handler(.data(UnsafeRawBufferPointer(rebasing: buffer[..<n])))
             } else {
@@ -520,7 +530,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         let now = Self.monotonicNanoseconds()
         var fired = false
         while let (_, action) = timers.popDue(now: now) {
-            HostActor.assumeIsolated { action() }
+            asOwner { action() }
             fired = true
             drain()
         }
@@ -530,7 +540,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     private func runDrainHooks() {
         guard !drainHooks.isEmpty || !afterWork.isEmpty else { return }
-        HostActor.assumeIsolated {
+        asOwner {
             for entry in drainHooks { entry.hook() }
             guard !afterWork.isEmpty else { return }
             let actions = afterWork
