@@ -10,7 +10,8 @@
 #      every limit of protocol/SPEC.md §10 at and past its value
 #   6. examples: Examples/TodoApp, a separate package on the public products only, is built (into its
 #      own .build, ignored by git), its tests run, and its client script and its README's Python
-#      example drive its executable: the framework's public API cannot break unnoticed
+#      example drive its executable, and its README's in-process example its library (through the
+#      C ABI): the framework's public API cannot break unnoticed
 #   6b. browser: the web demo served by vmhost-web, driven in headless Chromium by selenium
 #      (pytest, Tests/Browser; screenshots of each screen in .build/browser-screenshots), and the
 #      WebSocket transport's handshake, close codes and sessions
@@ -99,7 +100,10 @@ examples() {
         python3 scripts/client.py .build/debug/todo-host || exit 1
         # The Python example of its README, as written.
         python3 -c 'import re, sys; sys.stdout.write(re.search(r"## Drive it.*?```python\n(.*?)```", open("README.md").read(), re.S).group(1))' \
-            | PYTHONPATH=../../clients/python python3 -
+            | PYTHONPATH=../../clients/python python3 - || exit 1
+        # The app as a library, in process (its README's example, as written).
+        python3 -c 'import re, sys; sys.stdout.write(re.search(r"## In process.*?```python\n(.*?)```", open("README.md").read(), re.S).group(1))' \
+            | PYTHONPATH=../../clients/python python3 - || exit 1
     )
 }
 run examples examples

@@ -6,6 +6,11 @@ import PackageDescription
 let package = Package(
     name: "TodoApp",
     platforms: [.macOS(.v15)],
+    products: [
+        // The app in a shell's own process (an iOS app, a desktop shell, Python through ctypes):
+        // libtodo-embedded, through vmhost's C ABI (include/vmhost.h).
+        .library(name: "todo-embedded", type: .dynamic, targets: ["todo-embedded"]),
+    ],
     dependencies: [
         .package(name: "vmhost", path: "../.."),
     ],
@@ -15,6 +20,10 @@ let package = Package(
         // The app's `main`: its kinds served on stdio.
         .executableTarget(
             name: "todo-host", dependencies: ["TodoKinds", .product(name: "VMHost", package: "vmhost")]),
+        // The app's library: `vmhost_open` naming its server; the framework defines the rest of the ABI.
+        .target(
+            name: "todo-embedded",
+            dependencies: ["TodoKinds", .product(name: "VMHostEmbedding", package: "vmhost")]),
         .testTarget(
             name: "TodoKindsTests", dependencies: ["TodoKinds", .product(name: "VMHostTesting", package: "vmhost")]),
     ]
