@@ -14,7 +14,9 @@ load-mores of 20 on a 100,000-product catalogue, with a diff, a full-value or no
 micro-benchmarks of Sources/vmhost-bench (JSON layer, dispatch), (h) 2,000 Login countdowns over
 60 s of a manual clock (one `control.clock.advance`; JSON line only), (i) the peak RSS of a 50 MB
 response from an HTTP backend, refused by the size limit and read under a raised one, (j) the HTTP
-client: the first call of a fresh host and warm calls against a keep-alive server on loopback.
+client: the first call of a fresh host and warm calls against a keep-alive server on loopback,
+(k) the reference app in process through the C ABI (libvmhost-embedded), from C and from Python,
+beside the same exchanges through a pipe (bench/embedded.py; its own table).
 
 Python standard library only. Linux only (/proc). Uses valgrind (callgrind) when it is installed.
 
@@ -1050,7 +1052,7 @@ def table(args):
             rows.append((f"{lbl}: RSS before → after the calls", f"{r['rss_before_mib']} → {r['rss_after_mib']} MiB", "–", "–", ""))
             rows.append((f"{lbl}: threads before → after the calls", f"{r['threads_before']} → {r['threads_after']}", "–", "–", ""))
 
-    rows = [r for r in rows if not re.match(r"^\([a-j]\)", r[0]) or r[0][1] in args.only]
+    rows = [r for r in rows if not re.match(r"^\([a-k]\)", r[0]) or r[0][1] in args.only]
     w0 = max(len(r[0]) for r in rows)
     head = ("scenario / figure", "vmhost", "C jansson", "vmhost / C", "target")
     ws = [max(len(head[i]), max(len(r[i]) for r in rows)) for i in range(5)]
@@ -1074,12 +1076,12 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="use the binaries as they are (by default scripts/build-release.sh brings the tuned release build in .build-release up to date first)")
     ap.add_argument("--no-callgrind", action="store_true", help="skip valgrind even when it is installed")
     ap.add_argument("--json-out", default=os.path.join(OUT, "results.jsonl"), help="also write the JSON lines here")
-    ap.add_argument("--only", default="abcdefghij", metavar="LETTERS",
-                    help="run only these scenarios, e.g. --only dfg (default: all of abcdefghij)")
+    ap.add_argument("--only", default="abcdefghijk", metavar="LETTERS",
+                    help="run only these scenarios, e.g. --only dfg (default: all of abcdefghijk)")
     args = ap.parse_args()
-    unknown = set(args.only) - set("abcdefghij")
+    unknown = set(args.only) - set("abcdefghijk")
     if unknown:
-        ap.error(f"--only: unknown scenario letters {''.join(sorted(unknown))}; choose from abcdefghij")
+        ap.error(f"--only: unknown scenario letters {''.join(sorted(unknown))}; choose from abcdefghijk")
 
     args.pipelined = 200_000
     args.sequential = 20_000
@@ -1161,13 +1163,21 @@ def main():
         scenario_large_body(vmhost_cmd, args)
     if "j" in args.only:
         scenario_http_path(vmhost_cmd, args)
+    if "k" in args.only:
+        import embedded
+        embedded.scenario_embedded(args, vmhost_cmd, echo_cmd, emit, Server, pipelined, OUT)
 
     with open(args.json_out, "w") as f:
         for r in RESULTS:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
 
     print()
-    print(table(args))
+    if set(args.only) - {"k"}:
+        print(table(args))
+    if "k" in args.only:
+        import embedded
+        print()
+        print(embedded.table_embedded(RESULTS))
     print()
     print(f"nproc {os.cpu_count()}; {'callgrind' if args.callgrind else 'no callgrind'}; "
           f"{'quick' if args.quick else 'full'} run in {time.time() - t_start:.0f} s; "
