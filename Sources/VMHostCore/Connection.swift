@@ -68,9 +68,7 @@ public final class Connection {
         host.outputQueue.holdWakeups()
         defer { host.outputQueue.releaseWakeups() }
         host.engine.receive(frame: bytes)
-        host.flush()
-        EventLoop.shared.drain()
-        host.flush()
+        host.endTurn()
     }
 
     /// Handles the end of input: a last unterminated ndjson line is still a message, and every
@@ -128,8 +126,6 @@ public final class Connection {
         case .oversized(let count, let limit): host.engine.receiveOversized(byteCount: count, limit: limit)
         case .badHeader(let problem): host.engine.receiveBadHeader(problem)
         }
-        host.flush()
-        EventLoop.shared.drain()
-        host.flush()
+        host.endTurn()
     }
 }

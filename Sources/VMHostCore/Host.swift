@@ -152,13 +152,12 @@ public final class Host {
         self.locale = configuration.defaultLocale
         let output = OutputQueue<ChangedMessage>()
         self.output = output
-        var flush: (@HostActor () -> Void)?
-        engine = RPCEngine { body in
-            flush?()
-            output.push(body)
-        }
+        // The engine answers through the host's one writer (Host+Output.swift), bound once the
+        // host exists.
+        var writeReply: (@HostActor ([UInt8]) -> Void)?
+        engine = RPCEngine { body in writeReply?(body) }
         for factory in configuration.factories { catalog[factory.kind] = factory }
-        flush = { [unowned self] in self.flush() }
+        writeReply = { [unowned self] in self.writeReply($0) }
         engine.onProblem = { [unowned self] in self.log?($0) }
         registerMethods()
     }

@@ -75,7 +75,6 @@ public final class InProcessConnection: Sendable {
             EventLoop.shared.execute { [connection] in
                 HostActor.assumeIsolated {
                     bytes.withUnsafeBytes { connection.consume($0) }
-                    connection.host.flush()
                 }
                 done.resume()
             }

@@ -93,9 +93,7 @@ final class WebSocketSession {
         guard !closed, !hasEnded else { return }
         host.outputQueue.holdWakeups()
         host.engine.continueBatch()
-        host.flush()
-        EventLoop.shared.drain()
-        host.flush()
+        host.endTurn()
         host.outputQueue.releaseWakeups()
         if host.engine.hasPendingBatch {
             SessionRegistry.resumeLater(self)
