@@ -3,17 +3,19 @@
 //
 // The package is a framework and a reference app built on it:
 // - the framework, `Sources/VMHost*`: the products `VMHost` (what an app's kinds and its `main`
-//   import), `VMHostTesting` (the test kit) and `VMHostWebSocket` (the same protocol to browsers);
+//   import) and `VMHostTesting` (the test kit);
 // - the reference app, `Sources/ReferenceApp/`: the kinds of the seed documents (product list,
-//   login, menu groups), their backend, and the executables that serve them: `vmhost` on stdio,
-//   `vmhost-web` over WebSocket with the web demo.
+//   login, menu groups), their backend, and `vmhost`, which serves them on stdio; the product
+//   `ReferenceApp` is the app for another transport.
 //
-// The framework's stdio host has one dependency, kept small and pure Swift: swift-log (logging to
-// stderr). The reference app's HTTP backend uses libcurl, loaded with dlopen by the first HTTP call
-// (nothing to build, nothing mapped at start-up), and the WebSocket transport builds on hummingbird
-// and hummingbird-websocket (SwiftNIO), which the library products do not pull in. No target uses unsafe
-// flags, so a package can depend on vmhost by version; release tuning (static runtime, lld, no PIE,
-// cross-module optimisation) is applied by scripts/build-release.sh.
+// This package has one dependency, kept small and pure Swift: swift-log (logging to stderr). A
+// package that depends on `VMHost` and `VMHostTesting` resolves it and nothing else. The reference
+// app's HTTP backend uses libcurl, loaded with dlopen by the first HTTP call (nothing to build,
+// nothing mapped at start-up). The WebSocket transport and `vmhost-web`, which build on hummingbird
+// and SwiftNIO, are a package of their own in `web/`, so that their dependencies reach no app that
+// does not use them. No target uses unsafe flags, so a package can depend on vmhost by version;
+// release tuning (static runtime, lld, no PIE, cross-module optimisation) is applied by
+// scripts/build-release.sh. The version is in VERSION.
 import PackageDescription
 
 let settings: [SwiftSetting] = [
@@ -32,17 +34,12 @@ let package = Package(
         // The framework.
         .library(name: "VMHost", targets: ["VMHost"]),
         .library(name: "VMHostTesting", targets: ["VMHostTesting"]),
-        .library(name: "VMHostWebSocket", targets: ["VMHostWebSocket"]),
         // The reference app.
         .executable(name: "vmhost", targets: ["vmhost"]),
-        .executable(name: "vmhost-web", targets: ["vmhost-web"]),
+        .library(name: "ReferenceApp", targets: ["AppComposition"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        // The WebSocket transport only (VMHostWebSocket, vmhost-web); the stdio vmhost links none of it.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: The framework, layer by layer; each depends only on the layers below it.
@@ -70,22 +67,6 @@ let package = Package(
             name: "VMHost",
             dependencies: [
                 "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: settings),
-        // The WebSocket transport: one Host per connection, on the host thread (a library, so that an
-        // app can serve its kinds to browsers too).
-        .target(
-            name: "VMHostWebSocket",
-            dependencies: [
-                "VMHost", "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings),
@@ -140,16 +121,6 @@ let package = Package(
             name: "vmhost",
             dependencies: ["VMHost", "AppComposition"],
             path: "Sources/ReferenceApp/vmhost",
-            swiftSettings: settings
-        ),
-        // The executable: the reference app's kinds served to browsers over WebSocket, and the web demo.
-        .executableTarget(
-            name: "vmhost-web",
-            dependencies: [
-                "VMHost", "VMHostWebSocket", "AppComposition",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Sources/ReferenceApp/vmhost-web",
             swiftSettings: settings
         ),
         // Test support of the reference app: a loopback HTTP server and API stubs.

@@ -203,5 +203,6 @@ public final class Host {
 }
 
 /// The framework's version: what a host reports in `initialize` unless its configuration names
-/// the app's.
-public let vmhostVersion = "0.1.0"
+/// the app's. The repository states it in `VERSION`, which releases are tagged from; a test keeps the
+/// two equal.
+public let vmhostVersion = "0.3.0"

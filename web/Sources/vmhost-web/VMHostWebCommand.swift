@@ -201,11 +201,13 @@ enum VMHostWebCommand {
 
     /// The checkout's `clients` folder (the web demo, the browser client and the protocol module it
     /// shares with the Node client), from the working directory or from the checkout the executable
-    /// was built in (`<checkout>/.build/<configuration>/vmhost-web`).
+    /// was built in (`<checkout>/web/.build/<configuration>/vmhost-web`, or a build folder of the
+    /// checkout's own, `<checkout>/.build-release/release/vmhost-web`).
     static func clientsDirectory() -> String? {
-        var candidates = ["clients"]
+        var candidates = ["clients", "../clients"]
         if let executable = CommandLine.arguments.first, let slash = executable.lastIndex(of: "/") {
-            candidates.append(String(executable[..<slash]) + "/../../clients")
+            let folder = String(executable[..<slash])
+            candidates += [folder + "/../../../clients", folder + "/../../clients"]
         }
         return candidates.first { access($0 + "/web/demo/index.html", R_OK) == 0 }
     }
