@@ -88,6 +88,8 @@ examples() {
         cd Examples/TodoApp || exit 1
         swift build --build-tests || exit 1
         swift test --skip-build || exit 1
+        # The wire tests again, against the built executable over stdio (the kit's one switch).
+        VMHOST_TEST_BINARY=.build/debug/todo-host swift test --skip-build --filter TodoWireTests || exit 1
         python3 scripts/client.py .build/debug/todo-host || exit 1
         # The Python example of its README, as written.
         python3 -c 'import re, sys; sys.stdout.write(re.search(r"## Drive it.*?```python\n(.*?)```", open("README.md").read(), re.S).group(1))' \
