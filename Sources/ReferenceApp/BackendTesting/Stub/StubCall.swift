@@ -11,8 +11,8 @@ import VMHostWire
 public final class StubCall: Sendable, CustomStringConvertible {
     private let pending: PendingCall<BackendEndpoint>
 
-    init(endpoint: BackendEndpoint, arguments: JSON) {
-        pending = PendingCall(endpoint: endpoint, arguments: arguments)
+    init(_ pending: PendingCall<BackendEndpoint>) {
+        self.pending = pending
     }
 
     /// Which endpoint was called.
@@ -31,13 +31,6 @@ public final class StubCall: Sendable, CustomStringConvertible {
     /// Answers the call with a failure. Ignored (returns false) when the call is no longer pending.
     @discardableResult
     public func fail(_ error: BackendError) -> Bool { pending.fail(error) }
-
-    /// Waits for the answer; throws `CancellationError` when the calling task is cancelled first.
-    func reply() async throws -> StubReply {
-        let reply = try await pending.reply()
-        guard let stubReply = reply as? StubReply else { throw BackendError.decode("StubAPI: \(endpoint.rawValue) was answered with \(reply)") }
-        return stubReply
-    }
 
     public var description: String { "\(endpoint.rawValue) \(arguments)" }
 }
