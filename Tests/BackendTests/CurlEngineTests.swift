@@ -22,8 +22,8 @@ struct CurlEngineTests {
                 Issue.record("a call succeeded without libcurl")
                 return
             }
-            #expect(error as? DomainError == HTTPErrorMapping.libcurlMissing)
-            #expect((error as? DomainError)?.detail.contains("libcurl") == true)
+            #expect(error as? BackendError == HTTPErrorMapping.libcurlMissing)
+            #expect((error as? BackendError)?.detail.contains("libcurl") == true)
         }
     }
 }
