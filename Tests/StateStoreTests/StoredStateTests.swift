@@ -281,7 +281,7 @@ struct StoredStateTests {
         await clock.advance(by: StateWriter.retryWindow)
         let outcome = await logout.result
         try other.execute("ROLLBACK")
-        guard case .failure(let error as DomainError) = outcome else {
+        guard case .failure(let error as BackendError) = outcome else {
             Issue.record("the logout did not fail: \(outcome)")
             return
         }
