@@ -134,7 +134,7 @@ public final class InProcessConnection: Sendable {
     /// Ends a test: fails it when the host wrote messages no take has read, when a request has no
     /// reply yet, or when the manual clock holds timers (latencies, countdowns still running).
     @HostActor
-    public func finish(sourceLocation: SourceLocation = #_sourceLocation) {
+    public func finish(sourceLocation: SourceLocation = #_sourceLocation) async {
         var problems: [String] = []
         let unread = host.outputQueue.pendingCount
         if unread > 0 { problems.append("messages nobody read: \(unread)") }

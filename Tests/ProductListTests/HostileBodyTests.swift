@@ -38,7 +38,7 @@ extension ProductListSuites {
             #expect(await client.request("vm.get", ["vm": "pl", "outputs": ["items", "isRefreshing"]]).result
                 == ["values": ["items": [], "isRefreshing": false]])
             #expect(await client.request("ping").result == [:])
-            client.finish()
+            await client.finish()
         }
 
         @Test(arguments: ["4611686018427387904", "9223372036854775807"])
@@ -48,14 +48,14 @@ extension ProductListSuites {
             let values = await client.request("vm.get", ["vm": "pl", "outputs": ["hasMore", "page"]]).result
             #expect(values == ["values": ["hasMore": false, "page": 1]])
             #expect(await client.request("vm.send", ["vm": "pl", "input": "loadMore"]).errorCode == -32003)
-            client.finish()
+            await client.finish()
         }
 
         @Test func aNegativePageIndexFailsAsDecodeNamingIt() async {
             let client = await host(Self.body(index: "-9223372036854775808"))
             let reply = await client.request("vm.send", ["vm": "pl", "input": "refresh"])
             #expect(reply.error?["data"]?["detail"] == "page.index: out of range (must be at least 1)")
-            client.finish()
+            await client.finish()
         }
     }
 }

@@ -44,7 +44,7 @@ extension ProductListSuites {
                     "data": ["input": "loadMore", "reason": "no more pages"],
                 ],
             ]])
-            wire.client.finish()
+            await wire.client.finish()
         }
 
         @Test func cancelRequestCancelsTheFetch() async throws {
@@ -65,7 +65,7 @@ extension ProductListSuites {
                 "items": [], "page": 0, "hasMore": true, "isRefreshing": false, "isLoadingMore": false, "isEmpty": false,
                 "isStale": false, "loadState": "idle", "lastError": nil,
             ])
-            wire.client.finish()
+            await wire.client.finish()
         }
 
         @Test func cancelRequestCancelsALoadMore() async throws {
@@ -84,7 +84,7 @@ extension ProductListSuites {
             #expect(await wire.advance(ms: 5000) == [])
             let values = await client.request("vm.get", ["vm": "pl", "outputs": ["items", "page"]]).result?["values"]
             #expect(values == ["items": Expect.cells(1...20), "page": 1])
-            wire.client.finish()
+            await wire.client.finish()
         }
 
         @Test func disposeCancelsTheFetch() async throws {
@@ -101,7 +101,7 @@ extension ProductListSuites {
             #expect(wire.clock.pendingCount == 0)
             #expect(await wire.advance(ms: 5000) == [])
             #expect(await client.request("vm.list", id: "l1").result == [])
-            wire.client.finish()
+            await wire.client.finish()
         }
 
         @Test func theCancelInputCancelsTheFetch() async throws {
@@ -117,7 +117,7 @@ extension ProductListSuites {
             ])
             #expect(wire.clock.pendingCount == 0)
             #expect(await wire.advance(ms: 5000) == [])
-            wire.client.finish()
+            await wire.client.finish()
         }
 
         @Test func refreshDuringLoadMore() async throws {
@@ -142,7 +142,7 @@ extension ProductListSuites {
                 Message.changed(["isRefreshing": false, "loadState": "loaded"]),
                 Message.result("r2", [:])
             ])
-            wire.client.finish()
+            await wire.client.finish()
         }
 
         /// Each scripted outcome, how long it takes on the clock, and the error it must produce: the
@@ -195,7 +195,7 @@ extension ProductListSuites {
                 "items": Expect.cells(1...20), "page": 1, "hasMore": true, "isRefreshing": false, "isLoadingMore": false,
                 "isEmpty": false, "isStale": false, "loadState": "failed", "lastError": lastError,
             ])
-            wire.client.finish()
+            await wire.client.finish()
         }
 
         @Test func englishCells() async throws {
@@ -213,7 +213,7 @@ extension ProductListSuites {
                 "id": "p001", "name": "稳健增利1号", "bank": "招商银行", "profit": "4.35%", "saleStatus": "On sale",
                 "saleStatusCode": "onSale", "term": "90 days", "amount": "¥50,000",
             ])
-            wire.client.finish()
+            await wire.client.finish()
         }
 
         @Test func describeListsTheKindWithSchemas() async throws {
@@ -256,7 +256,7 @@ extension ProductListSuites {
             // The error object, its `kind` one of the backend's (the host's configured error kinds).
             #expect(outputs[9]["schema"] == DomainError.jsonSchema(kinds: BackendError.kindNames))
             #expect(BackendError.kindNames == ["network", "timeout", "server", "business", "decode", "unauthorized"])
-            wire.client.finish()
+            await wire.client.finish()
         }
 
         @Test(arguments: [
@@ -270,7 +270,7 @@ extension ProductListSuites {
             #expect(reply.errorCode == -32602)
             #expect(reply.error?["message"]?.stringValue?.hasSuffix(problem) == true)
             #expect(await wire.client.request("vm.list").result == [])
-            wire.client.finish()
+            await wire.client.finish()
         }
 
         @Test func pageSizeIsUsedOnTheWire() async throws {
@@ -285,7 +285,7 @@ extension ProductListSuites {
                 Message.changed(["items": Expect.cells(1...57), "page": 2, "hasMore": false, "isLoadingMore": false, "loadState": "loaded"]),
                 Message.result("m1", [:]),
             ])
-            wire.client.finish()
+            await wire.client.finish()
         }
     }
 }
