@@ -31,9 +31,12 @@ final class WebSocketSession {
     var closed = false
     /// Listed among the sessions whose writers the idle hook wakes.
     var hasOutputListed = false
+    /// What sees the session's traffic, if anything (``WebSocketTransport/Options/tapSession``).
+    nonisolated let tap: SessionTap?
 
-    init(id: Int, host: Host, maxMessageBytes: Int, channel: any Channel) {
+    init(id: Int, host: Host, maxMessageBytes: Int, channel: any Channel, tap: SessionTap? = nil) {
         self.id = id
+        self.tap = tap
         self.host = host
         self.connection = Connection(host: host, framing: .ndjson, maxMessageBytes: maxMessageBytes)
         self.queue = host.outputQueue
@@ -61,7 +64,9 @@ final class WebSocketSession {
         guard !closed else { return }
         closed = true
         let requests = host.engine.pendingCount, viewModels = host.liveViewModelCount
+        tap?.closing(queue.takeAll())
         host.cancelEverything()
+        tap?.closed(queue.takeAll())
         SessionRegistry.logger.debug(
             "session \(id) closed: \(requests) request(s) cancelled; view-models alive \(viewModels), now \(host.liveViewModelCount)")
         connection.close()

@@ -41,6 +41,8 @@ public enum WebSocketTransport {
         /// Sees every message in and out (`--trace`): the direction ("in", "out") and the body.
         public var traceIncoming: (@Sendable (JSON) -> Void)?
         public var traceOutgoing: (@Sendable ([UInt8]) -> Void)?
+        /// A tap of each session's traffic (a recording), asked for when the session's host is made.
+        public var tapSession: (@HostActor @Sendable (Host) -> SessionTap?)?
 
         public init() {}
     }
@@ -232,8 +234,16 @@ final class SessionRegistry: Sendable {
             Self.installIdleHook(maxPendingBytes: options.maxPendingBytes, logger: logger)
             Self.nextID += 1
             let host = makeHost()
-            if let trace = options.traceIncoming { host.engine.tracer = trace }
-            let session = WebSocketSession(id: Self.nextID, host: host, maxMessageBytes: maxMessageBytes, channel: channel)
+            let tap = options.tapSession?(host)
+            let trace = options.traceIncoming
+            if trace != nil || tap != nil {
+                host.engine.tracer = { message in
+                    trace?(message)
+                    tap?.incoming(message)
+                }
+            }
+            let session = WebSocketSession(
+                id: Self.nextID, host: host, maxMessageBytes: maxMessageBytes, channel: channel, tap: tap)
             host.onExit = { [weak session] _ in session?.channel.close(promise: nil) }
             Self.sessions[session.id] = session
             logger.debug("session \(session.id) opened")
@@ -247,8 +257,9 @@ final class SessionRegistry: Sendable {
                 }
             }
         }
+        let observe = Self.observer(trace: options.traceOutgoing, tap: session.tap)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await session.writeOutput(to: outbound, observe: options.traceOutgoing) }
+            group.addTask { try await session.writeOutput(to: outbound, observe: observe) }
             for try await message in inbound.messages(maxSize: maxMessageBytes) {
                 switch message {
                 case .text(let text):
@@ -263,6 +274,15 @@ final class SessionRegistry: Sendable {
                 }
             }
             group.cancelAll()
+        }
+    }
+
+    /// What sees each body written to a session: the trace's and the tap's, if any.
+    static func observer(trace: (@Sendable ([UInt8]) -> Void)?, tap: SessionTap?) -> (@Sendable ([UInt8]) -> Void)? {
+        guard trace != nil || tap != nil else { return nil }
+        return { body in
+            trace?(body)
+            tap?.outgoing(body)
         }
     }
 

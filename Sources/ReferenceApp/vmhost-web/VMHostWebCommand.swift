@@ -34,7 +34,11 @@ enum VMHostWebCommand {
         OptionSpec(
             "static", value: "DIR",
             abstract: "The folder served at / (default: the checkout's clients folder, found from the working directory or from the executable's path; / then opens the web demo, /web/demo/)."),
-    ] + Server.standardOptions.filter { $0.name != "framing" } + ReferenceApp.configuration.options
+        OptionSpec(
+            "record", value: "DIR",
+            abstract: "Record every session to a file of its own in DIR (session-1.jsonl, ...), a transcript that vmhost replays.",
+            discussion: "DIR is made when missing. Replay a session with python3 -m vmhost.replay DIR/session-1.jsonl (protocol/conformance/README.md, Recordings)."),
+    ] + Server.standardOptions.filter { $0.name != "framing" && $0.name != "record" } + ReferenceApp.configuration.options
         + Server.closingOptions
 
     static func main() async {
@@ -109,13 +113,33 @@ enum VMHostWebCommand {
             transport.traceIncoming = { message in trace.record("in", message) }
             transport.traceOutgoing = { body in trace.recordOutgoing(body) }
         }
+        if let directory = settings.recordPath {
+            do throws(SessionRecorder.RecordingError) {
+                try SessionRecorder.prepare(directory: directory)
+            } catch {
+                writeStderr("vmhost-web: \(error)\n")
+                exit(2)
+            }
+        }
+        let recorded = SessionRecorder.recordedArguments(parsed, options: options, leavingOut: WebRecording.serverOptions)
+        let recording = await onHostThread { () -> WebRecording? in
+            settings.recordPath.map {
+                WebRecording(
+                    directory: $0, arguments: recorded, manualClock: settings.manualClock,
+                    secretMembers: ReferenceApp.configuration.secretMembers)
+            }
+        }
+        transport.tapSession = { host in recording.value?.tap(host) }
         let listenHost = transport.host
         let token = transport.token
         do {
             try await WebSocketTransport.run(
                 options: transport, logger: logger,
                 // Each connection its own login (and so its own token) over the shared backend client.
-                makeHost: { Host(configuration: app.value.connectionHost()) },
+                makeHost: {
+                    let make = { Host(configuration: app.value.connectionHost()) }
+                    return recording.value?.host(make) ?? make()
+                },
                 onListening: { port in
                     let query = token == nil ? "" : "?token=…"
                     writeStderr("vmhost-web: serving http://\(listenHost):\(port)/\(query) (WebSocket at /rpc)\n")
