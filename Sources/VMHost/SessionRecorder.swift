@@ -151,9 +151,21 @@ public final class SessionRecorder: Sendable {
         }
     }
 
-    /// Ends the recording: the `exit` step if the client sent `exit`, a comment naming the secrets
-    /// a replay needs, and the file is closed. Later calls record nothing.
+    /// Runs `body` when the session ends (``finish()``), before the last lines are written: an app
+    /// writes what is still in flight then (a backend call that never ended).
+    public func onEnd(_ body: @escaping @HostActor @Sendable () -> Void) {
+        state.withLock { $0.endHooks.append(body) }
+    }
+
+    /// Ends the recording: what ``onEnd(_:)`` adds, the `exit` step if the client sent `exit`, a
+    /// comment naming the secrets a replay needs, and the file is closed. Later calls record nothing.
+    @HostActor
     public func finish() {
+        let hooks = state.withLock { state in
+            defer { state.endHooks = [] }
+            return state.finished ? [] : state.endHooks
+        }
+        for hook in hooks { hook() }
         state.withLock { state in
             guard !state.finished else { return }
             if let status = state.exitStatus { state.write(["exit": .int(Int64(status))]) }
@@ -305,6 +317,7 @@ extension SessionRecorder {
         /// Subscription handles captured, by handle: the capture's name.
         var captures: [String: String] = [:]
         var secrets = SecretBook()
+        var endHooks: [@HostActor @Sendable () -> Void] = []
 
         init(fd: Int32, arguments: [String]) {
             self.fd = fd

@@ -19,7 +19,9 @@ extension ReferenceApp {
         var offline = SessionRecorder.removing(option: "backend", from: recorder.arguments)
         offline = SessionRecorder.removing(option: "demo-products", from: offline)
         recorder.setOfflineArguments(offline + ["--backend", "recorded:$transcript"])
-        return RecordingExchanges(exchanging, clock: clock, recording: SessionExchanges(recorder))
+        let recording = RecordingExchanges(exchanging, clock: clock, recording: SessionExchanges(recorder))
+        recorder.onEnd { recording.recordUnfinished() }
+        return recording
     }
 
     /// The backend of `--backend recorded:FILE`, or nil for any other `--backend`. A file that

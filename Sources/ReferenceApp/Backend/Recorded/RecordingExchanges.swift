@@ -34,14 +34,18 @@ package final class RecordingExchanges: EnvelopeExchanging {
         set { base.token = newValue }
     }
 
+    /// Calls started and not ended, by number: what ``recordUnfinished()`` writes.
+    private var inFlight: [Int: (request: APIRequest, start: Duration)] = [:]
+    private var nextCall = 0
+
     package func exchange(_ request: APIRequest) async throws -> Envelope {
         let start = clock.now
-        let (method, path) = RecordedExchange.target(of: request)
+        nextCall += 1
+        let call = nextCall
+        inFlight[call] = (request, start)
         func keep(_ outcome: RecordedExchange.Outcome) {
-            let elapsed = clock.now - start
-            let ms = max(0, min(elapsed.milliseconds, Int64(RecordedExchange.maxMilliseconds)))
-            recording.record(
-                RecordedExchange(method: method, path: path, body: request.body, milliseconds: Int(ms), outcome: outcome))
+            guard inFlight.removeValue(forKey: call) != nil else { return }
+            record(request, start: start, outcome)
         }
         do {
             let envelope = try await base.exchange(request)
@@ -54,5 +58,22 @@ package final class RecordingExchanges: EnvelopeExchanging {
             keep(.cancelled)
             throw error
         }
+    }
+
+    /// Writes the calls that have not ended as cancelled: the session ends while they are in
+    /// flight, and their tasks, cancelled, may not run again before the recording is closed.
+    package func recordUnfinished() {
+        for call in inFlight.keys.sorted() {
+            guard let (request, start) = inFlight.removeValue(forKey: call) else { continue }
+            record(request, start: start, .cancelled)
+        }
+    }
+
+    private func record(_ request: APIRequest, start: Duration, _ outcome: RecordedExchange.Outcome) {
+        let (method, path) = RecordedExchange.target(of: request)
+        let elapsed = clock.now - start
+        let ms = max(0, min(elapsed.milliseconds, Int64(RecordedExchange.maxMilliseconds)))
+        recording.record(
+            RecordedExchange(method: method, path: path, body: request.body, milliseconds: Int(ms), outcome: outcome))
     }
 }
