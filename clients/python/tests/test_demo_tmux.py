@@ -272,3 +272,47 @@ def test_a_second_run_shows_the_saved_list_marked_as_such(tmp_path: Path) -> Non
         finally:
             subprocess.run(["tmux", "-L", session.socket, "kill-server"], capture_output=True, timeout=10)
             server.close()
+
+
+def test_a_session_recorded_from_the_demo_replays(tmp_path: Path) -> None:
+    """`--record FILE` passes to the host: a bug seen in the demo is a transcript in one step, and
+    it replays green (on the system clock, with the embedded backend, nothing time-bound in it)."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    recording = tmp_path / "demo.jsonl"
+    session = Tmux()
+    env = dict(os.environ, LANG="C.UTF-8", LC_ALL="C.UTF-8", TERM="xterm-256color",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(CLIENT), os.environ.get("PYTHONPATH")])))
+    command = [sys.executable, "-m", "vmhost.demo", "--locale", "en", "--record", str(recording)]
+    subprocess.run(["tmux", "-u", "-L", session.socket, "new-session", "-d", "-s", "demo",
+                    "-x", "120", "-y", "40", *command], check=True, env=env, timeout=10)
+    try:
+        session.wait_for("Login", "Mobile", "Account + password")
+        session.keys("13800138000", literal=True)
+        session.wait_for("13800138000")
+        session.keys("Enter")
+        session.keys("123456", literal=True)
+        session.wait_for("******")
+        session.keys("Enter")
+        session.wait_for("Products", "page 1 · 20 items")
+        session.keys("m")
+        session.wait_for("page 2 · 40 items", "loaded more")
+        session.keys("q")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if "demo" not in subprocess.run(["tmux", "-L", session.socket, "list-sessions"],
+                                            capture_output=True, text=True).stdout:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the demo did not quit on q")
+    finally:
+        subprocess.run(["tmux", "-L", session.socket, "kill-server"], capture_output=True, timeout=10)
+    text = recording.read_text(encoding="utf-8")
+    assert "123456" not in text and "demo-token" not in text
+    assert '{"exit":0}' in text  # the demo ends with shutdown and exit
+    done = subprocess.run([sys.executable, "-m", "vmhost.replay", "--read-limit", "30", str(recording)],
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(env, VMHOST_SECRET_PASSWORD="123456"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"PASS {recording}" in done.stdout

@@ -46,7 +46,7 @@ __all__ = [
     "replay", "update", "main", "READ_LIMIT",
 ]
 
-READ_LIMIT = 5.0  # seconds: only turns a missing message into a failure; nothing waits on time
+READ_LIMIT = 10.0  # seconds: only turns a missing message into a failure; nothing waits on time
 EXIT_LIMIT = 5.0
 SECRET = "$secret:"
 _SYNC = "vmhost-replay-sync-"

@@ -25,8 +25,20 @@ ACCENT = "#1E88E5"
 USAGE = """usage: python3 -m vmhost.demo [--locale zh-Hans|en] [--binary PATH] [host options…]
 
 Host options pass through to vmhost (default: --clock system, the embedded backend),
-e.g. --backend http://127.0.0.1:8080 or --timeout-ms 5000.
+e.g. --backend http://127.0.0.1:8080 or --timeout-ms 5000. With --record FILE the host writes
+the session to FILE as a transcript: replay it with python3 -m vmhost.replay FILE.
 """
+
+
+def recording_of(options: List[str]) -> Optional[str]:
+    """The file of ``--record FILE`` among the host options, if any."""
+    found: Optional[str] = None
+    for index, option in enumerate(options):
+        if option == "--record" and index + 1 < len(options):
+            found = options[index + 1]
+        elif option.startswith("--record="):
+            found = option.split("=", 1)[1]
+    return found
 
 
 def text_width(text: str) -> int:
@@ -639,4 +651,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
     finally:
         host.close()
+        recorded = recording_of(options)
+        if recorded and os.path.exists(recorded):
+            sys.stderr.write(f"vmhost.demo: the session is recorded in {recorded}; replay it with\n"
+                             f"  VMHOST_SECRET_PASSWORD=… python3 -m vmhost.replay {recorded}\n"
+                             f"(the secrets it needs are named in its last lines)\n")
     return 0
