@@ -9,8 +9,29 @@
 # Tests/requirements.txt (pytest, hypothesis, mypy, selenium); for the browser suite, Debian's
 # chromium and chromium-driver, and a Chinese font for legible screenshots (fonts-wqy-microhei).
 # Scripts run Python as .venv/bin/python; `source .venv/bin/activate` does the same in a shell.
+#
+# Once it has run, it returns at once (every demo start calls it): a stamp in .venv holds what it
+# ran with (this script's content, the python3 on PATH and, with --tests, Tests/requirements.txt),
+# and a run with the same returns without checking again. Remove .venv to run it all again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+mode=
+[ "${1:-}" != --tests ] || mode=--tests
+# The interpreter behind the python3 on PATH (through a pyenv shim, a venv or a link), or "none".
+python_base() {
+    python3 -c 'import sys; print(sys._base_executable if hasattr(sys, "_base_executable") else sys.executable)' \
+        2>/dev/null | xargs -r readlink -f || true
+}
+key() {
+    cksum < scripts/setup.sh
+    echo "python3: $(python_base)"
+    if [ -n "$1" ]; then cksum < Tests/requirements.txt; fi
+}
+stamp() { echo ".venv/.setup${1:+-tests}"; }
+done_with() { [ -x .venv/bin/python ] && [ "$(cat "$(stamp "$1")" 2>/dev/null)" = "$(key "$1")" ]; }
+# A set-up for the tests includes the plain one.
+if done_with "$mode" || { [ -z "$mode" ] && done_with --tests; }; then exit 0; fi
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_updated=
@@ -45,8 +66,7 @@ fi
 python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
 
 # .venv belongs to the python3 on PATH: made again when that is another interpreter.
-base=$(python3 -c 'import sys; print(sys._base_executable if hasattr(sys, "_base_executable") else sys.executable)')
-base=$(readlink -f "$base")
+base=$(python_base)
 if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.base 2>/dev/null)" != "$base" ]; then
     echo "setup: making .venv with $base" >&2
     rm -rf .venv
@@ -62,3 +82,5 @@ if [ "${1:-}" = "--tests" ]; then
         echo "$stamp" > .venv/.requirements
     fi
 fi
+
+key "$mode" > "$(stamp "$mode")"

@@ -9,8 +9,8 @@
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
 #      every limit of protocol/SPEC.md §10 at and past its value
 #   6. examples: Examples/TodoApp, a separate package on the public products only, is built (into its
-#      own .build, ignored by git), its tests run, and its client script drives its executable
-#      through a pipe: the framework's public API cannot break unnoticed
+#      own .build, ignored by git), its tests run, and its client script and its README's Python
+#      example drive its executable: the framework's public API cannot break unnoticed
 #   6b. browser: the web demo served by vmhost-web, driven in headless Chromium by selenium
 #      (pytest, Tests/Browser; screenshots of each screen in .build/browser-screenshots), and the
 #      WebSocket transport's handshake, close codes and sessions
@@ -86,7 +86,10 @@ examples() {
         cd Examples/TodoApp || exit 1
         swift build --build-tests || exit 1
         swift test --skip-build || exit 1
-        python3 scripts/client.py .build/debug/todo-host
+        python3 scripts/client.py .build/debug/todo-host || exit 1
+        # The Python example of its README, as written.
+        python3 -c 'import re, sys; sys.stdout.write(re.search(r"## Drive it.*?```python\n(.*?)```", open("README.md").read(), re.S).group(1))' \
+            | PYTHONPATH=../../clients/python python3 -
     )
 }
 run examples examples

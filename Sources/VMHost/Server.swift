@@ -44,8 +44,9 @@ public struct Server: Sendable {
         self.init(ServerConfiguration(name: name, version: version, options: options, kinds: kinds))
     }
 
-    /// Reads the process's command line and serves until EOF, a signal, `exit` or a closed stdout;
-    /// never returns. A usage error is written to stderr with the usage and exits 64.
+    /// Reads the process's command line and serves until the end of input (once the commands read
+    /// are done), a signal, `exit` or a closed stdout; never returns. A usage error is written to
+    /// stderr with the usage and exits 64.
     public func run() -> Never {
         run(arguments: Array(CommandLine.arguments.dropFirst()))
     }

@@ -18,9 +18,17 @@ import VMHostWire
 /// - stdout is duplicated (to a descriptor above 2) and fd 1 pointed at stderr, so a stray `print`
 ///   from any library lands in the logs and never in the protocol stream; only the output writer
 ///   writes frames (from the host thread, or from its own thread while stdout is full).
-/// - SIGPIPE is ignored; a closed stdout (EPIPE) ends the host quietly with status 0.
-/// - EOF on stdin, SIGTERM and SIGINT cancel all work, flush the output and exit 0, within a
-///   second: if the host thread is still busy a second after a signal, the process ends anyway.
+/// - SIGPIPE is ignored; a closed stdout ends the host quietly with status 0, at once: a thread
+///   watches stdout for its reader going away, so a host that writes nothing (its output paused,
+///   or waiting for its commands after EOF) notices too; a write that fails with EPIPE does.
+/// - Started with stdin on a terminal, it prints one line on stderr saying what it reads.
+/// - EOF on stdin means no more input, not stop: every message read is handled, commands
+///   included, and the host waits until every request is answered and every command sent has
+///   ended (each bounded by the app's own deadlines); then it cancels what is left, flushes the
+///   output and exits 0. With a manual clock, which nothing can move any more, it waits for
+///   nothing: what still runs once the input is handled is cancelled.
+/// - SIGTERM and SIGINT cancel all work, flush the output and exit 0, within a second: if the
+///   host thread is still busy a second after a signal, the process ends anyway.
 /// - `exit` after `shutdown` exits 0, without it 1.
 enum StdioServer {
     /// EX_NOINPUT: started with stdin closed.
@@ -42,6 +50,12 @@ enum StdioServer {
         if closed.contains(1) {
             ProcessOutput.stderr("\(name): stdout (fd 1) is closed: there is no way to answer\n")
             exit(noOutputStatus)
+        }
+        if isatty(0) == 1 {
+            // Someone started the host by hand: say what it waits for (stdout stays for frames).
+            ProcessOutput.stderr(
+                "\(name): reading JSON-RPC 2.0 requests, one per line, e.g. "
+                    + "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"host.describe\"}; Ctrl-D ends; --help explains\n")
         }
         signal(SIGPIPE, SIG_IGN)
 
@@ -105,7 +119,27 @@ enum StdioServer {
                     logger: logger, traceFD: trace, recordFD: recording)
             }
         }
+        watchForClosedOutput(fd: protocolFD)
         while true { pause() }
+    }
+
+    /// Ends the host once the reader of `fd` is gone (SPEC §7), even while nothing is written: a
+    /// thread waits in `poll` for the error or hang-up a pipe or socket reports then (no event is
+    /// asked for, so a reader that is merely slow never wakes it; a file never reports one).
+    static func watchForClosedOutput(fd: Int32) {
+        startThread {
+            var watched = pollfd(fd: fd, events: 0, revents: 0)
+            while true {
+                watched.revents = 0
+                let ready = poll(&watched, 1, -1)
+                if ready < 0 && errno == EINTR { continue }
+                guard ready > 0, Int32(watched.revents) & (POLLERR | POLLHUP) != 0 else { return }
+                EventLoop.shared.execute {
+                    HostActor.assumeIsolated { ServerLifecycle.terminate(code: 0, reason: "stdout closed") }
+                }
+                return
+            }
+        }
     }
 }
 
@@ -175,7 +209,31 @@ enum ServerLifecycle {
             case .data(let bytes): connection.consume(bytes)
             case .end: connection.finish()
             }
-            if connection.inputEnded { terminate(code: 0, reason: "end of input") }
+            if connection.inputEnded { endOfInput(host) }
+        }
+        // After EOF: exits once no request and no command sent is left (see endOfInput).
+        _ = EventLoop.shared.addIdleHook {
+            if inputHandled && !host.hasWorkInFlight { terminate(code: 0, reason: "end of input") }
+        }
+    }
+
+    /// Set once every message read before EOF was handled.
+    static var inputHandled = false
+
+    /// Every message read before EOF was handled (SPEC §7): a pause of the output ends, and the
+    /// host exits once its requests are answered and its commands sent have ended (the idle hook
+    /// above), each bounded by the app's own deadlines. With a manual clock nothing can move time
+    /// any more: once the work the input started has run as far as it can, what still waits is
+    /// cancelled and the host exits.
+    static func endOfInput(_ host: Host) {
+        guard !inputHandled else { return }
+        inputHandled = true
+        host.outputQueue.resume()
+        if host.configuration.clock is ManualClock {
+            EventLoop.shared.drainSettled()
+            terminate(code: 0, reason: "end of input")
+        } else if !host.hasWorkInFlight {
+            terminate(code: 0, reason: "end of input")
         }
     }
 
@@ -184,8 +242,9 @@ enum ServerLifecycle {
     /// Read into without being zeroed (as the event loop's input buffer), on first use.
     static let readAheadBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
-    /// Reads the input that is there already, without waiting, while few frames wait: so the end of
-    /// input is seen while a backlog is still being handled, and the backlog then starts no command.
+    /// Reads the input that is there already, without waiting, while few frames wait, so that a
+    /// client's pipe keeps moving while a backlog is handled. Where the end of input is seen changes
+    /// nothing of what is written (SPEC §7).
     static func readAhead(_ connection: Connection) {
         while !connection.inputEnded, !exiting, connection.waitingBytes < readAheadLimit {
             var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)

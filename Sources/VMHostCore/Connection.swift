@@ -8,10 +8,10 @@ import VMHostWire
 /// Used by the stdio and WebSocket transports and by in-process tests alike, so both see the same order.
 ///
 /// Frames wait in a queue of their own between being read and being handled, and
-/// ``betweenFrames`` runs after each one: the stdio transport reads more input there, so that it
-/// learns of the end of input while earlier frames are still waiting. Once the input has ended
-/// (``finish()``), what is still waiting is handled with the host refusing to start commands
-/// (``Host/inputEnded``): each request is answered, and none starts work that EOF would cancel.
+/// ``betweenFrames`` runs after each one: the stdio transport reads more input there. The end of
+/// input (``finish()``) means no more input, not stop: every frame read before it is handled as
+/// usual, commands included, whenever the end was seen; what happens next is the transport's
+/// (protocol/SPEC.md §7: the stdio server waits for ``Host/hasWorkInFlight`` to turn false).
 ///
 /// - Important: Call ``consume(_:)`` and ``finish()`` from the host thread outside any job
 ///   (an input handler or a closure posted with ``EventLoop/execute(_:)``), or from
@@ -74,7 +74,7 @@ public final class Connection {
     }
 
     /// Handles the end of input: a last unterminated ndjson line is still a message, and every
-    /// frame still waiting is answered without starting commands.
+    /// frame still waiting is handled as usual. Then ``inputEnded`` is true.
     public func finish() {
         reader.finish { event in enqueue(event) }
         host.inputEnded = true

@@ -69,9 +69,10 @@ extension Host {
         return ["protocolVersion": "1", "kinds": .array(kindNames.compactMap { describe(kind: $0) })]
     }
 
-    /// `control.output.pause` / `control.output.resume` (SPEC §4, "Slow clients"): the output is
-    /// held as for a client that stopped reading, so merging is deterministic. The reply to `pause`
-    /// is written before the hold; the reply to `resume` after everything held.
+    /// `control.output.pause` / `control.output.resume` (SPEC §4, "Slow clients"; §9): the output
+    /// is held as for a client that stopped reading, so merging is deterministic. The hold starts
+    /// right after the reply that answers `pause`: its own, or its batch's array; the reply to
+    /// `resume` is written after everything held.
     func pauseOutput(_ call: Call, paused: Bool) {
         do throws(RPCError) {
             _ = try params(call, [])
@@ -79,11 +80,12 @@ extension Host {
             call.fail(error)
             return
         }
-        flush()
         if paused {
+            // The reply writes the changes made so far first (rule 3): none is held.
             call.succeed([:])
-            output.pause()
+            call.afterReply { [output] in output.pause() }
         } else {
+            flush()
             output.resume()
             call.succeed([:])
         }

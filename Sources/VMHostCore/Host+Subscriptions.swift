@@ -114,6 +114,7 @@ extension Host: ViewModelContextObserver {
             ordered = entry.context.properties
             events = entry.context.events.map(\.name)
         }
+        try admitSubscription()
         flush(handle: entry.handle)
         nextSubscription += 1
         var values = JSONObject()

@@ -107,6 +107,7 @@ extension Host {
             } while viewModels["vm\(nextHandle)"] != nil
             handle = "vm\(nextHandle)"
         }
+        try admitViewModel()
         let context = ViewModelContext(handle: handle, kind: kind, clock: configuration.clock, locale: locale)
         context.lookup = { [unowned self] in self.viewModels[$0]?.instance }
         let instance: AnyObject
@@ -193,7 +194,8 @@ extension Host {
                     throw rpcError(error, input: name)
                 }
             } else if let command = input as? any AnyCommand {
-                guard !inputEnded else { throw RPCError.endOfInput }
+                guard !isStopping else { throw RPCError.stopping }
+                try admitCommand()
                 let execution: CommandExecution
                 do throws(InputError) {
                     execution = try command.execute(value) { outcome in
@@ -202,7 +204,10 @@ extension Host {
                 } catch {
                     throw rpcError(error, input: name)
                 }
-                if !execution.isFinished { call.onCancel { execution.cancel() } }
+                if !execution.isFinished {
+                    call.onCancel { execution.cancel() }
+                    track(execution)
+                }
             }
         } catch {
             call.fail(error)
@@ -236,12 +241,6 @@ extension Host {
             return .failure(.internalError(detail))
         }
     }
-}
-
-extension RPCError {
-    /// A command sent after the end of input: not started (protocol/SPEC.md §7).
-    static let endOfInput = RPCError(
-        code: requestCancelledCode, message: "Request cancelled: end of input", data: ["reason": "end of input"])
 }
 
 /// The descriptions of kinds, shared by the hosts of a process. A process that serves many

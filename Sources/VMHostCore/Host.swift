@@ -37,6 +37,8 @@ public final class Host {
         public var locales: [AppLocale]
         /// The error kinds the `error` event's schema lists in `host.describe`.
         public var errorKinds: [DomainError.Kind]
+        /// What one connection may hold at once (Host+Limits.swift); no cap by default.
+        public var limits = Limits()
 
         /// A configuration; the defaults are those of the reference app.
         public init(
@@ -125,9 +127,23 @@ public final class Host {
     /// Called for log-worthy problems (bad input that was answered with an error).
     public var log: ((String) -> Void)?
     public internal(set) var hasShutDown = false
-    /// Set once the input has ended: a command sent now is not started and answers -32800 with
-    /// `data: {reason: "end of input"}` (protocol/SPEC.md §7); other requests are answered as usual.
+    /// Set once the input has ended. It changes nothing the host does: every message read before
+    /// the end is handled as usual, commands included; the transport then waits for
+    /// ``hasWorkInFlight`` to turn false (protocol/SPEC.md §7).
     public var inputEnded = false
+    /// Set once the server is stopping (a signal to a transport that serves many connections): a
+    /// command sent now is not started and answers -32800 (SPEC §12).
+    public var isStopping = false
+    /// The commands started by `vm.send` (requests and notifications alike), while they may run.
+    var sentCommands: [SentCommand] = []
+    /// ``sentCommands``' count after it was last pruned: it is pruned again when it doubles.
+    var sentCommandsPruned = 0
+
+    @HostActor
+    struct SentCommand {
+        weak var execution: CommandExecution?
+        var isRunning: Bool { execution.map { !$0.isFinished } ?? false }
+    }
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -148,10 +164,36 @@ public final class Host {
     /// The queue this host writes to: a writer thread (stdio) or a test takes from it.
     public nonisolated var outputQueue: OutputQueue<ChangedMessage> { output }
 
+    /// Whether a request is still unanswered or a command started by `vm.send` (a request or a
+    /// notification) still runs: what the end of input waits for (protocol/SPEC.md §7). Work the
+    /// host started by itself (a parent's reload) and timers (a countdown) do not count.
+    public var hasWorkInFlight: Bool {
+        if engine.pendingCount > 0 { return true }
+        sentCommands.removeAll { !$0.isRunning }
+        sentCommandsPruned = sentCommands.count
+        return !sentCommands.isEmpty
+    }
+
+    /// The commands started by `vm.send` that still run (for a cap, Host+Limits.swift).
+    var runningSentCommands: Int {
+        sentCommands.removeAll { !$0.isRunning }
+        sentCommandsPruned = sentCommands.count
+        return sentCommands.count
+    }
+
+    /// Keeps `execution`, started by `vm.send`, for ``hasWorkInFlight`` and the cap of commands.
+    func track(_ execution: CommandExecution) {
+        if sentCommands.count >= max(64, 2 * sentCommandsPruned) {
+            sentCommands.removeAll { !$0.isRunning }
+            sentCommandsPruned = sentCommands.count
+        }
+        sentCommands.append(SentCommand(execution: execution))
+    }
+
     /// The view-models created and not disposed.
     public var liveViewModelCount: Int { viewModels.values.reduce(0) { $0 + ($1.context.isDisposed ? 0 : 1) } }
 
-    /// Cancels all work in flight and disposes every view-model (EOF, signals, shutdown).
+    /// Cancels all work in flight and disposes every view-model (the end of the host, `shutdown`).
     public func cancelEverything(except call: Call? = nil) {
         engine.cancelAll(except: call)
         for handle in creationOrder { viewModels[handle]?.context.dispose() }

@@ -19,6 +19,8 @@ public final class Call {
 
     private var reply: ((Result<JSON, RPCError>) -> Void)?
     private var cancelHandler: (() -> Void)?
+    /// The batch this call is a member of, if any.
+    var batch: BatchReply?
 
     init(method: String, id: RequestID?, params: JSON?, reply: @escaping (Result<JSON, RPCError>) -> Void) {
         self.method = method
@@ -45,9 +47,17 @@ public final class Call {
     public func succeed(_ value: JSON) { respond(.success(value)) }
     public func fail(_ error: RPCError) { respond(.failure(error)) }
 
+    /// Runs `action` once the reply that carries this call's answer has been handed to the output:
+    /// at once for a call that is not in a batch (call it after answering) and for a notification;
+    /// for a member of a batch, once the batch's array has been (it waits for every member), or,
+    /// for a batch of only notifications, once its last member was handled.
+    public func afterReply(_ action: @escaping @HostActor () -> Void) {
+        if let batch, !batch.isAnswered { batch.actions.append(action) } else { action() }
+    }
+
     /// Runs `handler` if the client cancels this request (`$/cancelRequest`) or the host cancels
-    /// everything (EOF, shutdown). The handler stops the work; the call is then answered -32800
-    /// unless the handler answered it itself.
+    /// everything (the end of the host, `shutdown`). The handler stops the work; the call is then
+    /// answered -32800 unless the handler answered it itself.
     public func onCancel(_ handler: @escaping () -> Void) {
         if isFinished { return }
         cancelHandler = handler
@@ -60,5 +70,20 @@ public final class Call {
         cancelHandler = nil
         handler?()
         respond(.failure(.requestCancelled))
+    }
+}
+
+/// The reply of one batch: what runs once its array is written (``Call/afterReply(_:)``).
+@HostActor
+final class BatchReply {
+    var isAnswered = false
+    var actions: [@HostActor () -> Void] = []
+
+    /// Marks the batch answered and runs what waited for it.
+    func answered() {
+        isAnswered = true
+        let waiting = actions
+        actions = []
+        for action in waiting { action() }
     }
 }

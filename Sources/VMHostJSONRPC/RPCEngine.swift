@@ -31,6 +31,28 @@ public final class RPCEngine {
     /// Called when an incoming message cannot be used; for logging.
     public var onProblem: (@HostActor (String) -> Void)?
 
+    /// What one batch may cost (protocol/SPEC.md §10).
+    public struct Limits: Sendable {
+        /// Members (requests and notifications) a batch may hold; a larger batch is refused whole.
+        public var maxBatchMembers = 1000
+        /// Bytes the replies of a batch's members may add up to; once reached, the batch's
+        /// further requests are answered with an error without being handled.
+        public var maxBatchReplyBytes = 4 * 1024 * 1024
+
+        public init() {}
+    }
+
+    public var limits = Limits()
+    /// When set, a batch is handled this many members at a time: ``receive(frame:)`` returns with
+    /// ``hasPendingBatch`` true, and the transport calls ``continueBatch()`` once it has served
+    /// others (a transport of many sessions on one thread). Nil: a batch is handled in one go.
+    public var batchSlice: Int?
+    /// The batch whose members are not all handled yet (with ``batchSlice``).
+    private var batchInProgress: BatchInProgress?
+    /// True while a batch has members left to handle (``continueBatch()``). No other message may
+    /// be fed to the engine meanwhile: the transport holds them back, in order.
+    public var hasPendingBatch: Bool { batchInProgress != nil }
+
     /// Once true, every request but `exit` is answered -32005.
     public var isShutDown = false
     /// Methods still served after shutdown.
@@ -118,7 +140,7 @@ public final class RPCEngine {
         for call in inFlight[id.cancellationKey] ?? [] { call.cancel() }
     }
 
-    /// Cancels every request in flight (EOF, shutdown of the connection).
+    /// Cancels every request in flight (the end of the host or the connection, `shutdown`).
     public func cancelAll(except keep: Call? = nil) {
         for call in inFlight.values.joined() where call !== keep { call.cancel() }
     }
@@ -130,35 +152,81 @@ public final class RPCEngine {
             send(errorResponse(id: nil, .invalidRequest("empty batch")))
             return
         }
-        var responses = [[UInt8]?](repeating: nil, count: elements.count)
-        var remaining = elements.count
-        let finish: @HostActor () -> Void = { [unowned self] in
-            let answered = responses.compactMap { $0 }
-            guard !answered.isEmpty else { return }
-            var body: [UInt8] = [UInt8(ascii: "[")]
-            for (index, response) in answered.enumerated() {
-                if index > 0 { body.append(UInt8(ascii: ",")) }
-                body.append(contentsOf: response)
-            }
-            body.append(UInt8(ascii: "]"))
-            self.send(body)
+        // Refused whole, before any member is handled: what a batch may cost is known up front.
+        guard elements.count <= limits.maxBatchMembers else {
+            send(errorResponse(id: nil, RPCError(
+                code: RPCError.invalidRequestCode,
+                message: "Invalid Request: a batch may hold at most \(limits.maxBatchMembers) members, this one holds \(elements.count); none was handled",
+                data: ["name": "batchMembers", "limit": .int(Int64(limits.maxBatchMembers))])))
+            return
         }
-        for (index, element) in elements.enumerated() {
-            let deliver: @HostActor ([UInt8]?) -> Void = { response in
-                if let response { responses[index] = response }
-                remaining -= 1
-                if remaining == 0 { finish() }
+        batchInProgress = BatchInProgress(elements: elements)
+        continueBatch()
+    }
+
+    /// Writes the array of a batch's answers, once every member is answered; then runs what waited
+    /// for the batch's reply (``Call/afterReply(_:)``).
+    private func finish(_ batch: BatchInProgress) {
+        defer { batch.reply.answered() }
+        let answered = batch.responses.compactMap { $0 }
+        guard !answered.isEmpty else { return }
+        var body: [UInt8] = [UInt8(ascii: "[")]
+        for (index, response) in answered.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: response)
+        }
+        body.append(UInt8(ascii: "]"))
+        send(body)
+    }
+
+    /// Handles the next members of the batch in progress: all of them, or ``batchSlice`` of them
+    /// when set (then ``hasPendingBatch`` tells whether more wait).
+    public func continueBatch() {
+        guard let batch = batchInProgress else { return }
+        let end = batchSlice.map { min(batch.elements.count, batch.next + max($0, 1)) } ?? batch.elements.count
+        while batch.next < end {
+            let index = batch.next
+            batch.next += 1
+            let element = batch.elements[index]
+            // The batch is kept by its members' answers still to come (a command's, later).
+            let deliver: @HostActor ([UInt8]?) -> Void = { [unowned self] response in
+                if let response {
+                    batch.responses[index] = response
+                    let (sum, overflow) = batch.replyBytes.addingReportingOverflow(response.count)
+                    batch.replyBytes = overflow ? Int.max : sum
+                }
+                batch.remaining -= 1
+                if batch.remaining == 0 { self.finish(batch) }
             }
             guard case .object(let object) = element else {
                 deliver(errorResponse(id: nil, .invalidRequest("batch member \(index) is \(element.typeName), expected an object")))
                 continue
             }
-            handle(object, deliver)
+            // Past the bound of the batch's replies, a request is answered without being handled.
+            if batch.replyBytes >= limits.maxBatchReplyBytes {
+                deliver(replyBoundResponse(object))
+                continue
+            }
+            handle(object, batch: batch.reply, deliver)
         }
+        if batch.next == batch.elements.count, batchInProgress === batch { batchInProgress = nil }
+    }
+
+    /// The answer to a batch member left unhandled because the batch's replies reached
+    /// ``Limits/maxBatchReplyBytes``: an error with its id, or nothing for what is never answered
+    /// (a notification, a response object).
+    private func replyBoundResponse(_ object: JSONObject) -> [UInt8]? {
+        if object["id"] == nil, case .string? = object["method"] { return nil }
+        if object["method"] == nil, object["result"] != nil || object["error"] != nil { return nil }
+        let id = object["id"].flatMap { RequestID($0) }
+        return errorResponse(id: id, RPCError(
+            code: RPCError.invalidRequestCode,
+            message: "Invalid Request: the replies of this batch reached the limit of \(limits.maxBatchReplyBytes) bytes; this request was not handled",
+            data: ["name": "batchReplyBytes", "limit": .int(Int64(limits.maxBatchReplyBytes))]))
     }
 
     /// Validates and dispatches one request object; `deliver` gets its response (nil for none) exactly once.
-    private func handle(_ object: JSONObject, _ deliver: @escaping @HostActor ([UInt8]?) -> Void) {
+    private func handle(_ object: JSONObject, batch: BatchReply? = nil, _ deliver: @escaping @HostActor ([UInt8]?) -> Void) {
         // Responses from the client: the host sends no requests, so there is nothing to match.
         if object["method"] == nil, object["result"] != nil || object["error"] != nil {
             onProblem?("ignored a response object: the host sends no requests")
@@ -217,6 +285,7 @@ public final class RPCEngine {
             case .failure(let error): deliver(self.errorResponse(id: id, error))
             }
         }
+        call.batch = batch
         handler(call)
         // Still running: registered for `$/cancelRequest` (nothing else runs before this, so a
         // cancellation behind it in the input finds it). A reused id adds to the requests under it.
@@ -255,5 +324,25 @@ public final class RPCEngine {
 
     private func send(_ body: [UInt8]) {
         output(body)
+    }
+}
+
+/// A batch being handled: its members, their answers so far, and the next member to handle.
+@HostActor
+private final class BatchInProgress {
+    let elements: [JSON]
+    /// Told when the batch's array is written.
+    let reply = BatchReply()
+    var next = 0
+    var responses: [[UInt8]?]
+    /// Members not answered yet; the array is written when it reaches 0.
+    var remaining: Int
+    /// The bytes of the answers so far.
+    var replyBytes = 0
+
+    init(elements: [JSON]) {
+        self.elements = elements
+        responses = [[UInt8]?](repeating: nil, count: elements.count)
+        remaining = elements.count
     }
 }

@@ -35,6 +35,8 @@ extension RPCError {
     public static let inputDisabledCode = -32003
     public static let commandFailedCode = -32004
     public static let shuttingDownCode = -32005
+    /// A connection's cap was reached (view-models, subscriptions, commands in flight).
+    public static let limitReachedCode = -32006
 
     public static func parseError(_ detail: String) -> RPCError {
         RPCError(code: parseErrorCode, message: "Parse error: \(detail)")

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOWebSocket
+import Synchronization
 import VMHostCore
 import VMHostEventLoop
 import VMHostWire
@@ -16,6 +17,14 @@ import WSCore
 /// merge and only replies and events accumulate, up to ``WebSocketTransport/Options/maxPendingBytes``,
 /// beyond which the session is closed. A slow page holds only its own writer: other sessions and
 /// the host thread never wait for it.
+///
+/// A batch is handled ``WebSocketTransport/batchSlice`` members at a time: between slices the host
+/// thread serves other sessions, and this session's later messages wait, in order, until the batch
+/// is answered.
+///
+/// A session ends by `exit` or the server stopping: what it read before is answered, its work is
+/// cancelled, and once its writer has written everything, the connection is closed with a close
+/// code (1000, 1001).
 @HostActor
 final class WebSocketSession {
     let id: Int
@@ -28,9 +37,19 @@ final class WebSocketSession {
     nonisolated let wake: AsyncStream<Void>.Continuation
     /// Messages received and not handled yet: the reader waits while too many are.
     nonisolated let credit = InboundCredit()
+    /// Set by the writer while the socket cannot take more (the page is not reading).
+    nonisolated let stalled = Atomic<Bool>(false)
+    /// Once set, the writer closes the connection with it after writing what is queued.
+    nonisolated let ending = Mutex<(code: WebSocketErrorCode, reason: String)?>(nil)
     var closed = false
+    /// Whether the session ended (``end(code:reason:)``): it handles no more input.
+    var hasEnded = false
+    /// How the writer closes the connection once the session ended.
+    var endCode: (code: WebSocketErrorCode, reason: String)?
     /// Listed among the sessions whose writers the idle hook wakes.
     var hasOutputListed = false
+    /// Messages received while a batch of this session was still being handled, in order.
+    var backlog: [[UInt8]] = []
     /// What sees the session's traffic, if anything (``WebSocketTransport/Options/tapSession``).
     nonisolated let tap: SessionTap?
 
@@ -42,6 +61,7 @@ final class WebSocketSession {
         self.queue = host.outputQueue
         self.channel = channel
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        host.engine.batchSlice = WebSocketTransport.batchSlice
         // Pushes come from the host thread (the session's host).
         queue.onPush { [weak self] in
             HostActor.assumeIsolated {
@@ -52,17 +72,75 @@ final class WebSocketSession {
         }
     }
 
-    /// Handles one text frame.
+    /// Handles one text frame, or keeps it for later while a batch of this session is unfinished.
     func receive(_ bytes: [UInt8]) {
-        defer { credit.handled() }
-        guard !closed else { return }
-        bytes.withUnsafeBytes { connection.receive(message: $0) }
+        guard !closed, !hasEnded else {
+            credit.handled()
+            return
+        }
+        if host.engine.hasPendingBatch || !backlog.isEmpty {
+            backlog.append(bytes)
+            return
+        }
+        handle(bytes)
     }
 
-    /// Ends the session: cancels its commands, disposes its view-models, drops its output.
+    private func handle(_ bytes: [UInt8]) {
+        defer { credit.handled() }
+        bytes.withUnsafeBytes { connection.receive(message: $0) }
+        if host.engine.hasPendingBatch { SessionRegistry.resumeLater(self) }
+    }
+
+    /// Handles the next slice of the unfinished batch; once it is done, the messages that waited.
+    func resume() {
+        guard !closed, !hasEnded else { return }
+        host.outputQueue.holdWakeups()
+        host.engine.continueBatch()
+        host.flush()
+        EventLoop.shared.drain()
+        host.flush()
+        host.outputQueue.releaseWakeups()
+        if host.engine.hasPendingBatch {
+            SessionRegistry.resumeLater(self)
+            return
+        }
+        while !backlog.isEmpty, !closed, !hasEnded, !host.engine.hasPendingBatch {
+            handle(backlog.removeFirst())
+        }
+    }
+
+    /// Handles what is left of an unfinished batch at once (the server is stopping: what was read
+    /// is answered).
+    func finishBatch() {
+        guard !closed, !hasEnded, host.engine.hasPendingBatch else { return }
+        host.engine.batchSlice = nil
+        resume()
+    }
+
+    /// Ends the session: no more input is handled, its work is cancelled (what is pending answers
+    /// -32800), and the writer closes the connection with `code` once it has written everything.
+    /// The writer is told at the next idle turn (``SessionRegistry/wakeWriters()``), once the work
+    /// this cancelling set off has run and written its output.
+    func end(code: WebSocketErrorCode, reason: String) {
+        guard !closed, !hasEnded else { return }
+        hasEnded = true
+        endCode = (code, reason)
+        for _ in backlog { credit.handled() }
+        backlog = []
+        tap?.ending(reason)
+        host.cancelEverything()
+        if !hasOutputListed {
+            hasOutputListed = true
+            SessionRegistry.withOutput.append(self)
+        }
+    }
+
+    /// Forgets the session: cancels its commands, disposes its view-models, drops its output.
     func close() {
         guard !closed else { return }
         closed = true
+        for _ in backlog { credit.handled() }
+        backlog = []
         let requests = host.engine.pendingCount, viewModels = host.liveViewModelCount
         tap?.closing(queue.takeAll())
         host.cancelEverything()
@@ -75,20 +153,37 @@ final class WebSocketSession {
     }
 
     /// The writer, on the NIO side: takes what the host queued and writes it, a text frame per
-    /// message, until the session closes. `observe` sees each body written (`--trace`).
+    /// message, until the session closes, or until it ended and everything is written (then it
+    /// closes the connection). `observe` sees each body written (`--trace`).
     nonisolated func writeOutput(
         to outbound: WebSocketOutboundWriter, observe: (@Sendable ([UInt8]) -> Void)?
     ) async throws {
         for await _ in wakeups {
+            // Read before the queue is emptied: everything queued before the session ended is
+            // then taken below.
+            let end = ending.withLock { $0 }
             while let bodies = queue.takeForProducer() {
                 for body in bodies {
-                    if !channel.isWritable { queue.setStalled(true) }
+                    if !channel.isWritable {
+                        queue.setStalled(true)
+                        stalled.store(true, ordering: .relaxed)
+                    }
                     observe?(body)
                     let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: body))
                     try await outbound.write(.custom(frame))
                 }
             }
             queue.setStalled(false)
+            stalled.store(false, ordering: .relaxed)
+            if let end {
+                try await outbound.close(end.code, reason: end.reason)
+                // A page that never answers the close does not keep the connection.
+                let channel = channel
+                channel.eventLoop.scheduleTask(in: .milliseconds(SessionRegistry.closeTimeoutMilliseconds)) {
+                    channel.close(promise: nil)
+                }
+                return
+            }
         }
     }
 }

@@ -82,8 +82,9 @@ final class EngineProbe {
             let message = replies[0]["error"]?["message"]?.stringValue ?? ""
             precondition(!message.contains(" near '"), "a parse error that quotes the input: \(message)")
         case .array(let members)?:
-            if members.isEmpty {
-                precondition(replies.count == 1, "an empty batch answered \(replies.count) times")
+            if members.isEmpty || members.count > engine.limits.maxBatchMembers {
+                // Refused whole: one error, and none of its members handled (SPEC §10).
+                precondition(replies.count == 1, "an empty or oversized batch answered \(replies.count) times")
                 expectError(replies[0], id: .null, code: RPCError.invalidRequestCode)
             } else if members.contains(where: { $0["method"] == "$/cancelRequest" }) && !shutDown {
                 // One cancel finishes every request in flight under its id (a reused id may have

@@ -29,6 +29,56 @@ import VMHostWire
         }
     }
 
+    /// The business error of a failure envelope with `message`.
+    func business(message: String, code: String = "1001") throws -> DomainError {
+        let body = JSON.object(["success": false, "code": .string(code), "message": .string(message)]).serialized()
+        do {
+            _ = try ErrorMapping.envelope(status: 200, body: body)
+        } catch {
+            return error
+        }
+        throw TestFailure("a failure envelope succeeded")
+    }
+
+    struct TestFailure: Error { let text: String; init(_ text: String) { self.text = text } }
+
+    @Test func aMessageOfAMebibyteReachesTheScreenBoundedAndTheDetailBoundedToo() throws {
+        let error = try business(message: String(repeating: "错", count: 1024 * 1024))
+        #expect(error.message == String(repeating: "错", count: ServerText.shownLimit - 1) + "…")
+        #expect(error.detail.hasPrefix(#"the server reported failure code "1001"; its message, shown cleaned and bounded, was sent as ""#))
+        #expect(error.detail.hasSuffix("\"… (\(3 * 1024 * 1024) bytes in all)"))
+        #expect(error.detail.count < ServerText.quotedLimit + 200)
+        // Short and clean, a message is shown as sent and the detail says nothing more.
+        let plain = try business(message: "用户名或密码错误")
+        #expect(plain == DomainError.business(code: "1001", message: "用户名或密码错误"))
+    }
+
+    /// Messages as sent and as shown; passed by index, so that the test's own report prints none
+    /// of their control characters.
+    static let controlled = [
+        ("密码\u{1B}[2J\u{1B}[H错误", "密码[2J[H错误"),
+        ("第一行\r\n\t伪造的第二行  ", "第一行 伪造的第二行"),
+        ("\u{202E}tnuocca\u{202C} locked\u{0}\u{7F}\u{85}", "tnuocca locked"),
+        ("\u{0}\u{1}\n", ""),
+    ]
+
+    @Test(arguments: controlled.indices)
+    func controlCharactersNeverReachTheScreenAndTheDetailEscapesThem(index: Int) throws {
+        let (sent, shown) = Self.controlled[index]
+        let error = try business(message: sent)
+        #expect(error.serverMessage == shown)
+        #expect(!error.detail.unicodeScalars.contains { ServerText.isControl($0) })
+        #expect(error.detail.contains("was sent as \""))
+        // Nothing left to show: the kind's friendly text instead.
+        if shown.isEmpty { #expect(error.message == DomainErrorText.business(error.locale)) }
+    }
+
+    @Test func aCodeOfControlsAndLengthIsCleanedAndBoundedToo() throws {
+        let error = try business(message: "失败", code: "E\u{1B}1" + String(repeating: "9", count: 100_000))
+        #expect(error.code == .string("E1" + String(repeating: "9", count: 61) + "…"))
+        #expect(error.detail.contains("(as sent: \"E\\u{1B}1"))
+    }
+
     /// Without `success`, the code decides: `"0"` or `0` is success, `msg` the message (the seed's
     /// `{"code": "1", "msg": "失败"}`).
     @Test(arguments: [#"{"code":"0","msg":"成功","data":{"token":"t"}}"#, #"{"code":0,"msg":"成功","data":{"token":"t"}}"#])

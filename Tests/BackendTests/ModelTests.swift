@@ -56,6 +56,26 @@ import VMHostWire
         #expect(!String(describing: Session(token: "secret-token")).contains("secret-token"))
     }
 
+    /// A code is a string or an integer, read as its decimal text; a number with a fraction or an
+    /// exponent is refused even when its value is whole (protocol/backend.md, "The envelope").
+    @Test func aNumericCodeIsAnIntegerReadAsItsDecimalText() throws {
+        for (text, code, success) in [
+            (#"{"code": 1001, "msg": "no"}"#, "1001", false), (#"{"code": 0}"#, "0", true),
+            (#"{"code": -1}"#, "-1", false), (#"{"success": false, "code": 7}"#, "7", false),
+        ] {
+            let envelope = try Envelope(json: try JSON.parse(Array(text.utf8)))
+            #expect(envelope.code == code)
+            #expect(envelope.success == success)
+        }
+        for text in [#"{"code": 1e3}"#, #"{"code": 0.0}"#, #"{"code": 1001.5}"#, #"{"success": false, "code": 1E3}"#] {
+            let error = #expect(throws: DomainError.self) { try Envelope(json: try JSON.parse(Array(text.utf8))) }
+            #expect(error?.kind == .decode)
+            #expect(error?.detail == "envelope.code: expected a string or an integer, got a number with a fraction or an exponent")
+        }
+        let boolean = #expect(throws: DomainError.self) { try Envelope(json: ["code": true]) }
+        #expect(boolean?.detail == "envelope.code: expected a string or an integer, got a boolean")
+    }
+
     @Test func envelopeRoundTrips() throws {
         let envelope = Envelope.ok(["a": 1], page: PageInfo(index: 1, size: 20, total: 57))
         #expect(try Envelope(json: envelope.json) == envelope)

@@ -23,10 +23,11 @@ def web_binary() -> str:
 class WebServer:
     """vmhost-web on a free loopback port; `url` is its page."""
 
-    def __init__(self, *options: str):
+    def __init__(self, *options: str, listen: str = "127.0.0.1:0", preexec_fn=None):
         self.process = subprocess.Popen(
-            [web_binary(), "--listen", "127.0.0.1:0", *options],
-            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [web_binary(), "--listen", listen, *options],
+            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            preexec_fn=preexec_fn)
         self.lines = []
         for line in self.process.stderr:
             self.lines.append(line)
@@ -37,6 +38,7 @@ class WebServer:
         else:
             raise RuntimeError("vmhost-web did not start: " + "".join(self.lines))
         self.port = int(self.origin.rsplit(":", 1)[1])
+        self.address = self.origin.split("//", 1)[1].rsplit(":", 1)[0].strip("[]")
         self.url = self.origin + "/"
 
     def wait_for_log(self, pattern: str, limit: float = 20.0) -> re.Match:

@@ -30,8 +30,11 @@ def test_code_login_counts_down_on_the_host_clock(browser, server):
     page.hidden("password-container")
     page.type("phone", "13912345678")
     page.text_is("send-code", "获取验证码")
+    assert not page.element("code-sent").is_displayed()
     page.click("send-code")
     page.text_is("send-code", "重新发送(60s)")
+    page.visible("code-sent")
+    page.text_is("code-sent", "验证码已发送，请查收短信")
     assert not page.element("send-code").is_enabled()
     browser.shots("countdown-60")
 
@@ -45,3 +48,21 @@ def test_code_login_counts_down_on_the_host_clock(browser, server):
     page.click("submit")
     page.ready("products")
     browser.shots("products")
+
+
+def test_log_out_returns_to_the_login_screen(browser, server):
+    page = DemoPage(browser, server)
+    page.log_in()
+    page.visible("logout")
+    page.click("logout")
+    page.ready("login")
+    page.hidden("logout")
+    page.hidden("nav")
+    assert page.element("password").get_attribute("value") == ""  # the secret typed is gone
+    assert page.element("username").get_attribute("value") == "13800138000"
+    browser.shots("logged-out")
+
+    # Logged out, the products' route opens the login screen (a new page load, its own session).
+    browser.get(server.url + "#products")
+    page.ready("login")
+    page.hidden("logout")

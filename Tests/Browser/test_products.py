@@ -45,3 +45,32 @@ def test_cancel_stops_a_slow_refresh(browser, server):
     page.enabled("refresh")
     assert not page.element("products-error").is_displayed()  # a cancel is no failure
     page.count_is("product-list", 20)
+
+
+UNCOVERED = """
+const element = document.getElementById(arguments[0]);
+const box = element.getBoundingClientRect();
+const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+return {scrollY: window.scrollY, uncovered: element.contains(hit),
+        routeNamesAnElement: document.getElementById(location.hash.slice(1)) !== null};
+"""
+
+
+def test_each_screen_opens_at_its_top_clear_of_the_bar(browser, server):
+    """A route (#products) names no element, so following one never scrolls the page to the
+    screen's element, where the sticky bar would cover its buttons (clicks on #refresh landed on
+    the bar when the scroll won the race with the screen's first draw)."""
+    page = DemoPage(browser, server)
+    page.log_in()
+    assert browser.execute_script(UNCOVERED, "refresh") == {
+        "scrollY": 0, "uncovered": True, "routeNamesAnElement": False}
+    page.click("nav-groups")
+    page.ready("groups")
+    page.count_is("group-list", 4)
+    assert browser.execute_script(UNCOVERED, "group-new") == {
+        "scrollY": 0, "uncovered": True, "routeNamesAnElement": False}
+    page.click("nav-products")
+    page.ready("products")
+    page.count_is("product-list", 20)
+    assert browser.execute_script(UNCOVERED, "refresh") == {
+        "scrollY": 0, "uncovered": True, "routeNamesAnElement": False}

@@ -385,3 +385,28 @@ def test_neither_the_password_nor_the_code_appears_in_anything_the_host_wrote(tm
                     if m.get("method") == "vm.send" and m["params"].get("input") in ("password", "code")]
     assert len(secret_sends) == 7
     assert all(p["value"] == "***" for p in secret_sends)
+
+
+# -- what a server's message may put on the screen (issue 25, item 16) ----------------------------
+
+@pytest.mark.parametrize("sent, shown", [
+    ("错" * (1024 * 1024), "错" * 199 + "…"),
+    ("密码\x1b[2J\x1b[H错误\r\n伪造的第二行\u202e", "密码[2J[H错误 伪造的第二行"),
+])
+def test_a_servers_message_reaches_the_screen_bounded_and_clean_and_the_detail_keeps_it(host, sent, shown):
+    host.request("control.backend.script", {"endpoint": "auth.login", "outcomes": ["business:1001:" + sent]})
+    open_login(host)
+    send(host, "username", ACCOUNT)
+    send(host, "password", PASSWORD)
+    submit = send(host, "submit")
+    error = submit.error["data"]
+    assert (error["kind"], error["code"], error["message"]) == ("business", "1001", shown)
+    assert host.request("vm.get", {"vm": "l", "outputs": ["failureMessage"]}).result["values"] == {"failureMessage": shown}
+    # The detail quotes what was sent, escaped and bounded: no control character, no megabyte.
+    assert error["detail"].startswith('the server reported failure code "1001"; its message, shown cleaned and bounded, was sent as "')
+    assert len(error["detail"]) < 1200
+    assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c == "\u202e" for c in error["detail"])
+    if sent.startswith("密码"):
+        assert error["detail"].endswith(r'"密码\u{1B}[2J\u{1B}[H错误\u{D}\u{A}伪造的第二行\u{202E}"')
+    else:
+        assert error["detail"].endswith('… (%d bytes in all)' % len(sent.encode()))

@@ -88,11 +88,36 @@ def test_without_a_state_dir_each_run_is_another_device(server) -> None:
     assert first["uuid"] != second["uuid"]
 
 
-# -- the last good lists -------------------------------------------------------------------------
+# -- the last good lists, each its login's ------------------------------------------------------
+
+def log_in(host: HostProcess, vm: str = "login") -> None:
+    host.request("vm.create", {"kind": "Login", "id": vm})
+    host.notify("vm.send", {"vm": vm, "input": "username", "value": ACCOUNT})
+    host.notify("vm.send", {"vm": vm, "input": "password", "value": PASSWORD})
+    assert host.request("vm.send", {"vm": vm, "input": "submit"}).result == {}
+
+
+def log_out(host: HostProcess) -> None:
+    host.request("vm.create", {"kind": "Session", "id": "session"})
+    assert host.request("vm.send", {"vm": "session", "input": "logout"}).result == {}
+    host.request("vm.dispose", {"vm": "session"})
+
+
+def stored(state: Path) -> dict[str, str]:
+    """Every key and value of the state database."""
+    with sqlite3.connect(state / "state.sqlite3") as db:
+        return dict(db.execute("SELECT key, value FROM state"))
+
+
+def list_keys(state: Path) -> list[str]:
+    """The keys of the saved lists (not the index)."""
+    return sorted(key for key in stored(state) if key.startswith("lists.") and key != "lists.index")
+
 
 def test_the_next_run_shows_the_saved_products_stale_until_its_first_load(tmp_path: Path) -> None:
     state = tmp_path / "state"
     with HostProcess("--state-dir", str(state)) as host:
+        log_in(host)
         refresh_products(host)
         assert host.request("vm.send", {"vm": "pl", "input": "loadMore"}).result == {}
         assert values(host, "pl", ["page", "isStale"]) == {"page": 2, "isStale": False}
@@ -117,6 +142,7 @@ def test_the_next_run_shows_the_saved_products_stale_until_its_first_load(tmp_pa
 def test_the_next_run_shows_the_saved_groups_of_that_menu(tmp_path: Path) -> None:
     state = tmp_path / "state"
     with HostProcess("--state-dir", str(state)) as host:
+        log_in(host)
         host.request("vm.create", {"kind": "MenuSubGroup", "args": {"menuUid": "m1"}, "id": "g"})
         assert host.request("vm.send", {"vm": "g", "input": "load"}).result == {}
         assert host.request("vm.send", {"vm": "g", "input": "delete", "value": {"groupId": "g4"}}).result == {}
@@ -142,34 +168,121 @@ def test_without_a_state_dir_nothing_is_stale(tmp_path: Path) -> None:
             assert values(host, "pl", ["isStale"]) == {"isStale": False}
 
 
+def test_logged_out_nothing_is_saved_and_nothing_saved_is_shown(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with HostProcess("--state-dir", str(state)) as host:
+        log_in(host)
+        refresh_products(host)
+        assert len(list_keys(state)) == 1
+    # The stored login is the directory's own: a run without it is another session.
+    with sqlite3.connect(state / "state.sqlite3") as db:
+        db.execute("DELETE FROM state WHERE key LIKE 'session.%'")
+    with HostProcess("--state-dir", str(state)) as host:
+        host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+        host.request("vm.create", {"kind": "MenuSubGroup", "args": {"menuUid": "m1"}, "id": "g"})
+        assert values(host, "pl", ["items", "isStale", "loadState"]) == {"items": [], "isStale": False, "loadState": "idle"}
+        assert values(host, "g", ["groups", "isStale"]) == {"groups": [], "isStale": False}
+        assert host.request("vm.send", {"vm": "pl", "input": "refresh"}).result == {}
+        assert host.request("vm.send", {"vm": "g", "input": "load"}).result == {}
+        assert host.close() == 0
+    assert [key for key in list_keys(state) if "groups" in key] == []
+
+
+def test_another_login_never_sees_the_lists_of_the_one_before(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with HostProcess("--state-dir", str(state)) as host:
+        log_in(host)
+        refresh_products(host)
+        host.request("vm.create", {"kind": "MenuSubGroup", "args": {"menuUid": "m1"}, "id": "g"})
+        assert host.request("vm.send", {"vm": "g", "input": "load"}).result == {}
+        first = stored(state)["session.login"]
+        assert all(key.startswith("lists.%s." % first) for key in list_keys(state))
+        # The same account logging in again is another login: it replaces the first, whose lists go.
+        log_in(host, "again")
+        assert stored(state)["session.login"] != first
+        assert list_keys(state) == []
+        host.request("vm.create", {"kind": "ProductList", "id": "pl2"})
+        host.request("vm.create", {"kind": "MenuSubGroup", "args": {"menuUid": "m1"}, "id": "g2"})
+        assert values(host, "pl2", ["items", "isStale"]) == {"items": [], "isStale": False}
+        assert values(host, "g2", ["groups", "isStale"]) == {"groups": [], "isStale": False}
+
+
 def test_logout_deletes_the_saved_lists_but_keeps_the_device(tmp_path: Path) -> None:
     state = tmp_path / "state"
     with HostProcess("--state-dir", str(state)) as host:
-        host.request("vm.create", {"kind": "Login", "id": "login"})
-        host.notify("vm.send", {"vm": "login", "input": "username", "value": ACCOUNT})
-        host.notify("vm.send", {"vm": "login", "input": "password", "value": PASSWORD})
-        assert host.request("vm.send", {"vm": "login", "input": "submit"}).result == {}
+        log_in(host)
         refresh_products(host)
     with sqlite3.connect(state / "state.sqlite3") as db:
         db.execute("INSERT INTO state VALUES ('device.id', '0C1D2E3F-4A5B-4C6D-8E7F-8091A2B3C4D5')")
     with HostProcess("--state-dir", str(state)) as host:
-        host.request("vm.create", {"kind": "Session", "id": "session"})
-        assert host.request("vm.send", {"vm": "session", "input": "logout"}).result == {}
-    with sqlite3.connect(state / "state.sqlite3") as db:
-        keys = [key for (key,) in db.execute("SELECT key FROM state ORDER BY key")]
-    assert keys == ["device.id"]
+        log_out(host)
+    assert list(stored(state)) == ["device.id"]
     with HostProcess("--state-dir", str(state)) as host:
         host.request("vm.create", {"kind": "ProductList", "id": "pl"})
         assert values(host, "pl", ["items", "isStale"]) == {"items": [], "isStale": False}
 
 
+def test_lists_saved_before_they_had_an_owner_are_deleted(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with HostProcess("--state-dir", str(state)) as host:
+        log_in(host)
+    with sqlite3.connect(state / "state.sqlite3") as db:
+        db.execute("INSERT INTO state VALUES ('lists.products.pageSize=20', ?)",
+                   (json.dumps({"page": 1, "hasMore": True, "products": []}),))
+        db.execute("INSERT INTO state VALUES ('lists.index', '[\"lists.products.pageSize=20\"]')")
+    with HostProcess("--state-dir", str(state)) as host:
+        host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+        assert values(host, "pl", ["isStale"]) == {"isStale": False}
+    assert list_keys(state) == [] and "lists.index" not in stored(state)
+
+
+def test_a_refresh_answered_after_the_logout_saves_nothing(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with HostProcess("--state-dir", str(state), "--clock", "manual", "--test-controls") as host:
+        log_in(host)
+        host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+        host.request("control.backend.script", {"endpoint": "products", "outcomes": ["delay:1000"]})
+        host.send({"jsonrpc": "2.0", "id": "late", "method": "vm.send", "params": {"vm": "pl", "input": "refresh"}})
+        log_out(host)
+        advanced = host.request("control.clock.advance", {"ms": 1000})
+        late = [m for m in advanced.messages if m.get("id") == "late"]
+        # The answer belonged to the ended session: dropped, as a cancellation.
+        assert late and late[0]["error"]["code"] == -32800
+        assert values(host, "pl", ["items", "isStale"]) == {"items": [], "isStale": False}
+        assert host.close() == 0
+    assert list_keys(state) == []
+    with HostProcess("--state-dir", str(state)) as host:
+        host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+        assert values(host, "pl", ["items", "isStale"]) == {"items": [], "isStale": False}
+
+
+def test_a_refresh_asked_before_a_logout_and_a_new_login_is_not_the_new_logins(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with HostProcess("--state-dir", str(state), "--clock", "manual", "--test-controls") as host:
+        log_in(host)
+        host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+        host.request("control.backend.script", {"endpoint": "products", "outcomes": ["delay:1000"]})
+        host.send({"jsonrpc": "2.0", "id": "late", "method": "vm.send", "params": {"vm": "pl", "input": "refresh"}})
+        log_out(host)
+        log_in(host, "next")
+        advanced = host.request("control.clock.advance", {"ms": 1000})
+        late = [m for m in advanced.messages if m.get("id") == "late"]
+        assert late and late[0]["error"]["code"] == -32800
+        assert values(host, "pl", ["items"]) == {"items": []}
+        assert list_keys(state) == []
+        host.request("vm.create", {"kind": "ProductList", "id": "pl2"})
+        assert values(host, "pl2", ["items", "isStale"]) == {"items": [], "isStale": False}
+
+
 def test_a_damaged_saved_list_is_ignored_and_logged_by_key_only(tmp_path: Path) -> None:
     state = tmp_path / "state"
     with HostProcess("--state-dir", str(state)) as host:
+        log_in(host)
         refresh_products(host)
+    [key] = list_keys(state)
     with sqlite3.connect(state / "state.sqlite3") as db:
         db.execute("UPDATE state SET value = '{\"page\":1,\"hasMore\":true,\"products\":[{\"id\":\"SECRET-ID\"}]}'"
-                   " WHERE key = 'lists.products.pageSize=20'")
+                   " WHERE key = ?", (key,))
     logs = tmp_path / "stderr.log"
     with open(logs, "wb") as stderr:
         with HostProcess("--state-dir", str(state), stderr=stderr) as host:
@@ -179,7 +292,7 @@ def test_a_damaged_saved_list_is_ignored_and_logged_by_key_only(tmp_path: Path) 
             assert host.request("vm.send", {"vm": "pl", "input": "refresh"}).result == {}
             assert host.close() == 0
     text = logs.read_text()
-    assert "lists.products.pageSize=20" in text and "SECRET-ID" not in text
+    assert key in text and "SECRET-ID" not in text
 
 
 # -- the SMS countdown across a restart ---------------------------------------------------------

@@ -78,6 +78,31 @@ def test_a_401_to_a_call_with_the_token_ends_the_session(tmp_path: Path) -> None
     assert b"demo-token" not in everything_on_disk(state)
 
 
+def test_a_401_to_a_second_login_fails_that_login_and_ends_no_session(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with HostProcess("--state-dir", str(state), "--test-controls") as host:
+        log_in(host)
+        session_values(host)
+        host.request("control.backend.script", {"endpoint": "auth.login", "outcomes": ["http:401"]})
+        host.request("vm.create", {"kind": "Login", "id": "again"})
+        host.request("vm.subscribe", {"vm": "again", "outputs": ["failureMessage"]})
+        host.notify("vm.send", {"vm": "again", "input": "username", "value": ACCOUNT})
+        host.notify("vm.send", {"vm": "again", "input": "password", "value": "wrong-password"})
+        submit = host.request("vm.send", {"vm": "again", "input": "submit"})
+        assert submit.code == -32004
+        assert (submit.error["data"]["kind"], submit.error["data"]["code"]) == ("server", 401)
+        # A failed login, not an expired session: the first user stays, nobody is sent to Login.
+        assert [e for e in submit.events if e["vm"] == "session"] == []
+        assert [c for c in submit.changes if c["vm"] == "session"] == []
+        shown = host.request("vm.get", {"vm": "again", "outputs": ["failureMessage"]}).result["values"]
+        assert shown["failureMessage"] != "登录已失效，请重新登录"
+        assert host.request("vm.get", {"vm": "session"}).result["values"] == {"isLoggedIn": True, "username": ACCOUNT}
+        # The session's token still serves.
+        host.request("vm.create", {"kind": "ProductList", "id": "products"})
+        assert host.request("vm.send", {"vm": "products", "input": "refresh"}).result == {}
+    assert b"demo-token-1" in everything_on_disk(state)
+
+
 def test_the_files_are_the_users_alone(tmp_path: Path) -> None:
     state = tmp_path / "deeper" / "state"
     with HostProcess("--state-dir", str(state)) as host:

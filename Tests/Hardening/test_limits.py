@@ -8,7 +8,7 @@ limit and just past it, in both framings where the framing matters.
 | JSON nesting                  | test_nesting_*                               |
 | integers and reals            | test_integers_*, test_reals_*                |
 | object keys                   |                                              | EndToEnd/test_wire.py (NUL in a key)
-| batch                         | test_a_batch_has_no_count_limit_*            |
+| batch: members, replies       | test_a_batch_of_*, test_past_4_mib_*         | Browser/test_hardening.py (the same over WebSocket)
 | pending output                | test_responses_are_kept_*                    | EndToEnd/test_slow_reader.py (changes merge)
 | requests in flight            | test_requests_in_flight_*                    |
 | view-models and subscriptions | test_view_models_have_no_count_limit         | Hardening/test_process.py (memory returned)
@@ -218,14 +218,39 @@ def test_reals_beyond_a_double_are_a_parse_error(framing):
 
 
 @pytest.mark.parametrize("framing", FRAMINGS)
-def test_a_batch_has_no_count_limit_of_its_own(framing):
-    """10,000 requests in one batch (about 400 KiB, under the default 4 MiB) get one array of
-    10,000 responses, in order."""
-    count = 10_000
+def test_a_batch_of_1000_members_is_served_and_one_of_1001_is_refused_whole(framing):
+    """1,000 requests in one batch get one array of 1,000 responses, in order; 1,001 get one
+    -32600 naming the limit, and none of them is handled (the `exit` inside it does not end the
+    host)."""
+    count = 1000
     batch = b"[" + b",".join(ping(i) for i in range(count)) + b"]"
-    (reply,) = replies(frame(batch, framing), framing=framing)
+    over = b"[" + b",".join([ping(i) for i in range(count)] + [encode({"jsonrpc": "2.0", "method": "exit"})]) + b"]"
+    reply, refused, after = replies(frame(batch, framing) + frame(over, framing) + frame(ping("after"), framing),
+                                    framing=framing)
     assert [r["id"] for r in reply] == list(range(count))
     assert all(r["result"] == {} for r in reply)
+    assert is_error(refused, INVALID_REQUEST) and refused["id"] is None
+    assert refused["error"]["data"] == {"name": "batchMembers", "limit": count}
+    assert after == {"jsonrpc": "2.0", "id": "after", "result": {}}
+
+
+def test_past_4_mib_of_replies_a_batchs_requests_are_answered_without_being_handled():
+    """1,000 host.describe in one batch (about 60 KiB) would be about 7 MB of replies: once the
+    replies reach 4 MiB, each further request is answered -32600 naming the limit, unhandled; a
+    notification there gets nothing. The array holds an answer per request, in order."""
+    members = [encode({"jsonrpc": "2.0", "id": i, "method": "host.describe"}) for i in range(999)]
+    members.append(encode({"jsonrpc": "2.0", "method": "vm.create", "params": {"kind": "Login", "id": "late"}}))
+    data = b"[" + b",".join(members) + b"]\n" + encode({"jsonrpc": "2.0", "id": "list", "method": "vm.list"}) + b"\n"
+    reply, listed = replies(data)
+    assert [r["id"] for r in reply] == list(range(999))
+    answered = [r for r in reply if "result" in r]
+    refused = reply[len(answered):]
+    assert answered and refused
+    assert all(is_error(r, INVALID_REQUEST, r["id"]) and r["error"]["data"] == {"name": "batchReplyBytes", "limit": 4 << 20}
+               for r in refused)
+    sizes = [len(encode(r)) for r in answered]
+    assert sum(sizes[:-1]) < 4 << 20 <= sum(sizes)
+    assert listed["result"] == []  # the notification past the bound was not handled
 
 
 # -- pending output and requests in flight ---------------------------------------------------------

@@ -1,6 +1,7 @@
 """The host as a process (protocol/SPEC.md §7 Lifecycle), through the real binary: EOF and signals
-with work in flight, a reader that closes stdout (also while stdout is full), and thousands of
-view-models created and disposed without the process growing.
+with work in flight, a piped script that gives one output however its EOF arrives, a reader that
+closes stdout (also while stdout is full or the output paused), and thousands of view-models
+created and disposed without the process growing.
 
 Every test asserts a clean end: the exit status §7 gives, no death by a signal, nothing but whole
 protocol frames on stdout, and no hang. Waits are `wait(timeout=...)` and blocking reads with a
@@ -16,6 +17,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -114,7 +116,7 @@ def responses(messages: list) -> dict:
     return found
 
 
-# -- EOF and signals with work in flight ----------------------------------------------------------
+# -- EOF on a manual clock and signals with work in flight ----------------------------------------
 
 
 class WorkInFlight:
@@ -166,7 +168,8 @@ class WorkInFlight:
         assert set(responses(synced.messages)) == {"settled"}, synced.messages  # the batch waits
 
     def check_ending(self, messages: list) -> None:
-        """What §7 says of EOF and signals: every pending request answers -32800, once; a pending
+        """What §7 says of EOF on a manual clock (the work waits for the clock, which nothing can
+        move any more) and of signals: every pending request answers -32800, once; a pending
         batch is answered whole; no error event (cancellation is not an error)."""
         answered = responses(messages)
         assert set(answered) == set(self.PENDING) | {"b-ping"}, answered
@@ -469,20 +472,20 @@ def test_thousands_of_view_models_created_and_disposed_leave_no_trace(tmp_path, 
     assert_no_crash(tmp_path)
 
 
-# -- the end of input with a backlog (SPEC §7) ---------------------------------------------------
+# -- the end of input: no more input, not stop (SPEC §7) -------------------------------------------
 
 
-def test_a_command_read_before_eof_but_not_started_answers_end_of_input(tmp_path):
-    """Input from a file: the host reads it whole at once and sees EOF right after the first message,
-    so every command behind it is refused (-32800, reason "end of input") without running, while
-    the other requests are answered as usual."""
+def test_a_script_from_a_file_runs_every_command(tmp_path):
+    """Input from a file: the host reads it whole at once and sees EOF right after the first
+    message. Every message is handled as if the input were still open: the refresh and the
+    `loadMore` notification run, and the requests behind them see their results."""
     script = tmp_path / "input.ndjson"
     script.write_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in [
         request(1, "vm.create", {"kind": "ProductList", "id": "p"}),
         request(2, "vm.send", {"vm": "p", "input": "refresh"}),
         {"jsonrpc": "2.0", "method": "vm.send", "params": {"vm": "p", "input": "loadMore"}},
         request(3, "ping"),
-        request(4, "vm.get", {"vm": "p", "outputs": ["items", "isRefreshing"]}),
+        request(4, "vm.get", {"vm": "p", "outputs": ["page", "isRefreshing", "isLoadingMore"]}),
         request(5, "vm.send", {"vm": "p", "input": "cancel"}),
     ]))
     with open(script, "rb") as stdin:
@@ -490,23 +493,125 @@ def test_a_command_read_before_eof_but_not_started_answers_end_of_input(tmp_path
     assert done.returncode == 0, done.stderr
     replies = responses(parse_frames(done.stdout, "ndjson"))
     assert replies[1]["result"]["vm"] == "p"
-    assert replies[2]["error"]["code"] == CANCELLED
-    assert replies[2]["error"]["data"] == {"reason": "end of input"}
+    assert replies[2]["result"] == {}
     assert replies[3]["result"] == {}
-    assert replies[4]["result"] == {"values": {"items": [], "isRefreshing": False}}  # nothing ran
+    assert replies[4]["result"] == {"values": {"page": 2, "isRefreshing": False, "isLoadingMore": False}}
     assert replies[5]["result"] == {}
 
 
-def test_eof_behind_a_backlog_of_commands_answers_every_request_in_whole_frames(tmp_path):
-    """5,000 `loadMore` notifications on a 100,000-product catalogue, one `ping`, EOF, with a client
-    that reads continuously: the host exits promptly (the backlog starts no command once EOF is
-    seen), every frame is whole and the `ping` is answered."""
-    host = start(tmp_path, "--demo-products", "100000")
+# Every kind, commands that succeed and fail, events, list diffs, a parent's reload, a command sent
+# as a notification, a batch; the last command waits 30 ms of real time on the backend after EOF.
+PIPED_SCRIPT = [
+    request(1, "initialize", {"locale": "en"}),
+    request(2, "vm.create", {"kind": "ProductList", "id": "p"}),
+    request(3, "vm.subscribe", {"vm": "p", "diff": True}),
+    request(4, "vm.send", {"vm": "p", "input": "refresh"}),
+    request(5, "vm.send", {"vm": "p", "input": "loadMore"}),
+    {"jsonrpc": "2.0", "method": "vm.send", "params": {"vm": "p", "input": "loadMore"}},
+    request(6, "vm.send", {"vm": "p", "input": "loadMore"}),
+    request(7, "vm.create", {"kind": "Login", "id": "l"}),
+    request(8, "vm.subscribe", {"vm": "l"}),
+    request(9, "vm.send", {"vm": "l", "input": "username", "value": "+86 138-0013-8000"}),
+    request(10, "vm.send", {"vm": "l", "input": "password", "value": "654321"}),
+    request(11, "vm.send", {"vm": "l", "input": "submit"}),
+    [request(12, "vm.send", {"vm": "l", "input": "password", "value": "123456"}),
+     request(13, "vm.send", {"vm": "l", "input": "submit"})],
+    request(14, "vm.create", {"kind": "MenuSubGroup", "id": "g", "args": {"menuUid": "m1"}}),
+    request(15, "vm.subscribe", {"vm": "g", "diff": True}),
+    request(16, "vm.send", {"vm": "g", "input": "load"}),
+    request(17, "vm.send", {"vm": "g", "input": "create"}),
+    request(18, "vm.create", {"kind": "MenuEditGroup", "id": "e", "args": {"menuUid": "m1", "parent": "g"}}),
+    request(19, "vm.subscribe", {"vm": "e"}),
+    request(20, "vm.send", {"vm": "e", "input": "name", "value": " New "}),
+    request(21, "vm.send", {"vm": "e", "input": "save"}),
+    {"jsonrpc": "2.0", "method": "vm.send", "params": {"vm": "g", "input": "delete", "value": {"groupId": "g1"}}},
+    request(22, "vm.create", {"kind": "Session", "id": "s"}),
+    request(23, "vm.subscribe", {"vm": "s"}),
+    request(24, "vm.send", {"vm": "s", "input": "logout"}),
+    request(25, "control.backend.latency", {"ms": 30}),
+    request(26, "vm.send", {"vm": "p", "input": "refresh"}),
+]
+
+
+def piped_run(mode: str, args: tuple[str, ...] = ("--test-controls",)) -> subprocess.CompletedProcess:
+    """Runs PIPED_SCRIPT through a fresh host and returns the finished process. `mode`: stdin a
+    `file` (EOF is there at the first read), one `write` of the whole script then EOF, or `lines`
+    written one at a time, each flushed, then EOF."""
+    data = b"".join(json.dumps(m).encode() + b"\n" for m in PIPED_SCRIPT)
+    command = [binary(), *args]
+    if mode == "file":
+        with tempfile.TemporaryFile() as stdin:
+            stdin.write(data)
+            stdin.seek(0)
+            return subprocess.run(command, stdin=stdin, capture_output=True, timeout=PROMPT)
+    if mode == "write":
+        return subprocess.run(command, input=data, capture_output=True, timeout=PROMPT)
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    collected: list[bytes] = []
+    reader = threading.Thread(target=lambda: collected.append(process.stdout.read()), daemon=True)
+    reader.start()
+    for line in data.splitlines(keepends=True):
+        process.stdin.write(line)
+        process.stdin.flush()
+    process.stdin.close()
+    status = process.wait(timeout=PROMPT)
+    reader.join(PROMPT)
+    assert not reader.is_alive(), "stdout did not end"
+    return subprocess.CompletedProcess(command, status, collected[0], process.stderr.read())
+
+
+def test_a_piped_script_gives_one_output_in_100_runs():
+    """The same script, piped 100 times in three ways (from a file, in one write, line by line),
+    gives byte for byte the same output every time: where the host sees EOF changes nothing.
+    Every request is answered, the commands with their results (none -32800), and the last
+    refresh, still waiting for the backend when EOF came, ends with its result."""
+    outputs = set()
+    for run in range(100):
+        done = piped_run(("file", "write", "lines")[run % 3])
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.add(done.stdout)
+    assert len(outputs) == 1, "%d different outputs" % len(outputs)
+    (output,) = outputs
+    messages = parse_frames(output, "ndjson")
+    for message in messages:
+        assert problems(message) == [], message
+    answered = responses(messages)
+    assert set(answered) == set(range(1, 27)), sorted(answered)
+    for id in (4, 5, 13, 16, 17, 21, 24, 26):
+        assert answered[id]["result"] is not None, answered[id]
+    assert answered[6]["error"]["data"] == {"input": "loadMore", "reason": "no more pages"}
+    assert answered[11]["error"]["code"] == -32004  # the wrong password: a business failure
+    navigated = [m["params"]["value"] for m in messages
+                 if isinstance(m, dict) and m.get("method") == "vm.event" and m["params"]["name"] == "navigate"]
+    assert {"route": "ProductList"} in navigated and {"route": "Login"} in navigated, navigated
+
+
+def test_a_command_waiting_on_the_clock_at_eof_is_cancelled_with_a_manual_clock(tmp_path):
+    """A manual clock moves only with control.clock.advance, which cannot come after EOF: what
+    the script started and that waits for it is cancelled (-32800), what did not wait ran."""
+    host = start(tmp_path, "--clock", "manual", "--test-controls")
     ok(host, "vm.create", {"kind": "ProductList", "id": "p"})
-    ok(host, "vm.subscribe", {"vm": "p"})
+    send_request(host, "r", "vm.send", {"vm": "p", "input": "refresh"})  # no latency: it ends at once
+    send_request(host, "latency", "control.backend.latency", {"ms": 100})
+    send_request(host, "m", "vm.send", {"vm": "p", "input": "loadMore"})  # waits 100 ms of the clock
+    host.process.stdin.close()
+    answered = responses(rest_of_stdout(host))
+    assert exit_status(host) == 0
+    assert answered["r"]["result"] == {}
+    assert answered["m"]["error"]["code"] == CANCELLED
+    assert_no_crash(tmp_path)
+
+
+def test_eof_behind_a_backlog_of_commands_answers_every_request_in_whole_frames(tmp_path):
+    """5,000 `loadMore` notifications and 5,000 pings, then EOF, with a client that reads
+    continuously: every notification runs (two pages, then "no more pages", which a notification
+    is not told), every ping is answered, in order, in whole frames, and the host exits 0."""
+    host = start(tmp_path)
+    ok(host, "vm.create", {"kind": "ProductList", "id": "p"})
+    ok(host, "vm.subscribe", {"vm": "p", "outputs": ["page"]})
     ok(host, "vm.send", {"vm": "p", "input": "refresh"})
     load_more = json.dumps({"jsonrpc": "2.0", "method": "vm.send", "params": {"vm": "p", "input": "loadMore"}}).encode() + b"\n"
-    backlog = load_more * 5000 + json.dumps(request("last", "ping")).encode() + b"\n"
+    backlog = b"".join(load_more + json.dumps(request(i, "ping")).encode() + b"\n" for i in range(5000))
     received: list[bytes] = []
 
     def read_continuously() -> None:
@@ -530,7 +635,39 @@ def test_eof_behind_a_backlog_of_commands_answers_every_request_in_whole_frames(
     data = host.buffer + b"".join(received)
     assert data.endswith(b"\n"), data[-200:]
     messages = parse_frames(data, "ndjson")
-    assert responses(messages)["last"]["result"] == {}
+    assert [m["id"] for m in messages if "id" in m] == list(range(5000))
+    pages = [m["params"]["values"]["page"] for m in messages if m.get("method") == "vm.changed"]
+    assert pages == [2, 3], pages
+    assert_no_crash(tmp_path)
+
+
+# -- a closed stdout ends the host whatever it waits for (SPEC §7, §9) ----------------------------
+
+
+def test_a_closed_stdout_ends_a_paused_host(tmp_path):
+    """The output is paused (control.output.pause), so the host writes nothing and never meets
+    EPIPE; stdin stays open. Closing stdout still ends the host, with status 0."""
+    host = start(tmp_path, "--test-controls")
+    ok(host, "control.output.pause", {})
+    send_request(host, "held", "ping")
+    close_reader(host)
+    assert exit_status(host) == 0
+    assert_no_crash(tmp_path)
+
+
+def test_a_client_that_dies_ends_a_host_waiting_for_its_commands(tmp_path):
+    """After EOF the host waits for a command whose backend call takes an hour (the deadline
+    allows it). The client then goes away (closes stdout too, as a process that dies does): the
+    host ends at once with status 0, without waiting for the command."""
+    host = start(tmp_path, "--test-controls", "--timeout-ms", "86400000")
+    ok(host, "control.backend.latency", {"ms": 3_600_000})
+    ok(host, "vm.create", {"kind": "ProductList", "id": "p"})
+    send_request(host, "r", "vm.send", {"vm": "p", "input": "refresh"})
+    ok(host, "ping")
+    host.process.stdin.close()
+    assert host.process.poll() is None  # still waiting for the refresh (it exits 0 only once idle)
+    close_reader(host)
+    assert exit_status(host) == 0
     assert_no_crash(tmp_path)
 
 

@@ -198,4 +198,57 @@ struct RPCEngineTests {
     @Test func responsesFromTheClientAreIgnored() {
         #expect(Harness().send(#"{"jsonrpc":"2.0","id":1,"result":{}}"#).isEmpty)
     }
+
+    // MARK: What one batch may cost (SPEC §10)
+
+    /// `count` requests of `method` (ids 0…), as one batch.
+    private func batch(_ count: Int, method: String = "echo", params: String = "[1]") -> String {
+        "[" + (0..<count).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"\#(method)","params":\#(params)}"# }.joined(separator: ",") + "]"
+    }
+
+    @Test func aBatchOverTheMemberLimitIsRefusedWholeAndNothingInItRuns() {
+        let h = Harness()
+        h.engine.limits.maxBatchMembers = 5
+        #expect(h.send(batch(5)).first?.arrayValue?.count == 5)
+        let refused = h.send(batch(6, method: "later", params: "{}"))
+        #expect(refused.count == 1 && error(-32600)(refused[0]))
+        #expect(refused[0]["error"]?["data"] == ["name": "batchMembers", "limit": 5])
+        #expect(refused[0]["error"]?["message"]?.stringValue?.contains("at most 5 members") == true)
+        #expect(h.pending.isEmpty)
+    }
+
+    @Test func pastTheBoundOfItsRepliesABatchsRequestsAreAnsweredWithoutBeingHandled() {
+        let h = Harness()
+        // Each echo reply of a 100-character string is about 140 bytes: the third reaches 300.
+        h.engine.limits.maxBatchReplyBytes = 300
+        let text = String(repeating: "x", count: 100)
+        let members = (0..<5).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"echo","params":["\#(text)"]}"# }
+            + [#"{"jsonrpc":"2.0","method":"later"}"#, #"{"jsonrpc":"2.0","id":9,"method":"later"}"#]
+        let replies = h.send("[" + members.joined(separator: ",") + "]")
+        let array = replies.first?.arrayValue ?? []
+        #expect(array.count == 6)  // five echoes and the request "later"; the notification gets nothing
+        #expect(array[0..<3].allSatisfy { $0["result"] == [.string(text)] })
+        for refused in array[3...] {
+            #expect(refused["error"]?["code"] == -32600)
+            #expect(refused["error"]?["data"] == ["name": "batchReplyBytes", "limit": 300])
+        }
+        #expect(array.map(\.["id"]) == [0, 1, 2, 3, 4, 9])
+        #expect(h.pending.isEmpty)  // neither "later" was handled
+    }
+
+    @Test func withASliceABatchIsHandledASliceAtATimeAndAnsweredOnce() {
+        let h = Harness()
+        h.engine.batchSlice = 16
+        #expect(h.send(batch(40)).isEmpty)
+        #expect(h.engine.hasPendingBatch)
+        h.engine.continueBatch()
+        #expect(h.written.isEmpty && h.engine.hasPendingBatch)
+        h.engine.continueBatch()
+        #expect(!h.engine.hasPendingBatch)
+        #expect(h.written.count == 1 && h.written[0].arrayValue?.map(\.["id"]) == (0..<40).map { .int(Int64($0)) })
+        h.written.removeAll()
+        // A batch within one slice is done at once.
+        #expect(h.send(batch(16)).first?.arrayValue?.count == 16)
+        #expect(!h.engine.hasPendingBatch)
+    }
 }

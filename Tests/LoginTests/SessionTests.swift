@@ -6,21 +6,27 @@ import VMHostTesting
 import VMHostWire
 @testable import Login
 
-/// A storage that keeps the session in memory and records what was asked of it.
+/// A storage that keeps the session in memory and records what was asked of it; `failure`, when
+/// set, fails every save and delete.
 @HostActor
 final class MemorySessionStorage: SessionStorage {
-    var stored: (token: String, username: String?)?
+    var stored: StoredLogin?
     var log: [String] = []
+    var failure: SessionStorageError?
 
-    init(stored: (token: String, username: String?)? = nil) { self.stored = stored }
-
-    func loadSession() -> (token: String, username: String?)? { stored }
-    func saveSession(token: String, username: String?) {
-        stored = (token, username)
-        log.append("save \(username ?? "nil")")
+    init(stored: (token: String, username: String?)? = nil) {
+        self.stored = stored.map { StoredLogin(token: $0.token, username: $0.username, loginID: LoginID.random()) }
     }
-    func deleteSession() {
-        stored = nil
+
+    func loadSession() -> StoredLogin? { stored }
+    func saveSession(_ login: StoredLogin) async throws(SessionStorageError) {
+        if let failure { throw failure }
+        stored = login
+        log.append("save \(login.username ?? "nil")")
+    }
+    func deleteSession(_ loginID: String) async throws(SessionStorageError) {
+        if let failure { throw failure }
+        if stored?.loginID == loginID { stored = nil }
         log.append("delete")
     }
 }
@@ -96,10 +102,68 @@ extension LoginSuites {
             #expect(second.take() == ended)
             #expect(backend.token == nil)
             #expect(session.token == nil)
-            #expect(storage.stored == nil)
+            // The storage deletes it in the background: the token is refused already.
+            await first.until { storage.stored == nil }
             // Later calls go without a token.
             _ = try await api.products(page: 1, pageSize: 20)
             #expect(backend.token == nil)
+        }
+
+        @Test func aLogoutTheStorageCannotMakeFailsAndTheSessionStaysOpen() async throws {
+            let recorder = makeSession()
+            _ = try await api.login(username: "13800138000", password: "123456")
+            _ = recorder.take()
+            storage.failure = SessionStorageError("state.sqlite3: locked", isBusy: true)
+            try recorder.execute("logout")
+            await recorder.settle()
+            guard case .failed(let error) = recorder.outcomes.last ?? nil else {
+                Issue.record("logout did not fail: \(recorder.outcomes)")
+                return
+            }
+            #expect(error.kind == .timeout)
+            #expect(error.detail.contains("the logout could not delete the stored login"))
+            // No pretending: still logged in, on every screen and in the storage.
+            #expect(recorder.take().filter { if case .event("navigate", _) = $0 { true } else { false } } == [])
+            #expect(recorder.value("isLoggedIn") == true)
+            #expect(session.isLoggedIn && storage.stored != nil)
+            // Once the storage can, the logout goes through.
+            storage.failure = nil
+            try recorder.execute("logout")
+            await recorder.settle()
+            #expect(recorder.outcomes.last == .succeeded(nil))
+            #expect(!session.isLoggedIn && storage.stored == nil)
+        }
+
+        @Test func aLoginTheStorageCannotStoreFailsAndChangesNothing() async throws {
+            storage.failure = SessionStorageError("state.sqlite3: disk I/O error", isBusy: false)
+            await #expect(throws: DomainError.self) { _ = try await api.login(username: "13800138000", password: "123456") }
+            #expect(!session.isLoggedIn)
+            #expect(storage.stored == nil)
+        }
+
+        @Test func a401ToASecondLoginFailsThatLoginAndTheSessionStays() async throws {
+            let recorder = makeSession()
+            _ = try await api.login(username: "13800138000", password: "123456")
+            _ = recorder.take()
+            backend.script(.authLogin, [.http(status: 401)])
+            await #expect(throws: DomainError.server(status: 401)) { _ = try await api.login(username: "13800138000", password: "wrong1") }
+            #expect(recorder.take() == [])
+            #expect(session.isLoggedIn && session.username == "13800138000")
+            #expect(storage.log == ["save 13800138000"])
+            // The same for a code login and for sending a code.
+            backend.script(.authSMSCode, [.http(status: 401)])
+            await #expect(throws: DomainError.server(status: 401)) { try await api.sendSMSCode(phone: "13912345678") }
+            #expect(session.isLoggedIn)
+        }
+
+        @Test func aCallTheSessionEndedDuringIsDroppedAsCancelled() async throws {
+            _ = try await api.login(username: "13800138000", password: "123456")
+            backend.script(.products, [.delay(.seconds(1))])
+            let call = Task { try await api.products(page: 1, pageSize: 20) }
+            await EventLoop.shared.settle()
+            try await session.logout()
+            await clock.advance(by: .seconds(1))
+            await #expect(throws: CancellationError.self) { _ = try await call.value }
         }
 
         @Test func a401WithoutASessionIsAServerErrorAndChangesNothing() async throws {

@@ -99,7 +99,10 @@ export interface RequestOptions {
 }
 
 export interface SpawnConfig {
-  /** Path of the binary; otherwise `$VMHOST_BIN`, `<repo>/.build/release/vmhost`, `<repo>/.build/debug/vmhost`, `PATH`. */
+  /**
+   * Path of the binary; otherwise `$VMHOST_BIN` (always first), the checkout's build (the newer of
+   * `.build/release/vmhost` and `.build/debug/vmhost`), then `PATH`. `NODE_DEBUG=vmhost` prints the choice.
+   */
   binary?: string;
   /**
    * The host's stderr: `"keep"` (default) keeps its last lines for `HostExited` and `Host.stderr`
@@ -111,6 +114,9 @@ export interface SpawnConfig {
 
 /** Finds the vmhost binary (see {@link SpawnConfig.binary}); throws when none is found. */
 export declare function findBinary(binary?: string): string;
+
+/** The newer (by modification time) of `root/.build/release/vmhost` and `root/.build/debug/vmhost`, if any. */
+export declare function buildIn(root: string): string | undefined;
 
 /**
  * A connection to a host over any transport that carries one JSON text per message (protocol.js):

@@ -6,16 +6,21 @@
  */
 
 import { spawn as spawnProcess } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { debuglog } from "node:util";
 import { ErrorCode, HostExited, RPCError, Session, UnknownMember, ViewModel } from "./protocol.js";
 
 export { ErrorCode, HostExited, RPCError, Session, UnknownMember, ViewModel };
 
+const debug = debuglog("vmhost");
+
 /**
- * Finds the vmhost binary: `binary`, `$VMHOST_BIN`, `<repo>/.build/release/vmhost`,
- * `<repo>/.build/debug/vmhost`, then `vmhost` on `PATH`.
+ * Finds the vmhost binary: `binary`, `$VMHOST_BIN` (which always wins over a build), the build of
+ * this package's checkout, then of the checkouts around the working directory (the newer of
+ * `.build/release/vmhost` and `.build/debug/vmhost`: {@link buildIn}), then `vmhost` on `PATH`.
+ * `NODE_DEBUG=vmhost` prints the choice on stderr.
  * @param {string} [binary]
  * @returns {string}
  */
@@ -30,17 +35,45 @@ export function findBinary(binary) {
   }
   const tried = [];
   for (const root of roots) {
-    for (const config of ["release", "debug"]) {
-      const candidate = join(root, ".build", config, "vmhost");
-      tried.push(candidate);
-      if (isExecutable(candidate)) return candidate;
+    const built = buildIn(root);
+    if (built) {
+      debug("vmhost binary: %s (the newer of %s/.build/release and debug)", built, root);
+      return built;
     }
+    tried.push(join(root, ".build", "release", "vmhost"), join(root, ".build", "debug", "vmhost"));
   }
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (dir && isExecutable(join(dir, "vmhost"))) return join(dir, "vmhost");
+    if (dir && isExecutable(join(dir, "vmhost"))) {
+      debug("vmhost binary: %s (on PATH)", join(dir, "vmhost"));
+      return join(dir, "vmhost");
+    }
   }
-  throw new Error(`vmhost binary not found: set VMHOST_BIN, build it (swift build -c release) ` +
+  throw new Error(`vmhost binary not found: set VMHOST_BIN, build it (swift build) ` +
     `or put it on PATH (tried: ${tried.join(", ")})`);
+}
+
+/**
+ * The vmhost built in the checkout `root`: the newer (by modification time) of
+ * `.build/release/vmhost` and `.build/debug/vmhost`, so that an old build of the one never hides a
+ * fresh build of the other (release on equal times); `undefined` when neither is there.
+ * @param {string} root
+ * @returns {string | undefined}
+ */
+export function buildIn(root) {
+  /** @type {{path: string, time: number} | undefined} */
+  let newest;
+  for (const config of ["release", "debug"]) {
+    const path = join(root, ".build", config, "vmhost");
+    if (!isExecutable(path)) continue;
+    let time;
+    try {
+      time = statSync(path).mtimeMs;
+    } catch {
+      continue;
+    }
+    if (!newest || time > newest.time) newest = { path, time };
+  }
+  return newest?.path;
 }
 
 /** @param {string} path */

@@ -62,6 +62,7 @@ export const ErrorCode = Object.freeze({
   InputDisabled: -32003,
   CommandFailed: -32004,
   HostShuttingDown: -32005,
+  LimitReached: -32006,
 });
 
 /** A misspelt input, output or event name, caught locally before anything is sent. */

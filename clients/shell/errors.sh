@@ -4,8 +4,8 @@
 # Usage: clients/shell/errors.sh
 set -euo pipefail
 source "$(dirname "$0")/vmhost-path.sh"
-# At EOF the host starts no more commands (protocol/SPEC.md §7), so its input stays open until the
-# reply to the refresh (id 4) is out; then closing it ends the host.
+# The reply to the refresh (id 4) is read as it comes; then closing the input ends the host
+# (protocol/SPEC.md §7).
 coproc HOST { "$VMHOST" --test-controls; }
 # Kept now: bash unsets HOST_PID as soon as the coprocess has exited.
 host_pid=$HOST_PID

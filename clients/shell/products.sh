@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Loads the whole product list (refresh, then load-more until hasMore is false) and prints a table
-# of the cells with jq. The host answers every request in order, so the requests can be written at
+# of the cells with jq, a header row first; the page reached and the count go to stderr. The host answers every request in order, so the requests can be written at
 # once; the last vm.get reads the final list.
 # Usage: clients/shell/products.sh [locale]   (zh-Hans by default, or en)
 set -euo pipefail
@@ -14,8 +14,7 @@ requests() {
   printf '%s\n' '{"jsonrpc":"2.0","id":5,"method":"vm.send","params":{"vm":"p","input":"loadMore"}}'
   printf '%s\n' '{"jsonrpc":"2.0","id":6,"method":"vm.get","params":{"vm":"p","outputs":["items","page","hasMore"]}}'
 }
-# At EOF the host starts no more commands (protocol/SPEC.md §7), so its input stays open until the
-# last reply is out; then closing it ends the host.
+# The reply with id 6 is read as it comes; then closing the input ends the host (protocol/SPEC.md §7).
 coproc HOST { "$VMHOST"; }
 # Kept now: bash unsets HOST_PID as soon as the coprocess has exited.
 host_pid=$HOST_PID
@@ -26,6 +25,8 @@ while IFS= read -r line <&"${HOST[0]}"; do
 done
 exec {HOST[1]}>&-
 wait "$host_pid"
-jq -r '.result.values
-    | "page \(.page), more: \(.hasMore), \(.items | length) products",
-      (.items[] | [.id, .name, .bank, .profit, .saleStatus, .term, .amount] | @tsv)' <<<"$reply"
+# stdout is the table alone, tab-separated with a header row (`| column -t -s $'\t'` aligns it);
+# the summary goes to stderr.
+jq -r '.result.values | "page \(.page), more: \(.hasMore), \(.items | length) products"' <<<"$reply" >&2
+jq -r '(["id", "name", "bank", "profit", "saleStatus", "term", "amount"] | @tsv),
+    (.result.values.items[] | [.id, .name, .bank, .profit, .saleStatus, .term, .amount] | @tsv)' <<<"$reply"

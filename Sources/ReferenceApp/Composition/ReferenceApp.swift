@@ -48,7 +48,7 @@ public enum ReferenceApp {
         OptionSpec(
             "state-dir", value: "DIR",
             abstract: "Keep the session, the device id, the last good lists and the SMS countdowns in DIR between runs.",
-            discussion: "DIR is created (mode 0700) when missing; the database DIR/state.sqlite3 is mode 0600. Without it nothing is written anywhere. See protocol/viewmodels/Session.md and protocol/cli.md."),
+            discussion: "DIR is created (mode 0700) when missing; the database DIR/state.sqlite3 is mode 0600. A directory others may write, a link, or a file vmhost did not make is refused and left as it is; a damaged database is set aside. Several hosts may share DIR. Without it nothing is written anywhere. See protocol/viewmodels/Session.md and protocol/cli.md."),
     ]
 
     /// The backend the options choose, the kinds over it, and the embedded backend's test controls.
@@ -87,7 +87,7 @@ public enum ReferenceApp {
         var storage: StoredState?
         if let directory = arguments.value("state-dir") {
             do throws(StateStoreError) {
-                storage = StoredState(store: try StateStore(directory: directory), logger: environment.logger)
+                storage = try StoredState.open(directory: directory, logger: environment.logger, clock: environment.clock)
             } catch {
                 throw UsageError(error.message)
             }
@@ -102,8 +102,10 @@ public enum ReferenceApp {
             deviceID: deviceID)
         let api = AuthenticatedAPI(
             recording(transport, clock: environment.clock, into: SessionRecorder.current), session: session)
-        // The sessions of the connections (WebSocket): each its own login, none stored.
-        let connectionSessions = ConnectionSessions()
+        let lists = storage.map { SessionLists(state: $0, session: session, holder: $0) }
+        // The sessions of the connections (WebSocket): each its own login, none stored; what a
+        // login saves in the state directory is its own (``ConnectionLogin``).
+        let connectionSessions = ConnectionSessions(state: storage)
         var controls: [TestControl] = []
         if let embedded = transport as? EmbeddedBackend {
             controls = [
@@ -122,19 +124,19 @@ public enum ReferenceApp {
         // connection does not allow a resend.
         let cooldown = storage.map { SMSCodeCooldown(storage: $0, clock: environment.clock) } ?? SMSCodeCooldown()
         return ServedApp(
-            kinds: kinds(api: api, session: session, lists: storage, cooldown: cooldown), controls: controls,
+            kinds: kinds(api: api, session: session, lists: lists, cooldown: cooldown), controls: controls,
             summary: "backend \(text)",
             connectionKinds: {
-                let own = connectionSessions.make()
+                let (own, ownLists) = connectionSessions.make()
                 let base = recording(transport, clock: environment.clock, into: SessionRecorder.current)
                 return kinds(
-                    api: AuthenticatedAPI(base, session: own), session: own, lists: storage, cooldown: cooldown)
+                    api: AuthenticatedAPI(base, session: own), session: own, lists: ownLists, cooldown: cooldown)
             })
     }
 
     /// Every view-model kind the host serves, in `host.describe` order. One line per kind. `lists`
-    /// keeps the last good lists between runs (nil: nothing is kept); `cooldown` is the SMS
-    /// countdowns shared by every `Login`.
+    /// keeps the last good lists of `session`'s login between runs (nil: nothing is kept);
+    /// `cooldown` is the SMS countdowns shared by every `Login`.
     @HostActor
     static func kinds(
         api: any APIClient, session: AppSession, lists: (any ListCache)? = nil, cooldown: SMSCodeCooldown = SMSCodeCooldown()
@@ -164,8 +166,8 @@ public enum ReferenceApp {
 }
 
 /// The login sessions of the connections of a process that serves many (`vmhost-web`): one per
-/// connection, kept in memory only (the state directory's session is the stdio host's), held
-/// weakly so that a closed connection's session goes with it.
+/// connection, its login kept in memory only (the state directory's session is the stdio host's),
+/// held weakly so that a closed connection's session goes with it.
 @HostActor
 final class ConnectionSessions {
     private final class Weak {
@@ -173,13 +175,18 @@ final class ConnectionSessions {
         init(_ session: AppSession) { self.session = session }
     }
     private var sessions: [Weak] = []
+    private let state: StoredState?
 
-    /// A new, logged-out session.
-    func make() -> AppSession {
+    init(state: StoredState?) { self.state = state }
+
+    /// A new, logged-out session, and the lists its logins save (nil without a state directory).
+    func make() -> (AppSession, (any ListCache)?) {
         sessions.removeAll { $0.session == nil }
-        let session = AppSession()
+        let login = state.map(ConnectionLogin.init(state:))
+        let session = AppSession(storage: login)
         sessions.append(Weak(session))
-        return session
+        guard let state, let login else { return (session, nil) }
+        return (session, SessionLists(state: state, session: session, holder: login))
     }
 
     /// Ends every session alive (`control.backend.reset`).

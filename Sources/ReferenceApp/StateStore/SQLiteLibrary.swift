@@ -18,6 +18,7 @@ struct SQLiteLibrary: @unchecked Sendable {
     typealias ColumnBytes = @convention(c) (OpaquePointer?, Int32) -> Int32
     typealias Finalize = @convention(c) (OpaquePointer?) -> Int32
     typealias ErrorMessage = @convention(c) (OpaquePointer?) -> UnsafePointer<CChar>?
+    typealias BusyTimeout = @convention(c) (OpaquePointer?, Int32) -> Int32
 
     let open: Open
     let close: Close
@@ -28,13 +29,23 @@ struct SQLiteLibrary: @unchecked Sendable {
     let columnBytes: ColumnBytes
     let finalize: Finalize
     let errorMessage: ErrorMessage
+    let busyTimeout: BusyTimeout
 
     static let ok: Int32 = 0
     static let row: Int32 = 100
     static let done: Int32 = 101
+    /// Another connection holds the lock (`SQLITE_BUSY`), or this one's own (`SQLITE_LOCKED`).
+    static let busy: Int32 = 5
+    static let locked: Int32 = 6
+    /// The file is damaged (`SQLITE_CORRUPT`) or no database at all (`SQLITE_NOTADB`).
+    static let corrupt: Int32 = 11
+    static let notADatabase: Int32 = 26
+    static let openReadOnly: Int32 = 0x0000_0001
     static let openReadWrite: Int32 = 0x0000_0002
-    static let openCreate: Int32 = 0x0000_0004
     static let openFullMutex: Int32 = 0x0001_0000
+    /// Refuses a path that is a symbolic link (SQLite 3.31 and later; older ones ignore the flag,
+    /// and the store checks the path itself before opening it).
+    static let openNoFollow: Int32 = 0x0100_0000
     static let transient = -1
 
     /// The library, loaded once; nil with the reason when it cannot be.
@@ -58,12 +69,13 @@ struct SQLiteLibrary: @unchecked Sendable {
               let columnText = symbol("sqlite3_column_text", ColumnText.self),
               let columnBytes = symbol("sqlite3_column_bytes", ColumnBytes.self),
               let finalize = symbol("sqlite3_finalize", Finalize.self),
-              let errorMessage = symbol("sqlite3_errmsg", ErrorMessage.self)
+              let errorMessage = symbol("sqlite3_errmsg", ErrorMessage.self),
+              let busyTimeout = symbol("sqlite3_busy_timeout", BusyTimeout.self)
         else {
             return .failure(StateStoreError("SQLite's library lacks a function the store needs"))
         }
         return .success(SQLiteLibrary(
             open: open, close: close, prepare: prepare, bindText: bindText, step: step, columnText: columnText,
-            columnBytes: columnBytes, finalize: finalize, errorMessage: errorMessage))
+            columnBytes: columnBytes, finalize: finalize, errorMessage: errorMessage, busyTimeout: busyTimeout))
     }
 }

@@ -9,11 +9,15 @@ import VMHostEventLoop
 /// device id, and the last good data of each list, as text values under keys, in one SQLite
 /// database `DIR/state.sqlite3`.
 ///
-/// - Writes are atomic and durable: each ``write(_:)`` is one transaction, committed in WAL mode
-///   with `synchronous=FULL`, so a process killed at any moment leaves either the old or the new
-///   values, never a broken file.
+/// - Writes are atomic and durable: each ``transaction(_:)`` is one SQLite transaction, committed
+///   in WAL mode with `synchronous=FULL`, so a process killed at any moment leaves either the old
+///   or the new values, never a broken file.
+/// - Several processes may use one directory: a statement waits up to ``busyTimeout`` for another
+///   one's lock, then fails with ``StateStoreError/isBusy`` so that its caller may try again later
+///   (without holding the host thread longer).
 /// - The directory is created with mode 0700 and the database with mode 0600 (SQLite gives its
-///   journal files the database's mode): a token stored there is the user's alone.
+///   journal files the database's mode): a token stored there is the user's alone. What opening
+///   refuses, sets aside or checks is in `StateStore+Open.swift`.
 /// - Values are never logged and never quoted in errors. A deleted value (a token at logout) leaves
 ///   no copy in the files: deleted rows are overwritten (`secure_delete`), and after a deletion the
 ///   write-ahead log is checkpointed into the database and truncated.
@@ -26,47 +30,44 @@ import VMHostEventLoop
 public final class StateStore {
     /// The database file.
     public let path: String
-    private let library: SQLiteLibrary
-    private var database: OpaquePointer?
+    let library: SQLiteLibrary
+    var database: OpaquePointer?
+    /// Told what the store did that its owner should hear of (a damaged database set aside, a
+    /// log that could not be emptied): one sentence naming the file, never a value.
+    let warn: @HostActor (String) -> Void
+    /// True while a deletion's pages may still be in the write-ahead log (a checkpoint failed).
+    private var needsCheckpoint = false
+
+    /// How long a statement waits for another connection's lock before failing as busy.
+    public var busyTimeout: Duration {
+        didSet { applyBusyTimeout() }
+    }
 
     /// The file name of the database inside the state directory.
     public nonisolated static let fileName = "state.sqlite3"
+    /// The database's `application_id` (the bytes "vmhs"): how a file this store made is told from
+    /// another application's SQLite file.
+    public nonisolated static let applicationID: Int32 = 0x766D_6873
 
-    /// Opens (creating when missing) the store in `directory`.
-    public init(directory: String) throws(StateStoreError) {
-        let library: SQLiteLibrary
+    /// Opens (creating when missing) the store in `directory`, waiting up to `openTimeout` for
+    /// other processes opening it at the same time; later statements wait up to `busyTimeout`.
+    /// `warn` hears what opening set aside and what later fails without failing a write.
+    public init(
+        directory: String, openTimeout: Duration = .seconds(10), busyTimeout: Duration = .milliseconds(100),
+        warn: @escaping @HostActor (String) -> Void = { _ in }
+    ) throws(StateStoreError) {
         switch SQLiteLibrary.shared {
         case .success(let loaded): library = loaded
         case .failure(let error): throw error
         }
-        self.library = library
         guard !directory.isEmpty else { throw StateStoreError("--state-dir: the directory name is empty") }
-        try Self.makeDirectory(directory)
         path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
-        // Created here with mode 0600 before SQLite opens it, so it never exists with wider rights.
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StateStoreError("\(path): cannot be created or opened (\(Self.errnoText()))") }
-        _ = fchmod(fd, 0o600)
-        close(fd)
-        var handle: OpaquePointer?
-        let status = library.open(
-            path, &handle, SQLiteLibrary.openReadWrite | SQLiteLibrary.openCreate | SQLiteLibrary.openFullMutex, nil)
-        guard status == SQLiteLibrary.ok, let handle else {
-            if let handle { _ = library.close(handle) }
-            throw StateStoreError("\(path): cannot be opened as a database (SQLite status \(status))")
-        }
-        database = handle
-        do throws(StateStoreError) {
-            try execute("PRAGMA journal_mode=WAL")
-            try execute("PRAGMA synchronous=FULL")
-            // Deleted values are overwritten, not left in free pages (see ``write(_:)``).
-            try execute("PRAGMA secure_delete=ON")
-            try execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)")
-        } catch {
-            _ = library.close(handle)
-            database = nil
-            throw StateStoreError("\(path): not a usable state database (\(error.message))")
-        }
+        self.warn = warn
+        self.busyTimeout = openTimeout
+        try open(directory: directory)
+        // Observers do not run for assignments in an initializer.
+        self.busyTimeout = busyTimeout
+        applyBusyTimeout()
     }
 
     isolated deinit {
@@ -84,13 +85,6 @@ public final class StateStore {
         return text(statement, column: 0)
     }
 
-    /// The text of `column` in the current row of `statement`.
-    private func text(_ statement: OpaquePointer, column: Int32) -> String {
-        guard let text = library.columnText(statement, column) else { return "" }
-        let count = Int(library.columnBytes(statement, column))
-        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
-    }
-
     /// The keys that start with `prefix`, in key order.
     public func keys(prefix: String) throws(StateStoreError) -> [String] {
         let statement = try prepare("SELECT key FROM state WHERE instr(key, ?1) = 1 ORDER BY key")
@@ -105,36 +99,32 @@ public final class StateStore {
         }
     }
 
+    /// Runs `body` in one write transaction: what it reads stays as read until it commits (no other
+    /// process writes in between), and either every change it makes is stored or none is (a throw
+    /// rolls back). After a deletion the log is emptied (see the type's notes).
+    ///
+    /// Fails with ``StateStoreError/isBusy`` when another process held the lock past
+    /// ``busyTimeout``, before `body` ran.
+    public func transaction<T>(_ body: (StateTransaction) throws(StateStoreError) -> T) throws(StateStoreError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        let transaction = StateTransaction(store: self)
+        let result: T
+        do throws(StateStoreError) {
+            result = try body(transaction)
+            try execute("COMMIT")
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+        if transaction.deleted || needsCheckpoint { checkpoint() }
+        return result
+    }
+
     /// Writes `changes` in one transaction: a value replaces the key's value, nil deletes the key.
     /// Either every change is stored or none is.
     public func write(_ changes: [(key: String, value: String?)]) throws(StateStoreError) {
-        try execute("BEGIN IMMEDIATE")
-        do throws(StateStoreError) {
-            for change in changes {
-                if let value = change.value {
-                    let statement = try prepare("INSERT OR REPLACE INTO state (key, value) VALUES (?1, ?2)")
-                    defer { _ = library.finalize(statement) }
-                    try bind(statement, 1, change.key)
-                    try bind(statement, 2, value)
-                    let status = library.step(statement)
-                    guard status == SQLiteLibrary.done else { throw failure("writing '\(change.key)'", status) }
-                } else {
-                    let statement = try prepare("DELETE FROM state WHERE key = ?1")
-                    defer { _ = library.finalize(statement) }
-                    try bind(statement, 1, change.key)
-                    let status = library.step(statement)
-                    guard status == SQLiteLibrary.done else { throw failure("deleting '\(change.key)'", status) }
-                }
-            }
-            try execute("COMMIT")
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
-        if changes.contains(where: { $0.value == nil }) {
-            // The log still holds the pages as they were before the deletion: fold it into the
-            // (overwritten) database and empty it.
-            try execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try transaction { (transaction) throws(StateStoreError) in
+            for change in changes { try transaction.set(change.key, change.value) }
         }
     }
 
@@ -143,17 +133,46 @@ public final class StateStore {
         try write([(key, value)])
     }
 
+    /// Folds the log into the (overwritten) database and empties it: the log still holds the pages
+    /// as they were before a deletion. Another process reading at that moment may keep it from
+    /// completing: it is then tried again after the next write, and `warn` hears of it.
+    private func checkpoint() {
+        do throws(StateStoreError) {
+            let statement = try prepare("PRAGMA wal_checkpoint(TRUNCATE)")
+            defer { _ = library.finalize(statement) }
+            let status = library.step(statement)
+            guard status == SQLiteLibrary.row else { throw failure("emptying the log", status) }
+            // The first column is 1 when another connection kept the checkpoint from completing.
+            needsCheckpoint = text(statement, column: 0) != "0"
+            if needsCheckpoint { warn("\(path): the log could not be emptied yet (another process is reading); tried again after the next write") }
+        } catch {
+            needsCheckpoint = true
+            warn("\(error.message); tried again after the next write")
+        }
+    }
+
     // MARK: SQLite
 
-    private func execute(_ sql: String) throws(StateStoreError) {
+    func applyBusyTimeout() {
+        guard let database else { return }
+        let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        _ = library.busyTimeout(database, Int32(clamping: max(0, milliseconds)))
+    }
+
+    /// Runs `sql` to its end; the text of the first column of its first row, if it has rows.
+    @discardableResult
+    func execute(_ sql: String) throws(StateStoreError) -> String? {
         let statement = try prepare(sql)
         defer { _ = library.finalize(statement) }
         var status = library.step(statement)
+        var first: String?
+        if status == SQLiteLibrary.row { first = text(statement, column: 0) }
         while status == SQLiteLibrary.row { status = library.step(statement) }
         guard status == SQLiteLibrary.done else { throw failure(sql, status) }
+        return first
     }
 
-    private func prepare(_ sql: String) throws(StateStoreError) -> OpaquePointer {
+    func prepare(_ sql: String) throws(StateStoreError) -> OpaquePointer {
         guard let database else { throw StateStoreError("\(path): the store is closed") }
         var statement: OpaquePointer?
         let status = library.prepare(database, sql, -1, &statement, nil)
@@ -161,7 +180,14 @@ public final class StateStore {
         return statement
     }
 
-    private func bind(_ statement: OpaquePointer, _ index: Int32, _ text: String) throws(StateStoreError) {
+    /// The text of `column` in the current row of `statement`.
+    func text(_ statement: OpaquePointer, column: Int32) -> String {
+        guard let text = library.columnText(statement, column) else { return "" }
+        let count = Int(library.columnBytes(statement, column))
+        return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+    }
+
+    func bind(_ statement: OpaquePointer, _ index: Int32, _ text: String) throws(StateStoreError) {
         var text = text
         let status = text.withUTF8 { bytes -> Int32 in
             // Bound by its length, so a NUL inside the text is kept; SQLite copies it.
@@ -174,27 +200,47 @@ public final class StateStore {
     }
 
     /// An error naming the operation and SQLite's own message (which quotes no stored value).
-    private func failure(_ operation: String, _ status: Int32) -> StateStoreError {
+    func failure(_ operation: String, _ status: Int32) -> StateStoreError {
         var detail = "status \(status)"
         if let database, let message = library.errorMessage(database) { detail += ": " + String(cString: message) }
-        return StateStoreError("\(path): \(operation) failed (\(detail))")
-    }
-
-    private static func makeDirectory(_ directory: String) throws(StateStoreError) {
-        // Each missing component is created 0700; an existing directory is used as it is.
-        var prefix = directory.hasPrefix("/") ? "/" : ""
-        for component in directory.split(separator: "/") {
-            prefix += component
-            if mkdir(prefix, 0o700) != 0, errno != EEXIST {
-                throw StateStoreError("--state-dir \(directory): cannot create \(prefix) (\(errnoText()))")
-            }
-            prefix += "/"
+        if status & 0xFF == SQLiteLibrary.busy || status & 0xFF == SQLiteLibrary.locked {
+            detail += "; another process held the database's lock for over \(busyTimeout)"
         }
-        var info = stat()
-        guard stat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw StateStoreError("--state-dir \(directory): not a directory")
+        return StateStoreError("\(path): \(operation) failed (\(detail))", status: status)
+    }
+}
+
+/// The reads and writes of one ``StateStore/transaction(_:)``.
+@HostActor
+public final class StateTransaction {
+    private let store: StateStore
+    /// Whether a key was deleted (the log is then emptied after the commit).
+    fileprivate(set) var deleted = false
+
+    fileprivate init(store: StateStore) { self.store = store }
+
+    /// The value stored under `key`, or nil.
+    public func value(_ key: String) throws(StateStoreError) -> String? { try store.value(key) }
+
+    /// The keys that start with `prefix`, in key order.
+    public func keys(prefix: String) throws(StateStoreError) -> [String] { try store.keys(prefix: prefix) }
+
+    /// Stores `value` under `key`, replacing the value there; nil deletes the key.
+    public func set(_ key: String, _ value: String?) throws(StateStoreError) {
+        if let value {
+            let statement = try store.prepare("INSERT OR REPLACE INTO state (key, value) VALUES (?1, ?2)")
+            defer { _ = store.library.finalize(statement) }
+            try store.bind(statement, 1, key)
+            try store.bind(statement, 2, value)
+            let status = store.library.step(statement)
+            guard status == SQLiteLibrary.done else { throw store.failure("writing '\(key)'", status) }
+        } else {
+            let statement = try store.prepare("DELETE FROM state WHERE key = ?1")
+            defer { _ = store.library.finalize(statement) }
+            try store.bind(statement, 1, key)
+            let status = store.library.step(statement)
+            guard status == SQLiteLibrary.done else { throw store.failure("deleting '\(key)'", status) }
+            deleted = true
         }
     }
-
-    private nonisolated static func errnoText() -> String { String(cString: strerror(errno)) }
 }

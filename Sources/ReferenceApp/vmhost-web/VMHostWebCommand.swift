@@ -29,8 +29,26 @@ enum VMHostWebCommand {
             "allow-origin", value: "ORIGIN",
             abstract: "An origin besides the server's own whose pages may connect, e.g. http://localhost:3000 (repeat the option or separate with commas)."),
         OptionSpec(
+            "allow-host", value: "NAME",
+            abstract: "A name besides localhost, IP addresses and the --listen address that requests may give in their Host header (repeat the option or separate with commas); any other name is refused with 403."),
+        OptionSpec(
             "token", value: "TOKEN",
             abstract: "Require 'Authorization: Bearer TOKEN' or '?token=TOKEN' on the WebSocket handshake."),
+        OptionSpec(
+            "http-timeout-ms", value: "MS", defaultValue: "10000",
+            abstract: "The time a connection has to send its first request (a handshake, or a file's), and an idle HTTP connection may stay open, in milliseconds."),
+        OptionSpec(
+            "max-connections", value: "N",
+            abstract: "Connections open at once; more are answered 503 and closed (default: half the descriptor limit, raised to its hard limit, less 64)."),
+        OptionSpec(
+            "max-view-models", value: "N", defaultValue: String(WebSocketTransport.defaultSessionLimits.maxViewModels),
+            abstract: "View-models one session may hold at once; vm.create past it answers -32006."),
+        OptionSpec(
+            "max-subscriptions", value: "N", defaultValue: String(WebSocketTransport.defaultSessionLimits.maxSubscriptions),
+            abstract: "Subscriptions one session may hold at once; vm.subscribe past it answers -32006."),
+        OptionSpec(
+            "max-commands-in-flight", value: "N", defaultValue: String(WebSocketTransport.defaultSessionLimits.maxCommandsInFlight),
+            abstract: "Commands one session may have running at once; a vm.send starting one more answers -32006."),
         OptionSpec(
             "static", value: "DIR",
             abstract: "The folder served at / (default: the checkout's clients folder, found from the working directory or from the executable's path; / then opens the web demo, /web/demo/)."),
@@ -58,10 +76,18 @@ enum VMHostWebCommand {
             }
             settings = try ServerSettings(parsed)
             (transport.host, transport.port) = try listenAddress(parsed.value("listen") ?? "127.0.0.1:8787")
-            transport.allowedOrigins = allowedOrigins(arguments)
+            transport.allowedOrigins = repeated("allow-origin", in: arguments)
+            transport.allowedHosts = repeated("allow-host", in: arguments)
             transport.token = parsed.value("token")
             if transport.token?.isEmpty == true { throw UsageError("--token must not be empty") }
             transport.maxMessageBytes = settings.maxMessageBytes
+            transport.httpTimeoutMilliseconds = Int64(try positive("http-timeout-ms", parsed) ?? 10_000)
+            transport.maxConnections = try positive("max-connections", parsed)
+            var limits = WebSocketTransport.defaultSessionLimits
+            limits.maxViewModels = try positive("max-view-models", parsed) ?? limits.maxViewModels
+            limits.maxSubscriptions = try positive("max-subscriptions", parsed) ?? limits.maxSubscriptions
+            limits.maxCommandsInFlight = try positive("max-commands-in-flight", parsed) ?? limits.maxCommandsInFlight
+            transport.sessionLimits = limits
             if let folder = parsed.value("static") {
                 transport.staticDirectory = folder
             } else if let folder = clientsDirectory() {
@@ -112,6 +138,7 @@ enum VMHostWebCommand {
             }.value
             transport.traceIncoming = { message in trace.record("in", message) }
             transport.traceOutgoing = { body in trace.recordOutgoing(body) }
+            transport.beforeExit = { trace.flush(nanoseconds: 200_000_000) }
         }
         if let directory = settings.recordPath {
             do throws(SessionRecorder.RecordingError) {
@@ -121,28 +148,34 @@ enum VMHostWebCommand {
                 exit(2)
             }
         }
-        let recorded = SessionRecorder.recordedArguments(parsed, options: options, leavingOut: WebRecording.serverOptions)
+        let recorded = WebRecording.recordedArguments(parsed)
         let recording = await onHostThread { () -> WebRecording? in
             settings.recordPath.map {
                 WebRecording(
-                    directory: $0, arguments: recorded, manualClock: settings.manualClock,
+                    directory: $0, arguments: recorded.arguments, comments: recorded.comments, manualClock: settings.manualClock,
                     secretMembers: ReferenceApp.configuration.secretMembers)
             }
         }
         transport.tapSession = { host in recording.value?.tap(host) }
         let listenHost = transport.host
         let token = transport.token
+        if token == nil, ["0.0.0.0", "::", "0:0:0:0:0:0:0:0"].contains(listenHost) {
+            logger.warning(
+                "listening on every address (\(listenHost)) without --token: anyone who can reach this port can open a session; give --token")
+        }
         do {
             try await WebSocketTransport.run(
                 options: transport, logger: logger,
                 // Each connection its own login (and so its own token) over the shared backend client.
-                makeHost: {
-                    let make = { Host(configuration: app.value.connectionHost()) }
-                    return recording.value?.host(make) ?? make()
+                makeConfiguration: {
+                    let make = { app.value.connectionHost() }
+                    return recording.value?.configuration(make) ?? make()
                 },
                 onListening: { port in
                     let query = token == nil ? "" : "?token=…"
-                    writeStderr("vmhost-web: serving http://\(listenHost):\(port)/\(query) (WebSocket at /rpc)\n")
+                    // An IPv6 address is written in brackets, as in a URL (RFC 3986).
+                    let host = listenHost.contains(":") ? "[\(listenHost)]" : listenHost
+                    writeStderr("vmhost-web: serving http://\(host):\(port)/\(query) (WebSocket at /rpc)\n")
                 })
         } catch {
             writeStderr("vmhost-web: \(error)\n")
@@ -165,21 +198,29 @@ enum VMHostWebCommand {
         return (host, port)
     }
 
-    /// Every `--allow-origin` given (the parser keeps the last value of an option).
-    static func allowedOrigins(_ arguments: [String]) -> [String] {
-        var origins: [String] = []
+    /// Every value of `--name` given, each maybe a comma-separated list (the parser keeps the
+    /// last value of an option).
+    static func repeated(_ name: String, in arguments: [String]) -> [String] {
+        var values: [String] = []
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
-            if argument == "--allow-origin", index + 1 < arguments.count {
-                origins.append(arguments[index + 1])
+            if argument == "--\(name)", index + 1 < arguments.count {
+                values.append(arguments[index + 1])
                 index += 1
-            } else if argument.hasPrefix("--allow-origin=") {
-                origins.append(String(argument.dropFirst("--allow-origin=".count)))
+            } else if argument.hasPrefix("--\(name)=") {
+                values.append(String(argument.dropFirst(name.count + 3)))
             }
             index += 1
         }
-        return origins.flatMap { $0.split(separator: ",").map(String.init) }.filter { !$0.isEmpty }
+        return values.flatMap { $0.split(separator: ",").map(String.init) }.filter { !$0.isEmpty }
+    }
+
+    /// The value of `--name`: a whole number of at least 1, or nil when not given.
+    static func positive(_ name: String, _ parsed: ParsedArguments) throws(UsageError) -> Int? {
+        guard let value = try parsed.integer(name) else { return nil }
+        guard value >= 1 else { throw UsageError("--\(name) must be at least 1, got \(value)") }
+        return value
     }
 
     /// The checkout's `clients` folder (the web demo, the browser client and the protocol module it

@@ -8,54 +8,83 @@ import VMHostWebSocket
 /// `vmhost-web --record DIR`: every session recorded to a file of its own, `DIR/session-N.jsonl`
 /// (the first N no file has), as `vmhost --record FILE` records its one session: a transcript that
 /// `vmhost` replays on stdio (protocol/conformance/README.md, "Recordings"). The `args` line holds
-/// the options that serve the same session on stdio: those given, but the web server's own.
+/// the options that serve the same session on stdio: those given that `vmhost` takes.
 @HostActor
 final class WebRecording {
     let directory: String
     let arguments: [String]
+    /// Said among the first lines of every recording.
+    let comments: [String]
     let manualClock: Bool
     let secretMembers: Set<String>
     private var next = 1
-    /// The recorders of hosts made and not yet tapped.
-    private var made: [ObjectIdentifier: (recorder: SessionRecorder, path: String)] = [:]
+    /// The recorder of the session whose configuration was made last and whose host is not
+    /// tapped yet: the transport makes the host from it and asks for its tap in one turn.
+    private var pending: (recorder: SessionRecorder, path: String)?
 
-    /// The options of `vmhost-web` that are the web server's, not the session's.
-    nonisolated static let serverOptions: Set<String> = ["listen", "allow-origin", "token", "static", "record", "trace"]
+    /// The options that `vmhost` takes besides those that make a recording or a trace: those of a
+    /// recording's `args` line.
+    nonisolated static let sessionOptions: [OptionSpec] = Server.standardOptions.filter {
+        !["record", "trace", "framing"].contains($0.name)
+    } + ReferenceApp.configuration.options
 
-    init(directory: String, arguments: [String], manualClock: Bool, secretMembers: Set<String>) {
+    /// The caps of a session that `vmhost` does not have: left out of the `args` line.
+    nonisolated static let sessionLimitOptions = ["max-view-models", "max-subscriptions", "max-commands-in-flight"]
+
+    /// The `args` line of the sessions of a server started with `parsed`: the options given that
+    /// `vmhost` takes, and comments on the ones left out that a replay could miss.
+    nonisolated static func recordedArguments(_ parsed: ParsedArguments) -> (arguments: [String], comments: [String]) {
+        let arguments = SessionRecorder.recordedArguments(parsed, options: sessionOptions, leavingOut: [])
+        let limits = sessionLimitOptions.filter { parsed.value($0) != nil }.map { "--" + $0 }
+        guard !limits.isEmpty else { return (arguments, []) }
+        return (arguments, [
+            "Recorded with \(limits.joined(separator: ", ")), caps of a vmhost-web session that vmhost does not have: "
+                + "a reply that a cap decided (-32006) does not repeat on replay."
+        ])
+    }
+
+    init(directory: String, arguments: [String], comments: [String], manualClock: Bool, secretMembers: Set<String>) {
         self.directory = directory
         self.arguments = arguments
+        self.comments = comments
         self.manualClock = manualClock
         self.secretMembers = secretMembers
     }
 
-    /// A session's host made by `make`, with its recorder current while its kinds are made (so the
-    /// app records the session's backend calls). Without a file the session is served unrecorded.
-    func host(_ make: () -> Host) -> Host {
+    /// A session's configuration made by `make`, with its recorder current while its kinds are
+    /// made (so the app records the session's backend calls). Without a file the session is
+    /// served unrecorded.
+    func configuration(_ make: () -> Host.Configuration) -> Host.Configuration {
         let file: (fd: Int32, path: String, number: Int)
         do throws(SessionRecorder.RecordingError) {
             file = try SessionRecorder.createSessionFile(in: directory, first: next)
         } catch {
             VMHostWebCommand.writeStderr("vmhost-web: \(error); the session is not recorded\n")
+            pending = nil
             return make()
         }
         next = file.number + 1
         let recorder = SessionRecorder(fd: file.fd, arguments: arguments, manualClock: manualClock)
+        for comment in comments { recorder.addComment(comment) }
         SessionRecorder.current = recorder
-        let host = make()
+        let configuration = make()
         SessionRecorder.current = nil
-        recorder.configure(for: host, secretMembers: secretMembers)
-        made[ObjectIdentifier(host)] = (recorder, file.path)
-        return host
+        pending = (recorder, file.path)
+        return configuration
     }
 
     /// What records the traffic of `host`'s session.
     func tap(_ host: Host) -> SessionTap? {
-        guard let (recorder, path) = made.removeValue(forKey: ObjectIdentifier(host)) else { return nil }
+        guard let (recorder, path) = pending else { return nil }
+        pending = nil
+        recorder.configure(for: host, secretMembers: secretMembers)
         VMHostWebCommand.writeStderr("vmhost-web: recording a session to \(path)\n")
         return SessionTap(
             incoming: { [weak host] message in recorder.incoming(message, hostHasShutDown: host?.hasShutDown ?? false) },
             outgoing: { body in recorder.outgoing(body) },
+            ending: { reason in
+                recorder.inputEnded(comment: "The session ended (\(reason)): on stdio, the end of input.")
+            },
             closing: { unwritten in
                 for body in unwritten { recorder.outgoing(body) }
                 recorder.inputEnded()

@@ -1,6 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Host, HostExited, RPCError, UnknownMember, ErrorCode, findBinary } from "../index.js";
+import { Host, HostExited, RPCError, UnknownMember, ErrorCode, buildIn, findBinary } from "../index.js";
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const OPTIONS = ["--clock", "manual", "--test-controls"];
 
@@ -24,6 +27,28 @@ test("ping answers {} and close exits 0", async () => {
 test("the binary option wins over the lookup", () => {
   assert.equal(findBinary("/some/vmhost"), "/some/vmhost");
   assert.match(findBinary(), /vmhost$/);
+});
+
+test("a checkout's newer build wins, release or debug", () => {
+  const root = mkdtempSync(join(tmpdir(), "vmhost-build-"));
+  try {
+    assert.equal(buildIn(root), undefined);
+    const paths = {};
+    for (const config of ["release", "debug"]) {
+      mkdirSync(join(root, ".build", config), { recursive: true });
+      paths[config] = join(root, ".build", config, "vmhost");
+      writeFileSync(paths[config], "#!/bin/sh\n", { mode: 0o755 });
+    }
+    utimesSync(paths.release, 1_000_000, 1_000_000);
+    utimesSync(paths.debug, 2_000_000, 2_000_000);
+    assert.equal(buildIn(root), paths.debug); // a stale release build does not win
+    utimesSync(paths.release, 3_000_000, 3_000_000);
+    assert.equal(buildIn(root), paths.release);
+    rmSync(paths.release);
+    assert.equal(buildIn(root), paths.debug);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test("errors reject with RPCError carrying code, message and data", (t) => withHost(t, async (host) => {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -100,6 +101,26 @@ def test_binary_lookup_order(monkeypatch: pytest.MonkeyPatch) -> None:
         assert "VMHOST_BIN" in str(error)
     else:
         assert os.path.basename(found) == "vmhost"
+
+
+def test_a_checkouts_newer_build_wins_release_or_debug(tmp_path: Path) -> None:
+    from vmhost._binary import build_in
+
+    assert build_in(tmp_path) is None
+    paths = {}
+    for config in ("release", "debug"):
+        path = tmp_path / ".build" / config / "vmhost"
+        path.parent.mkdir(parents=True)
+        path.write_text("#!/bin/sh\n")
+        path.chmod(0o755)
+        paths[config] = path
+    os.utime(paths["release"], (1_000_000, 1_000_000))
+    os.utime(paths["debug"], (2_000_000, 2_000_000))
+    assert build_in(tmp_path) == paths["debug"]  # a stale release build does not win
+    os.utime(paths["release"], (3_000_000, 3_000_000))
+    assert build_in(tmp_path) == paths["release"]
+    paths["release"].unlink()
+    assert build_in(tmp_path) == paths["debug"]
 
 
 def test_shutdown_on_exit_and_later_requests() -> None:

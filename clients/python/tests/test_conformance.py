@@ -6,17 +6,21 @@ protocol/conformance/README.md; the replayer is the client's module ``vmhost.rep
 reference; the Node client's is ``clients/js/replay.js``), which ``python3 -m vmhost.replay``
 also runs from a command line. Both are checked against protocol/conformance/matching.json. A
 failure names the transcript, its line, the JSON path and a diff.
+
+``replay`` and ``replay_steps`` below are what the other suites replay with (the examples of the
+kind documents, the check of openrpc.json): they fail the test with the replayer's report.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from vmhost.replay import Mismatch, Secrets, Transcript, match, replay, substitute
+from vmhost import replay as replayer
+from vmhost.replay import Mismatch, Observer, Secrets, Transcript, match, substitute
 
 ROOT = Path(__file__).resolve().parents[3]
 TRANSCRIPTS = ROOT / "protocol" / "conformance"
@@ -31,18 +35,41 @@ def secrets_of(path: Path) -> Secrets:
     return Secrets.from_file(str(beside) if beside.exists() else None, environ={})
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
-def test_transcript(path: Path) -> None:
-    failure = replay(path, secrets=secrets_of(path))
+def replay(path: Path, exact_texts: bool = False, observe: Optional[Observer] = None,
+           offline: bool = False) -> None:
+    """Replays the transcript at *path* with the secrets beside it; fails the test with the report."""
+    failure = replayer.replay(path, offline=offline, secrets=secrets_of(path), exact_texts=exact_texts,
+                              observe=observe)
     if failure is not None:
         pytest.fail(failure.report(), pytrace=False)
+
+
+def replay_steps(name: str, steps: List[Tuple[int, Dict[str, Any]]], exact_texts: bool = False,
+                 observe: Optional[Observer] = None) -> None:
+    """Replays *steps* (line number, step), the first one `args`; *name* and the line numbers are
+    what a failure reports."""
+    failure = replayer.replay(Transcript.of_steps(name, steps), secrets=Secrets({}, environ={}),
+                              exact_texts=exact_texts, observe=observe)
+    if failure is not None:
+        pytest.fail(failure.report(), pytrace=False)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_transcript(path: Path) -> None:
+    replay(path)
 
 
 @pytest.mark.parametrize("path", OFFLINE, ids=lambda p: p.stem)
 def test_transcript_with_no_backend(path: Path) -> None:
-    failure = replay(path, offline=True, secrets=secrets_of(path))
-    if failure is not None:
-        pytest.fail(failure.report(), pytrace=False)
+    replay(path, offline=True)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_texts_are_this_hosts(path: Path) -> None:
+    """The error texts a transcript shows are this host's, word for word (conformance/README.md:
+    every expectation was produced by the binary). Other hosts' texts may differ: the replay
+    above does not compare them."""
+    replay(path, exact_texts=True)
 
 
 def test_there_are_transcripts() -> None:
@@ -90,3 +117,11 @@ def test_match_rules() -> None:
                             ({"error": {"code": 1, "message": "x"}}, {"error": {"code": 2, "message": "x"}})]:
         with pytest.raises(Mismatch):
             match(pattern, actual, captures)
+
+
+def test_exact_texts() -> None:
+    """With exact texts an error's message must be the transcript's, word for word."""
+    pattern = {"error": {"code": 1, "message": "no view-model a"}}
+    match(pattern, {"error": {"code": 1, "message": "no view-model a"}}, {}, exact_texts=True)
+    with pytest.raises(Mismatch):
+        match(pattern, {"error": {"code": 1, "message": "Unknown view-model"}}, {}, exact_texts=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import List, Optional, Union
 __all__ = ["find_binary"]
 
 _NAME = "vmhost"
+log = logging.getLogger("vmhost")
 
 
 def _repo_roots() -> List[Path]:
@@ -26,11 +28,29 @@ def _repo_roots() -> List[Path]:
     return roots
 
 
+def build_in(root: Path) -> Optional[Path]:
+    """The vmhost built in the checkout *root*: the newer (by modification time) of
+    ``.build/release/vmhost`` and ``.build/debug/vmhost``, so that an old build of the one never
+    hides a fresh build of the other; ``None`` when neither is there."""
+    built = []
+    for config in ("release", "debug"):
+        path = root / ".build" / config / _NAME
+        try:
+            if path.is_file() and os.access(path, os.X_OK):
+                # On equal times, release (ranked first) wins.
+                built.append((path.stat().st_mtime, config == "release", path))
+        except OSError:
+            continue
+    return max(built)[2] if built else None
+
+
 def find_binary(binary: Union[str, "os.PathLike[str]", None] = None) -> str:
     """Return the path of the vmhost executable.
 
-    Looked up in order: *binary*, ``$VMHOST_BIN``, ``<repo>/.build/release/vmhost``,
-    ``<repo>/.build/debug/vmhost``, then ``PATH``. Raises :class:`FileNotFoundError`.
+    Looked up in order: *binary*, ``$VMHOST_BIN`` (which always wins over a build), the build of
+    this package's checkout, then of the checkout around the working directory (the newer of
+    ``.build/release/vmhost`` and ``.build/debug/vmhost``: :func:`build_in`), then ``PATH``. The
+    choice is logged at debug level on the ``vmhost`` logger. Raises :class:`FileNotFoundError`.
     """
     if binary is not None:
         return os.fspath(binary)
@@ -39,15 +59,16 @@ def find_binary(binary: Union[str, "os.PathLike[str]", None] = None) -> str:
         return env
     tried: List[str] = []
     for root in _repo_roots():
-        for config in ("release", "debug"):
-            path = root / ".build" / config / _NAME
-            tried.append(str(path))
-            if path.is_file() and os.access(path, os.X_OK):
-                return str(path)
+        found_build = build_in(root)
+        if found_build is not None:
+            log.debug("vmhost binary: %s (the newer of %s/.build/release and debug)", found_build, root)
+            return str(found_build)
+        tried += [str(root / ".build" / config / _NAME) for config in ("release", "debug")]
     found: Optional[str] = shutil.which(_NAME)
     if found:
+        log.debug("vmhost binary: %s (on PATH)", found)
         return found
     raise FileNotFoundError(
         "vmhost binary not found: pass binary=, set $VMHOST_BIN, build it "
-        f"(swift build -c release) or put it on PATH (tried: {', '.join(tried) or 'no repository'})"
+        f"(swift build) or put it on PATH (tried: {', '.join(tried) or 'no repository'})"
     )

@@ -36,7 +36,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple
+from typing import IO, Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from ._binary import find_binary
 from .host import Host
@@ -145,8 +145,10 @@ def is_literal(pattern: Any) -> bool:
 
 
 def match(expected: Any, actual: Any, captures: Dict[str, Any], path: str = "$",
-          secrets: Secrets = _NO_SECRETS) -> None:
-    """Raise :class:`Mismatch` naming the first difference; fill *captures*."""
+          secrets: Secrets = _NO_SECRETS, exact_texts: bool = False) -> None:
+    """Raise :class:`Mismatch` naming the first difference; fill *captures*. With *exact_texts*,
+    an error's ``message`` must be the transcript's text exactly (a check that a transcript shows
+    this host's own texts; other hosts' texts may differ)."""
     if isinstance(expected, str):
         if expected == "$any":
             return
@@ -196,12 +198,12 @@ def match(expected: Any, actual: Any, captures: Dict[str, Any], path: str = "$",
                 continue
             if key not in actual:
                 raise Mismatch(f"{path}: missing member {key!r}")
-            if key == "message" and path.endswith(".error") and is_plain_text(value):
+            if key == "message" and path.endswith(".error") and is_plain_text(value) and not exact_texts:
                 # An error's text is for people: SPEC gives it as an example; code and data decide.
                 if not isinstance(actual[key], str) or not actual[key]:
                     raise Mismatch(f"{path}.message: expected a text, got {dumps(actual[key])}")
                 continue
-            match(value, actual[key], captures, f"{path}.{key}", secrets)
+            match(value, actual[key], captures, f"{path}.{key}", secrets, exact_texts)
         if not open_ended:
             extra = sorted(set(actual) - set(expected))
             if extra:
@@ -213,7 +215,7 @@ def match(expected: Any, actual: Any, captures: Dict[str, Any], path: str = "$",
         if len(expected) != len(actual):
             raise Mismatch(f"{path}: expected {len(expected)} elements, got {len(actual)}")
         for index, (e, a) in enumerate(zip(expected, actual)):
-            match(e, a, captures, f"{path}[{index}]", secrets)
+            match(e, a, captures, f"{path}[{index}]", secrets, exact_texts)
         return
     if not same_json(expected, actual):
         raise Mismatch(f"{path}: expected {dumps(expected)}, got {dumps(actual)}")
@@ -305,6 +307,15 @@ class Transcript:
             raise ValueError(f"{path}:1: the first line must be {{\"args\": [...]}}")
         return cls(path, lines, steps)
 
+    @classmethod
+    def of_steps(cls, name: str, steps: List[Tuple[int, Dict[str, Any]]]) -> "Transcript":
+        """A transcript that is no file of its own (an example in a document): *name* is what a
+        failure reports, with the line numbers of *steps*."""
+        if not steps or not isinstance(steps[0][1].get("args"), list):
+            line = steps[0][0] if steps else 1
+            raise ValueError(f"{name}:{line}: the first line must be {{\"args\": [...]}}")
+        return cls(Path(name), [], steps)
+
     def arguments(self, offline: bool) -> List[str]:
         first = self.steps[0][1]
         if not offline:
@@ -369,12 +380,18 @@ class _Stop(Exception):
         self.failure = failure
 
 
+Observer = Callable[[str, Any], None]
+
+
 class _Run:
     """One host process replaying one transcript."""
 
     def __init__(self, transcript: Transcript, binary: Optional[str], offline: bool, secrets: Secrets,
-                 read_limit: float, extra_args: Sequence[str] = ()) -> None:
+                 read_limit: float, extra_args: Sequence[str] = (), exact_texts: bool = False,
+                 observe: Optional[Observer] = None) -> None:
         self.transcript = transcript
+        self.exact_texts = exact_texts
+        self.observe = observe
         self.secrets = secrets
         self.names = transcript.secret_names()
         self.read_limit = read_limit
@@ -399,10 +416,12 @@ class _Run:
 
     def send(self, line: int, message: Any) -> None:
         try:
-            text = dumps(substitute(message, self.captures, self.secrets))
+            sent = substitute(message, self.captures, self.secrets)
         except Mismatch as error:
             self.fail(line, str(error))
-        self.write(line, text + "\n")
+        if self.observe is not None:
+            self.observe("in", sent)
+        self.write(line, dumps(sent) + "\n")
 
     def write(self, line: int, text: str) -> None:
         try:
@@ -416,17 +435,20 @@ class _Run:
 
     def next(self, line: int, expected: Any = _NOTHING) -> Any:
         try:
-            return self.host.next_message(self.read_limit)
+            message = self.host.next_message(self.read_limit)
         except TimeoutError:
             self.fail(line, f"no message within {self.read_limit}s", expected)
         except EOFError:
             self.fail(line, "the host closed its output", expected)
+        if self.observe is not None:
+            self.observe("out", message)
+        return message
 
     def expect(self, line: int, pattern: Any) -> Any:
         actual = self.next(line, pattern)
         problem = None
         try:
-            match(pattern, actual, self.captures, "$", self.secrets)
+            match(pattern, actual, self.captures, "$", self.secrets, self.exact_texts)
         except Mismatch as error:
             problem = str(error)
         if problem is not None:  # outside the except: no chained traceback in the report
@@ -455,11 +477,15 @@ class _Run:
         self.stderr.close()
 
 
-def replay(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline: bool = False,
-           secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT) -> Optional[Failure]:
-    """Replays the transcript at *path*; returns its first failure, or None when it passed."""
-    transcript = Transcript.load(path)
-    run = _Run(transcript, binary, offline, secrets or Secrets(), read_limit)
+def replay(path: "os.PathLike[str] | str | Transcript", binary: Optional[str] = None, offline: bool = False,
+           secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT, exact_texts: bool = False,
+           observe: Optional[Observer] = None) -> Optional[Failure]:
+    """Replays the transcript at *path* (or a :class:`Transcript`); returns its first failure, or
+    None when it passed. *exact_texts*: see :func:`match`. *observe*, if given, is called with
+    ``("in", message)`` for every message sent and ``("out", message)`` for every message read."""
+    transcript = path if isinstance(path, Transcript) else Transcript.load(path)
+    run = _Run(transcript, binary, offline, secrets or Secrets(), read_limit,
+               exact_texts=exact_texts, observe=observe)
     steps = transcript.steps
     try:
         for number, step in steps[1:]:

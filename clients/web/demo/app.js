@@ -18,6 +18,7 @@ const STRINGS = {
     noGroups: "还没有分组", rename: "重命名", delete: "删除", dishes: (n) => `${n} 道菜`,
     groupName: "分组名称", save: "保存", saving: "保存中…", saveFailed: "保存失败",
     connecting: "连接中…", offline: "连接已断开", minimum: (amount) => `${amount} 起购`,
+    logout: "退出登录", codeSent: "验证码已发送，请查收短信",
   },
   en: {
     brand: "vmhost", products: "Products", groups: "Menu groups", loginTitle: "Log in",
@@ -31,6 +32,7 @@ const STRINGS = {
     noGroups: "No groups yet", rename: "Rename", delete: "Delete", dishes: (n) => (n === 1 ? "1 dish" : `${n} dishes`),
     groupName: "Group name", save: "Save", saving: "Saving…", saveFailed: "Saving failed",
     connecting: "Connecting…", offline: "Disconnected", minimum: (amount) => `from ${amount}`,
+    logout: "Log out", codeSent: "Code sent: check your messages",
   },
 };
 
@@ -107,13 +109,32 @@ async function route(force = false) {
   document.body.removeAttribute("data-ready");
   page.unmount();
   page.screen = screen;
-  for (const section of document.querySelectorAll(".screen")) section.hidden = section.id !== screen;
+  for (const section of document.querySelectorAll(".screen")) {
+    section.hidden = /** @type {HTMLElement} */ (section).dataset.screen !== screen;
+  }
+  window.scrollTo(0, 0); // a screen opens at its top
   $("nav").hidden = !loggedIn;
+  $("logout").hidden = !loggedIn;
   $("nav-products").classList.toggle("active", screen === "products");
   $("nav-groups").classList.toggle("active", screen === "groups");
   const mount = { login: mountLogin, products: mountProducts, groups: mountGroups }[screen];
   page.unmount = await mount(/** @type {Host} */ (page.host));
   document.body.setAttribute("data-ready", `${screen}:${page.session}`);
+}
+
+/** Ends the session (the app's `Session` kind) and goes back to the login screen, with the
+ * secrets typed there cleared. */
+async function logOut() {
+  sessionStorage.removeItem("vmhost.loggedIn");
+  for (const field of ["password", "code"]) /** @type {HTMLInputElement} */ ($(field)).value = "";
+  const host = page.host;
+  if (host) {
+    const session = await host.create("Session");
+    await quietly(session.send("logout"));
+    await quietly(session.dispose());
+  }
+  if (location.hash === "#login") await route(true);
+  else location.hash = "#login";
 }
 
 /** Adds a listener for the life of a screen; returns its removal. */
@@ -133,6 +154,7 @@ async function mountLogin(host) {
     const value = /** @type {HTMLInputElement} */ ($(field)).value;
     if (value) await quietly(vm.send(field, value));
   }
+  $("code-sent").hidden = true;
   const mode = sessionStorage.getItem("vmhost.loginMode");
   if (mode === "code") await quietly(vm.send("mode", "code"));
 
@@ -180,7 +202,11 @@ async function mountLogin(host) {
       sessionStorage.setItem("vmhost.loginMode", "code");
       quietly(vm.send("mode", "code"));
     }),
-    listen($("send-code"), "click", () => quietly(vm.send("sendCode"))),
+    listen($("send-code"), "click", () => {
+      $("code-sent").hidden = true;
+      quietly(vm.send("sendCode").then(() => { $("code-sent").hidden = false; }));
+    }),
+    listen($("phone"), "input", () => { $("code-sent").hidden = true; }),
     listen($("login-form"), "submit", (event) => {
       event.preventDefault();
       quietly(vm.send("submit"));
@@ -367,6 +393,7 @@ async function mountGroups(host) {
 for (const button of document.querySelectorAll(".locale button")) {
   button.addEventListener("click", () => switchLocale(button.getAttribute("data-locale")));
 }
+$("logout").addEventListener("click", () => logOut());
 window.addEventListener("hashchange", () => route());
 applyStrings();
 connect().catch((error) => setStatus(`${t().offline}: ${error.message}`, true));

@@ -33,7 +33,8 @@ public struct Envelope: Sendable, Hashable {
 
     /// Decodes an envelope in either convention (`protocol/backend.md`, "The envelope"):
     ///
-    /// - `success` present: it decides; `code` may be a string or a number, `message` is the message.
+    /// - `success` present: it decides; `code` may be a string or an integer (read as its decimal
+    ///   text; a number with a fraction or an exponent is refused), `message` is the message.
     /// - `success` absent: `code` is required and decides (`"0"` or `0` is success), `msg` is the
     ///   message (`{"code": "1", "msg": "失败"}`); a `message` member is read when `msg` is absent.
     ///
@@ -46,7 +47,10 @@ public struct Envelope: Sendable, Hashable {
         case .string(let string): code = string
         case .int(let number): code = String(number)
         case nil, .null: code = nil
-        case let other?: throw .decode("envelope.code: expected a string, got \(other.typeName)")
+        case .double:
+            // A code is an identifier: `1e3`, `0.0` and `1001.5` are no integers (protocol/backend.md).
+            throw .decode("envelope.code: expected a string or an integer, got a number with a fraction or an exponent")
+        case let other?: throw .decode("envelope.code: expected a string or an integer, got \(other.typeName)")
         }
         let messageKey: String
         if object["success"] != nil {

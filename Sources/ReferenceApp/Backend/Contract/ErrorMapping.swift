@@ -9,7 +9,7 @@ import VMHostWire
 /// | the deadline passed (on the host clock) | `timeout` | null |
 /// | HTTP status ≥ 400, or a redirect (3xx, never followed) | `server` | the status |
 /// | a body over the size limit (`--max-response-bytes`) | `decode` | null |
-/// | the envelope reports a failure (`success: false`, or no `success` and a code other than `"0"`) | `business` | the envelope's code, with its message |
+/// | the envelope reports a failure (`success: false`, or no `success` and a code other than `"0"`) | `business` | the envelope's code, with its message (bounded and cleaned for a screen) |
 /// | a body that is not JSON, or not an envelope, or data of the wrong shape | `decode` | null |
 /// | the calling task was cancelled | *none*: `CancellationError` | |
 ///
@@ -38,8 +38,25 @@ public enum ErrorMapping {
     public static func envelope(status: Int, json: JSON) throws(DomainError) -> Envelope {
         try checkStatus(status)
         let envelope = try Envelope(json: json)
-        guard envelope.success else { throw .business(code: envelope.code, message: envelope.message) }
+        guard envelope.success else { throw business(envelope) }
         return envelope
+    }
+
+    /// The failure a failure envelope reports. Its message is the server's text for the user: what
+    /// of it reaches a screen is bounded and cleaned (``ServerText/shown(_:limit:)``), and when that
+    /// changed it, the detail quotes it as sent, escaped and bounded, for developers. The code (an
+    /// identifier) is cleaned and bounded to 64 characters the same way.
+    static func business(_ envelope: Envelope) -> DomainError {
+        let code = ServerText.shown(envelope.code, limit: 64)
+        let message = ServerText.shown(envelope.message)
+        var error = DomainError.business(code: code, message: message)
+        if code != envelope.code {
+            error.detail += " (as sent: \(ServerText.quoted(envelope.code, limit: 64)))"
+        }
+        if message != envelope.message {
+            error.detail += "; its message, shown cleaned and bounded, was sent as \(ServerText.quoted(envelope.message))"
+        }
+        return error
     }
 
     private static func checkStatus(_ status: Int) throws(DomainError) {

@@ -1,10 +1,17 @@
 import VMHostEventLoop
+import VMHostRuntime
 
-/// The app's session: who is logged in, with which token. One per host, shared by every
-/// view-model (a `Session` kind shows it; `Login` starts it; any call answered 401 ends it).
+/// The app's session: who is logged in, with which token. One per host (one per connection in
+/// `vmhost-web`), shared by every view-model of it (a `Session` kind shows it; `Login` starts it;
+/// any call answered 401 ends it).
 ///
-/// With a ``SessionStorage`` (the host's `--state-dir`) the session survives restarts: it is read
-/// when the app starts, written when a login succeeds, and deleted when the session ends.
+/// Each login gets a random ``loginID``: what the login saves (its lists) is kept under it, so it is
+/// shown to that login only, and deleted when the login ends.
+///
+/// With a ``SessionStorage`` (the host's `--state-dir`) a login is stored before it counts and a
+/// logout counts once the storage deleted it: a session never shows a state the storage does not
+/// hold. A storage that cannot do it (its database stayed locked, say) fails the login or the
+/// logout with a domain error, and the session stays as it was.
 ///
 /// - Important: Isolated to the host actor. The token is a secret: never log it.
 @HostActor
@@ -21,6 +28,11 @@ public final class AppSession {
     public private(set) var token: String?
     /// The name the user logged in with (the account, or the phone number); nil when logged out.
     public private(set) var username: String?
+    /// The random id of the current login; nil when logged out. A new login gets a new one.
+    public private(set) var loginID: String?
+    /// Changes with every login and every end: work that began at another generation belongs to a
+    /// session that is over (``AuthenticatedAPI`` drops its results).
+    public private(set) var generation = 0
     /// Whether a user is logged in.
     public var isLoggedIn: Bool { token != nil }
 
@@ -34,26 +46,61 @@ public final class AppSession {
         if let stored = storage?.loadSession() {
             token = stored.token
             username = stored.username
+            loginID = stored.loginID
         }
     }
 
-    /// A login succeeded: the session now belongs to `username`, with `token`. Stored, when the
-    /// session has storage.
-    public func signIn(token: String, username: String?) {
-        self.token = token
-        self.username = username
-        storage?.saveSession(token: token, username: username)
+    /// A login succeeded: the session now belongs to `username`, with `token`, once the storage
+    /// (if any) holds it. The login it replaces, if any, ends with what it saved.
+    ///
+    /// Throws a domain error when the storage could not store it: the session stays as it was.
+    public func signIn(token: String, username: String?) async throws(DomainError) {
+        let login = StoredLogin(token: token, username: username, loginID: LoginID.random())
+        if let storage {
+            do throws(SessionStorageError) {
+                try await storage.saveSession(login)
+            } catch {
+                throw error.domainError(doing: "the login could not be stored")
+            }
+        }
+        self.token = login.token
+        self.username = login.username
+        loginID = login.loginID
+        generation += 1
         notify(nil)
     }
 
-    /// Ends the session: the token is dropped (and deleted from storage) and every observer hears
-    /// why. Ending a session that is not open does nothing.
+    /// Logs out: the session ends once the storage (if any) deleted the login and what it saved,
+    /// and every observer hears it. Logging out with no session open does nothing.
+    ///
+    /// Throws a domain error when the storage could not delete it: the session stays open (the
+    /// next start would be logged in, so this one says so).
+    public func logout() async throws(DomainError) {
+        guard let ending = loginID else { return }
+        if let storage {
+            do throws(SessionStorageError) {
+                try await storage.deleteSession(ending)
+            } catch {
+                throw error.domainError(doing: "the logout could not delete the stored login")
+            }
+        }
+        // A login that replaced this one meanwhile stands (its storing deleted this one).
+        guard loginID == ending else { return }
+        clear()
+        notify(.logout)
+    }
+
+    /// Ends the session now, without waiting for the storage: the token is dropped, every observer
+    /// hears why, and the storage deletes the login in the background (reporting its own failure).
+    /// For an end that cannot be refused: the server no longer accepts the token (401), or a test
+    /// resets the backend. Ending a session that is not open does nothing.
     public func end(_ reason: End) {
-        guard token != nil else { return }
-        token = nil
-        username = nil
-        storage?.deleteSession()
+        guard let ending = loginID else { return }
+        clear()
         notify(reason)
+        if let storage {
+            EventLoop.startTask { try? await storage.deleteSession(ending) }
+        }
     }
 
     /// Calls `handler` after every change: with nil when a session started, with the reason when
@@ -63,6 +110,13 @@ public final class AppSession {
         nextObserver += 1
         observers[id] = handler
         return SessionObservation { [weak self] in self?.observers[id] = nil }
+    }
+
+    private func clear() {
+        token = nil
+        username = nil
+        loginID = nil
+        generation += 1
     }
 
     private func notify(_ end: End?) {
@@ -82,18 +136,4 @@ public final class SessionObservation {
         cancelHandler?()
         cancelHandler = nil
     }
-}
-
-/// Where a session is kept between runs (the app's state directory).
-///
-/// Implementations report their own failures (in the logs, never with the token); a session that
-/// could not be stored still holds for the life of the process.
-@HostActor
-public protocol SessionStorage: AnyObject {
-    /// The stored session, if any.
-    func loadSession() -> (token: String, username: String?)?
-    /// Stores the session, replacing any other, in one atomic write.
-    func saveSession(token: String, username: String?)
-    /// Deletes the stored session.
-    func deleteSession()
 }

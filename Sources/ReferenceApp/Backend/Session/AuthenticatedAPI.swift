@@ -5,6 +5,14 @@ import VMHostRuntime
 /// the session, every call is sent with the session's token, and a call made with the token that
 /// the server answers with HTTP 401 ends the session and fails as `unauthorized` (code 401).
 ///
+/// - A login, a code login and sending a code are no calls of the session: a 401 to them is an
+///   ordinary `server` error (a wrong password on a second login fails that login, and the session
+///   open stays), and their answer is used whatever the session did meanwhile.
+/// - Every other call belongs to the session it began in: when the session ended or another login
+///   replaced it while the call ran, its result is dropped and the call ends as cancelled
+///   (`CancellationError`), so that nothing fetched with one login is shown to, or saved for, the
+///   next one or a logged-out screen.
+///
 /// The view-models of the reference app talk to the backend through it, so that the session has
 /// one owner whatever the transport (HTTP, the embedded backend, a stub in tests).
 ///
@@ -37,18 +45,18 @@ public final class AuthenticatedAPI: APIClient {
     }
 
     public func login(username: String, password: String) async throws -> Session {
-        let result = try await authenticated { try await base.login(username: username, password: password) }
-        session.signIn(token: result.token, username: username)
+        let result = try await outsideTheSession { try await base.login(username: username, password: password) }
+        try await session.signIn(token: result.token, username: username)
         return result
     }
 
     public func sendSMSCode(phone: String) async throws {
-        try await authenticated { try await base.sendSMSCode(phone: phone) }
+        try await outsideTheSession { try await base.sendSMSCode(phone: phone) }
     }
 
     public func loginWithCode(phone: String, code: String) async throws -> Session {
-        let result = try await authenticated { try await base.loginWithCode(phone: phone, code: code) }
-        session.signIn(token: result.token, username: phone)
+        let result = try await outsideTheSession { try await base.loginWithCode(phone: phone, code: code) }
+        try await session.signIn(token: result.token, username: phone)
         return result
     }
 
@@ -68,19 +76,33 @@ public final class AuthenticatedAPI: APIClient {
         try await authenticated { try await base.deleteGroup(menuUid: menuUid, groupId: groupId) }
     }
 
-    /// Runs `call` with the session's token; a 401 to a call that carried it ends the session.
+    /// Runs a call of the session with its token: a 401 to a call that carried it ends the
+    /// session; a call the session outlived not (see the type's notes) is dropped.
     private func authenticated<T>(_ call: @HostActor () async throws -> T) async throws -> T {
         let sentToken = session.token
+        let generation = session.generation
         base.token = sentToken
+        let outcome: Result<T, any Error>
         do {
-            return try await call()
+            outcome = .success(try await call())
+        } catch {
+            outcome = .failure(error)
+        }
+        // Asked by a session that is over: nothing of it reaches the screen or the saved lists.
+        guard session.generation == generation else { throw CancellationError() }
+        do {
+            return try outcome.get()
         } catch let error as DomainError where error.kind == .server && error.code == .int(401) && sentToken != nil {
-            // Only the session the call was made in ends: a newer login during the call stands.
-            if session.token == sentToken {
-                base.token = nil
-                session.end(.unauthorized)
-            }
+            base.token = nil
+            session.end(.unauthorized)
             throw DomainError.unauthorized()
         }
+    }
+
+    /// Runs a call that opens a session rather than belonging to one (a login, sending a code):
+    /// whatever it fails with (a 401 included) is its own failure and ends nothing.
+    private func outsideTheSession<T>(_ call: @HostActor () async throws -> T) async throws -> T {
+        base.token = session.token
+        return try await call()
     }
 }

@@ -5,7 +5,8 @@ import VMHostWire
 
 /// The app's session as a screen sees it: whether a user is logged in, who, and a way out.
 ///
-/// Inputs: `logout` (command, policy ignore: ends the session; a no-op when none is open).
+/// Inputs: `logout` (command, policy ignore: ends the session once its stored login is deleted,
+/// failing when it cannot be; a no-op when none is open).
 /// Outputs: `isLoggedIn`, `username` (null when logged out), and the event
 /// `navigate {route: "Login"}` whenever the session ends, by `logout` or because the server answered
 /// a call made with the token with HTTP 401 (that call fails as `unauthorized`). Every live `Session`
@@ -40,7 +41,8 @@ public final class SessionViewModel: ViewModel {
         username = context.property("username", session.username)
         navigate = context.event("navigate")
         context.command("logout", policy: .ignore) { [session] in
-            session.end(.logout)
+            // Fails (-32004) when the stored login could not be deleted: the session stays open.
+            try await session.logout()
             return nil
         }
         let observation = session.observe { [unowned self] end in

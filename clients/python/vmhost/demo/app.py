@@ -13,7 +13,7 @@ import os
 import queue
 import sys
 import unicodedata
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import (KEEP_STDERR, CommandFailed, Host, HostExited, InputDisabled, RequestCancelled,
                RPCError, ViewModel)
@@ -24,10 +24,95 @@ GONE = object()  # the origin of what a closed screen's view-model says
 ACCENT = "#1E88E5"
 USAGE = """usage: python3 -m vmhost.demo [--locale zh-Hans|en] [--binary PATH] [host options…]
 
+The terminal demo of the reference app: log in, the product list, the menu groups.
+
+  --locale zh-Hans|en  the language of the screens and of the host's strings (default: the host's,
+                       zh-Hans); F2 switches it while the demo runs
+  --binary PATH        the vmhost to run (default: $VMHOST_BIN, else this checkout's build)
+  -h, --help           this text
+
 Host options pass through to vmhost (default: --clock system, the embedded backend),
-e.g. --backend http://127.0.0.1:8080 or --timeout-ms 5000. With --record FILE the host writes
-the session to FILE as a transcript: replay it with python3 -m vmhost.replay FILE.
+e.g. --backend http://127.0.0.1:8080, --timeout-ms 5000 or --state-dir DIR; `vmhost --help`
+lists them all. With --record FILE the host writes the session to FILE as a transcript: replay it
+with python3 -m vmhost.replay FILE.
+
+Keys: Tab switches the login mode; o logs out (back to the login screen); F2 switches the language;
+q quits (Ctrl-C on the login screen).
 """
+
+# The demo's own words, in the host's locale (`initialize` answers it); everything else on screen
+# (titles of the edit screen, cells, countdowns, failure messages) comes from the view-models.
+STRINGS: Dict[str, Dict[str, str]] = {
+    "zh-Hans": {
+        "app": "vmhost 演示", "other": "English",
+        "login": "登录", "products": "理财产品", "groups": "菜单分组",
+        "passwordTab": "账号密码登录", "codeTab": "短信验证码登录",
+        "username": "手机号", "password": "密码", "phone": "手机号", "code": "验证码",
+        "mobileHint": "11 位手机号", "valid": "✓", "invalid": "格式不正确",
+        "logIn": "登录", "loggingIn": "登录中…", "ready": "可以登录", "fillIn": "请填写各项",
+        "loginHelp": "Tab 切换登录方式 · ↑/↓ 移动 · Enter 下一项 / 按下 · F2 English · Ctrl-C 退出",
+        "loggedIn": "已登录", "loggedInAs": "已登录：{name}", "loggedOut": "已退出登录",
+        "sessionEnded": "登录已失效，请重新登录", "codeSent": "验证码已发送，请查收短信",
+        "languageSet": "已切换为中文",
+        "productHeader": "第 {page} 页 · 共 {count} 条 · 还有更多：{more}",
+        "yes": "是", "no": "否", "refreshing": "刷新中…", "loadingMore": "加载中…",
+        "noProducts": "（暂无产品）", "refreshed": "已刷新", "loadedMore": "已加载更多",
+        "productsHelp": "r 刷新 · m 加载更多 · c 取消 · ↑/↓ 移动 · g 菜单分组 · o 退出登录 · F2 English · q 退出",
+        "Name": "名称", "Bank": "银行", "Profit": "年化收益", "Status": "状态", "Term": "期限",
+        "Amount": "起购金额",
+        "savedList": "（已保存的列表）", "savedListLoading": "（已保存的列表，刷新中…）",
+        "retry": "按 {letter} 重试",
+        "groupHeader": "{count} 个分组", "loading": "加载中…", "noGroups": "（还没有分组）",
+        "dishes": "{count} 道菜", "deleted": "已删除 {name}", "saved": "已保存 {name}",
+        "groupsHelp": "n 新建 · e 重命名 · d 删除 · ↑/↓ 移动 · r 重新加载 · b 返回 · o 退出登录 · F2 English · q 退出",
+        "name": "名称：", "canSave": "可以保存", "cannotSave": "不能保存", "saving": "保存中…",
+        "editHelp": "输入名称 · Enter 保存 · Esc 取消",
+        "failed": "{input}失败：{message}", "disabled": "{input}暂不可用",
+        "cancelled": "{input}已取消", "problem": "{input}：{message}",
+        "in.refresh": "刷新", "in.loadMore": "加载更多", "in.cancel": "取消", "in.load": "加载",
+        "in.create": "新建", "in.rename": "重命名", "in.delete": "删除", "in.save": "保存",
+        "in.submit": "登录", "in.sendCode": "获取验证码", "in.logout": "退出登录",
+        "in.name": "名称", "in.mode": "登录方式", "in.username": "手机号", "in.password": "密码",
+        "in.phone": "手机号", "in.code": "验证码",
+    },
+    "en": {
+        "app": "vmhost demo", "other": "中文",
+        "login": "Login", "products": "Products", "groups": "Menu groups",
+        "passwordTab": "Account + password", "codeTab": "Phone + SMS code",
+        "username": "Mobile", "password": "Password", "phone": "Mobile", "code": "SMS code",
+        "mobileHint": "11-digit mobile number", "valid": "valid", "invalid": "invalid",
+        "logIn": "Log in", "loggingIn": "logging in…", "ready": "ready", "fillIn": "fill in the fields",
+        "loginHelp": "Tab switch mode · ↑/↓ move · Enter next / press · F2 中文 · Ctrl-C quit",
+        "loggedIn": "logged in", "loggedInAs": "logged in as {name}", "loggedOut": "logged out",
+        "sessionEnded": "the session has ended: log in again",
+        "codeSent": "code sent: check your messages", "languageSet": "switched to English",
+        "productHeader": "page {page} · {count} items · more: {more}",
+        "yes": "yes", "no": "no", "refreshing": "refreshing…", "loadingMore": "loading more…",
+        "noProducts": "(no products)", "refreshed": "refreshed", "loadedMore": "loaded more",
+        "productsHelp": "r refresh · m load more · c cancel · ↑/↓ move · g menu groups · o log out · F2 中文 · q quit",
+        "Name": "Name", "Bank": "Bank", "Profit": "Profit", "Status": "Status", "Term": "Term",
+        "Amount": "Amount",
+        "savedList": "(saved list)", "savedListLoading": "(saved list, refreshing…)",
+        "retry": "press {letter} to retry",
+        "groupHeader": "{count} groups", "loading": "loading…", "noGroups": "(no groups)",
+        "dishes": "{count} dishes", "deleted": "deleted {name}", "saved": "saved {name}",
+        "groupsHelp": "n new · e rename · d delete · ↑/↓ move · r reload · b back · o log out · F2 中文 · q quit",
+        "name": "Name: ", "canSave": "can save", "cannotSave": "cannot save", "saving": "saving…",
+        "editHelp": "type a name · Enter save · Esc cancel",
+        "failed": "{input} failed: {message}", "disabled": "{input} is not available: {reason}",
+        "cancelled": "{input} cancelled", "problem": "{input}: {message}",
+        "in.refresh": "Refresh", "in.loadMore": "Load more", "in.cancel": "Cancel", "in.load": "Load",
+        "in.create": "New group", "in.rename": "Rename", "in.delete": "Delete", "in.save": "Save",
+        "in.submit": "Log in", "in.sendCode": "Get code", "in.logout": "Log out",
+        "in.name": "Name", "in.mode": "Mode", "in.username": "Mobile", "in.password": "Password",
+        "in.phone": "Mobile", "in.code": "SMS code",
+    },
+}
+
+
+def language(locale_tag: Optional[str]) -> str:
+    """The demo's strings for a locale tag the host accepted: English for `en…`, else Chinese."""
+    return "en" if (locale_tag or "").lower().split("-")[0] == "en" else "zh-Hans"
 
 
 def recording_of(options: List[str]) -> Optional[str]:
@@ -62,11 +147,19 @@ def pad(text: str, width: int) -> str:
 
 
 class Screen:
-    title = ""
-    help = ""
+    title_key = ""
+    help_key = ""
 
     def __init__(self, app: "App") -> None:
         self.app = app
+
+    @property
+    def title(self) -> str:
+        return self.app.t(self.title_key)
+
+    @property
+    def help(self) -> str:
+        return self.app.t(self.help_key)
 
     def draw(self, y: int) -> None:
         raise NotImplementedError
@@ -77,15 +170,23 @@ class Screen:
     def close(self) -> None:
         pass
 
+    def again(self) -> "Screen":
+        """The same screen on new view-models (after a switch of language), what was typed kept."""
+        return self
+
 
 class App:
-    def __init__(self, host: Host, stdscr: Any) -> None:
+    def __init__(self, host: Host, stdscr: Any, locale_tag: Optional[str] = None) -> None:
         self.host = host
         self.stdscr = stdscr
+        self.locale = language(locale_tag)
+        self.session: Optional[ViewModel] = None
+        # Set while a logout the user asked for runs: the session's end is then no surprise.
+        self.logging_out = False
         self.screens: List[Screen] = []
         self.events: "queue.Queue[Tuple[ViewModel, Callable[[Any], None], Any]]" = queue.Queue()
         self.pending: List[Tuple[PendingCommand, ViewModel, str,
-                                 Optional[Callable[[Any], None]]]] = []
+                                 Optional[Callable[[Any], None]], bool]] = []
         # While an event or a command's end is handled: the screen of its view-model.
         self.origin: Optional[object] = None
         self.status = ""
@@ -107,6 +208,18 @@ class App:
             except curses.error:
                 pass
 
+    # words -----------------------------------------------------------------------------------
+    def t(self, key: str, **values: Any) -> str:
+        """The demo's text *key* in the current language, with *values* put in."""
+        text = STRINGS[self.locale].get(key, key)
+        return text.format(**values) if values else text
+
+    def input_label(self, input: str) -> str:
+        return STRINGS[self.locale].get(f"in.{input}", input)
+
+    def failed(self, input: str, message: Any) -> str:
+        return self.t("failed", input=self.input_label(input), message=message)
+
     # drawing ---------------------------------------------------------------------------------
     def attr(self, name: str) -> int:
         return self.colors.get(name, 0)
@@ -127,7 +240,7 @@ class App:
         self.stdscr.erase()
         height, width = self.stdscr.getmaxyx()
         screen = self.screens[-1]
-        self.put(0, 0, pad(f" vmhost demo — {screen.title}", width - 1), curses.A_REVERSE)
+        self.put(0, 0, pad(f" {self.t('app')} — {screen.title}", width - 1), curses.A_REVERSE)
         screen.draw(2)
         if self.status_screen is screen:
             self.put(height - 2, 0, self.status,
@@ -152,11 +265,18 @@ class App:
     def listen(self, vm: ViewModel, event: str, handler: Callable[[Any], None]) -> None:
         vm.on(event, lambda value: self.events.put((vm, handler, value)))
 
+    def listen_errors(self, vm: ViewModel) -> None:
+        """A failure of *vm*'s work, also one the host started by itself (a reload after a
+        save), on the status line as the user reads it."""
+        self.listen(vm, "error", lambda e: self.say(
+            self.failed(str(e.get("input")), e.get("message")), True))
+
     def run_command(self, vm: ViewModel, input: str, value: Any = None,
-                    done: Optional[Callable[[Any], None]] = None) -> PendingCommand:
+                    done: Optional[Callable[[Any], None]] = None,
+                    report_failure: bool = True) -> PendingCommand:
         self.clear_status()
         pending = vm.send_async(input) if value is None else vm.send_async(input, value)
-        self.pending.append((pending, vm, input, done))
+        self.pending.append((pending, vm, input, done, report_failure))
         return pending
 
     def send_value(self, vm: ViewModel, input: str, value: Any = None) -> None:
@@ -170,14 +290,16 @@ class App:
             self.report(input, error)
 
     def report(self, input: str, error: BaseException) -> None:
+        label = self.input_label(input)
         if isinstance(error, CommandFailed):
-            self.say(f"{input} failed: {error.user_message}", True)
+            self.say(self.failed(input, error.user_message), True)
         elif isinstance(error, InputDisabled):
-            self.say(f"{input} is disabled: {error.reason}", True)
+            # The host's reason is English developer text: said in English only.
+            self.say(self.t("disabled", input=label, reason=error.reason), True)
         elif isinstance(error, RequestCancelled):
-            self.say(f"{input} cancelled")
+            self.say(self.t("cancelled", input=label))
         else:
-            self.say(f"{input}: {error}", True)
+            self.say(self.t("problem", input=label, message=error), True)
 
     def poll(self) -> None:
         while True:
@@ -191,15 +313,18 @@ class App:
             finally:
                 self.origin = None
         still = []
-        for pending, vm, input, done in self.pending:
+        for pending, vm, input, done, report_failure in self.pending:
             if not pending.done():
-                still.append((pending, vm, input, done))
+                still.append((pending, vm, input, done, report_failure))
                 continue
             self.origin = self.screen_of(vm)
             try:
                 result = pending.result(0)
                 if done is not None:
                     done(result)
+            except CommandFailed as error:
+                if report_failure:
+                    self.report(input, error)
             except (RPCError, TimeoutError) as error:
                 self.report(input, error)
             finally:
@@ -229,6 +354,43 @@ class App:
         if status:
             self.say(status, screen=screen)
 
+    def to_login(self, status: str) -> None:
+        """Closes every screen and opens the login: the session has ended."""
+        while self.screens:
+            self.screens.pop().close()
+        self.push(LoginScreen(self))
+        self.say(status, screen=self.screens[-1])
+
+    def log_out(self) -> None:
+        """Ends the session; the session's `navigate {route: "Login"}` then opens the login."""
+        if self.session is None:
+            return
+        self.logging_out = True
+        self.run_command(self.session, "logout")
+
+    def on_session_end(self, _: Any) -> None:
+        status = self.t("loggedOut") if self.logging_out else self.t("sessionEnded")
+        self.logging_out = False
+        self.to_login(status)
+
+    def switch_language(self) -> None:
+        """Switches between Chinese and English: `initialize {locale}` applies to view-models
+        created afterwards, so every screen on the stack is made again on new ones."""
+        other = "en" if self.locale == "zh-Hans" else "zh-Hans"
+        try:
+            self.host.initialize(locale=other)
+        except RPCError as error:
+            self.say(str(error), True)
+            return
+        self.locale = other
+        old, self.screens = self.screens, []
+        for screen in old:
+            screen.close()
+        for screen in old:
+            self.screens.append(screen.again())
+        self.clear_status()
+        self.say(self.t("languageSet"))
+
     def loop(self) -> None:
         self.stdscr.timeout(50)
         while self.running:
@@ -243,7 +405,11 @@ class App:
                 continue
             if key == curses.KEY_RESIZE:
                 continue
-            self.screens[-1].key(key)
+            screen = self.screens[-1]
+            if key == curses.KEY_F2 and getattr(screen, "switches_language", False):
+                self.switch_language()
+                continue
+            screen.key(key)
 
 
 def is_enter(key: Any) -> bool:
@@ -259,18 +425,36 @@ def printable(key: Any) -> bool:
 
 
 class LoginScreen(Screen):
-    title = "Login"
-    help = "Tab switch mode · ↑/↓ move · Enter next / press · Ctrl-C quit"
+    title_key = "login"
+    help_key = "loginHelp"
+    switches_language = True
+    FIELDS = ("username", "password", "phone", "code")
 
     def __init__(self, app: App) -> None:
         super().__init__(app)
         self.vm = app.host.create("Login")
         self.vm.subscribe()
-        self.text: Dict[str, str] = {"username": "", "password": "", "phone": "", "code": ""}
+        self.text: Dict[str, str] = {field: "" for field in self.FIELDS}
+        # The fields typed in: only those say whether they are valid.
+        self.touched: Set[str] = set()
         self.focus = 0
         app.listen(self.vm, "navigate", self.on_navigate)
-        app.listen(self.vm, "error", lambda e: app.say(f"{e.get('input')}: {e.get('message')}",
-                                                        True))
+        app.listen(self.vm, "error", self.on_error)
+
+    def on_error(self, error: Any) -> None:
+        """A failed login shows as failureMessage, under the button; a failed sendCode here."""
+        if isinstance(error, dict) and error.get("input") == "sendCode":
+            self.app.say(self.app.failed("sendCode", error.get("message")), True)
+
+    def again(self) -> "Screen":
+        screen = LoginScreen(self.app)
+        if self.vm["mode"] == "code":
+            self.app.send_value(screen.vm, "mode", "code")
+        for field, text in self.text.items():
+            if text:
+                self.app.send_value(screen.vm, field, text)
+        screen.text, screen.touched, screen.focus = dict(self.text), set(self.touched), self.focus
+        return screen
 
     def rows(self) -> List[str]:
         rows: List[str] = []
@@ -282,7 +466,7 @@ class LoginScreen(Screen):
 
     def on_navigate(self, value: Any) -> None:
         if isinstance(value, dict) and value.get("route") == "ProductList":
-            self.app.replace(ProductListScreen(self.app), status="logged in")
+            self.app.replace(ProductListScreen(self.app), status=self.app.t("loggedIn"))
 
     def close(self) -> None:
         try:
@@ -292,48 +476,45 @@ class LoginScreen(Screen):
 
     def draw(self, y: int) -> None:
         app, vm = self.app, self.vm
-        tabs = [("password", "Account + password", vm["passwordTabColor"]),
-                ("code", "Phone + SMS code", vm["codeTabColor"])]
+        tabs = [("password", app.t("passwordTab"), vm["passwordTabColor"]),
+                ("code", app.t("codeTab"), vm["codeTabColor"])]
         x = 2
         for _, label, colour in tabs:
             active = colour == ACCENT
             text = f"[ {label} ]" if active else f"  {label}  "
             app.put(y, x, text, (app.attr("accent") | curses.A_BOLD) if active else curses.A_DIM)
             x += text_width(text) + 2
-        app.put(y + 1, 2, f"mode: {vm['mode']}", curses.A_DIM)
         rows = self.rows()
         self.focus = min(self.focus, len(rows) - 1)
-        labels = {"username": "Mobile", "password": "Password", "phone": "Mobile",
-                  "code": "SMS code"}
-        line = y + 3
+        line = y + 2
         for index, row in enumerate(rows):
             mark = "> " if index == self.focus else "  "
             focused = curses.A_BOLD if index == self.focus else 0
-            if row in labels:
+            if row in self.text:
                 shown = self.text[row]
                 if row in ("password", "code"):
                     shown = "*" * len(shown)
-                valid = vm[f"{row}Valid"]
-                hint = "" if shown else ("11-digit mobile number" if row in ("username", "phone")
-                                         else "")
-                app.put(line, 2, f"{mark}{labels[row]:<9} {pad(shown or hint, 24)}",
+                hint = "" if shown else (app.t("mobileHint") if row in ("username", "phone") else "")
+                app.put(line, 2, f"{mark}{pad(app.t(row), 10)} {pad(shown or hint, 24)}",
                         focused | (curses.A_DIM if hint else 0))
-                app.put(line, 40, "valid" if valid else "invalid",
-                        app.attr("ok") if valid else app.attr("error"))
+                if row in self.touched:
+                    valid = vm[f"{row}Valid"]
+                    app.put(line, 40, app.t("valid") if valid else app.t("invalid"),
+                            app.attr("ok") if valid else app.attr("error"))
             elif row == "sendCode":
                 enabled = vm["canSendCode"]
                 app.put(line, 2, f"{mark}[ {vm['sendCodeTitle']} ]",
                         focused | (0 if enabled else curses.A_DIM))
-                app.put(line, 40, f"countdown: {vm['countdown']}", curses.A_DIM)
             else:
                 enabled = vm["canSubmit"]
-                busy = f" {app.spinner()} logging in…" if vm["isSubmitting"] else ""
-                app.put(line, 2, f"{mark}[ Log in ]{busy}", focused | (0 if enabled else curses.A_DIM))
-                app.put(line, 40, "ready" if enabled else "fill in the fields", curses.A_DIM)
+                busy = f" {app.spinner()} {app.t('loggingIn')}" if vm["isSubmitting"] else ""
+                app.put(line, 2, f"{mark}[ {app.t('logIn')} ]{busy}",
+                        focused | (0 if enabled else curses.A_DIM))
+                app.put(line, 40, app.t("ready") if enabled else app.t("fillIn"), curses.A_DIM)
             line += 2
         failure = vm["failureMessage"]
         if failure:
-            app.put(line + 1, 2, f"Login failed: {failure}", app.attr("error") | curses.A_BOLD)
+            app.put(line + 1, 2, app.failed("submit", failure), app.attr("error") | curses.A_BOLD)
 
     def key(self, key: Any) -> None:
         rows = self.rows()
@@ -347,30 +528,37 @@ class LoginScreen(Screen):
         elif key == curses.KEY_DOWN:
             self.focus = min(len(rows) - 1, self.focus + 1)
         elif is_enter(key):
-            if row == "sendCode" or row == "submit":
-                self.app.run_command(self.vm, row)
-            elif row in ("password", "code"):
-                self.app.run_command(self.vm, "submit")
+            if row == "sendCode":
+                self.app.run_command(self.vm, "sendCode",
+                                     done=lambda _: self.app.say(self.app.t("codeSent")))
+            elif row == "submit" or row in ("password", "code"):
+                self.app.run_command(self.vm, "submit", report_failure=False)
             else:
                 self.focus += 1
         elif row in self.text and (is_backspace(key) or printable(key)):
             self.text[row] = self.text[row][:-1] if is_backspace(key) else self.text[row] + key
+            self.touched.add(row)
             self.app.send_value(self.vm, row, self.text[row])
 
 
 class ProductListScreen(Screen):
-    title = "Products"
-    help = "r refresh · m load more · c cancel · ↑/↓ move · g menu groups · q quit"
+    title_key = "products"
+    help_key = "productsHelp"
+    switches_language = True
 
     def __init__(self, app: App) -> None:
         super().__init__(app)
         self.vm = app.host.create("ProductList")
         self.vm.subscribe()
         self.selected = 0
-        app.listen(self.vm, "error",
-                   lambda e: app.say(f"{e.get('input')} failed ({e.get('kind')}): "
-                                     f"{e.get('message')}", True))
-        app.run_command(self.vm, "refresh", done=lambda _: app.say("refreshed"))
+        app.listen_errors(self.vm)
+        # The first load says nothing when it ends: the screen shows the list.
+        app.run_command(self.vm, "refresh")
+
+    def again(self) -> "Screen":
+        screen = ProductListScreen(self.app)
+        screen.selected = self.selected
+        return screen
 
     def close(self) -> None:
         try:
@@ -383,19 +571,19 @@ class ProductListScreen(Screen):
         items = vm["items"] or []
         busy = ""
         if vm["isRefreshing"]:
-            busy = f"{app.spinner()} refreshing…"
+            busy = f"{app.spinner()} {app.t('refreshing')}"
         elif vm["isLoadingMore"]:
-            busy = f"{app.spinner()} loading more…"
-        more = "yes" if vm["hasMore"] else "no"
-        app.put(y, 2, f"page {vm['page']} · {len(items)} items · more: {more}  {busy}"
-                      f"{stale_mark(vm, vm['isRefreshing'])}", curses.A_BOLD)
+            busy = f"{app.spinner()} {app.t('loadingMore')}"
+        more = app.t("yes") if vm["hasMore"] else app.t("no")
+        header = app.t("productHeader", page=vm["page"], count=len(items), more=more)
+        app.put(y, 2, f"{header}  {busy}{stale_mark(app, vm, vm['isRefreshing'])}", curses.A_BOLD)
         if retry_row(app, y, vm, "r"):
             y += 1
         if vm["loadState"] == "empty":
-            app.put(y + 2, 4, "(no products)", curses.A_DIM)
+            app.put(y + 2, 4, app.t("noProducts"), curses.A_DIM)
             return
         height, _ = app.stdscr.getmaxyx()
-        app.put(y + 1, 2, "  " + "  ".join(pad(h, w) for h, w in COLUMNS), curses.A_UNDERLINE)
+        app.put(y + 1, 2, "  " + "  ".join(pad(app.t(h), w) for h, w in COLUMNS), curses.A_UNDERLINE)
         room = max(1, height - y - 5)
         self.selected = max(0, min(self.selected, len(items) - 1))
         top = max(0, self.selected - room + 1)
@@ -410,13 +598,15 @@ class ProductListScreen(Screen):
     def key(self, key: Any) -> None:
         app = self.app
         if key == "r":
-            app.run_command(self.vm, "refresh", done=lambda _: app.say("refreshed"))
+            app.run_command(self.vm, "refresh", done=lambda _: app.say(app.t("refreshed")))
         elif key == "m":
-            app.run_command(self.vm, "loadMore", done=lambda _: app.say("loaded more"))
+            app.run_command(self.vm, "loadMore", done=lambda _: app.say(app.t("loadedMore")))
         elif key == "c":
             app.send_value(self.vm, "cancel")
         elif key == "g":
             app.push(MenuGroupsScreen(app))
+        elif key == "o":
+            app.log_out()
         elif key == "q":
             app.running = False
         elif key == curses.KEY_UP:
@@ -425,12 +615,12 @@ class ProductListScreen(Screen):
             self.selected += 1
 
 
-def stale_mark(vm: Any, loading: bool) -> str:
+def stale_mark(app: "App", vm: Any, loading: bool) -> str:
     """After a list's header: whether the rows are the ones saved by an earlier run (``isStale``,
     with ``--state-dir``), shown at once while the first load of this run is under way."""
     if not vm["isStale"]:
         return ""
-    return "  (saved list, refreshing…)" if loading else "  (saved list)"
+    return "  " + (app.t("savedListLoading") if loading else app.t("savedList"))
 
 
 def retry_row(app: "App", y: int, vm: Any, key: str) -> bool:
@@ -441,29 +631,36 @@ def retry_row(app: "App", y: int, vm: Any, key: str) -> bool:
     if vm["loadState"] != "failed":
         return False
     error = vm["lastError"] or {}
-    app.put(y + 1, 2, f"⚠ {error.get('message', '')}  · press {key} to retry", app.attr("error") | curses.A_BOLD)
+    app.put(y + 1, 2, f"⚠ {error.get('message', '')}  · {app.t('retry', letter=key)}",
+            app.attr("error") | curses.A_BOLD)
     return True
 
 
 COLUMNS = [("Name", 22), ("Bank", 14), ("Profit", 8), ("Status", 10), ("Term", 10),
            ("Amount", 12)]
 KEYS = ["name", "bank", "profit", "saleStatus", "term", "amount"]
+# The menu whose groups the demo shows (the embedded backend's, protocol/backend.md).
+MENU = "m1"
 
 
 class MenuGroupsScreen(Screen):
-    title = "Menu groups (m1)"
-    help = "n new · e rename · d delete · ↑/↓ move · r reload · b back · q quit"
+    title_key = "groups"
+    help_key = "groupsHelp"
+    switches_language = True
 
     def __init__(self, app: App) -> None:
         super().__init__(app)
-        self.vm = app.host.create("MenuSubGroup", {"menuUid": "m1"})
+        self.vm = app.host.create("MenuSubGroup", {"menuUid": MENU})
         self.vm.subscribe()
         self.selected = 0
         app.listen(self.vm, "navigate", self.on_navigate)
-        app.listen(self.vm, "error",
-                   lambda e: app.say(f"{e.get('input')} failed ({e.get('kind')}): "
-                                     f"{e.get('message')}", True))
+        app.listen_errors(self.vm)
         app.run_command(self.vm, "load")
+
+    def again(self) -> "Screen":
+        screen = MenuGroupsScreen(self.app)
+        screen.selected = self.selected
+        return screen
 
     def on_navigate(self, value: Any) -> None:
         if isinstance(value, dict) and value.get("route") == "MenuEditGroup":
@@ -485,18 +682,19 @@ class MenuGroupsScreen(Screen):
     def draw(self, y: int) -> None:
         app, vm = self.app, self.vm
         groups = vm["groups"] or []
-        loading = f"{app.spinner()} loading…" if vm["loading"] else ""
-        app.put(y, 2, f"{len(groups)} groups  {loading}{stale_mark(vm, vm['loading'])}", curses.A_BOLD)
+        loading = f"{app.spinner()} {app.t('loading')}" if vm["loading"] else ""
+        app.put(y, 2, f"{app.t('groupHeader', count=len(groups))}  {loading}"
+                      f"{stale_mark(app, vm, vm['loading'])}", curses.A_BOLD)
         if retry_row(app, y, vm, "r"):
             y += 1
         if vm["loadState"] == "empty":
-            app.put(y + 2, 4, "(no groups)", curses.A_DIM)
+            app.put(y + 2, 4, app.t("noGroups"), curses.A_DIM)
         self.current()
         for index, group in enumerate(groups):
             mark = "> " if index == self.selected else "  "
             app.put(y + 2 + index, 2,
-                    f"{mark}{pad(str(group.get('name')), 24)} {group.get('dishCount')} dishes"
-                    f"  ({group.get('id')})",
+                    f"{mark}{pad(str(group.get('name')), 24)} "
+                    f"{app.t('dishes', count=group.get('dishCount'))}",
                     curses.A_BOLD if index == self.selected else 0)
 
     def key(self, key: Any) -> None:
@@ -509,11 +707,13 @@ class MenuGroupsScreen(Screen):
         elif key == "d" and group:
             name = group.get("name")
             app.run_command(self.vm, "delete", {"groupId": group["id"]},
-                            done=lambda _: app.say(f"deleted {name}"))
+                            done=lambda _: app.say(app.t("deleted", name=name)))
         elif key == "r":
             app.run_command(self.vm, "load")
         elif key == "b":
             app.pop()
+        elif key == "o":
+            app.log_out()
         elif key == "q":
             app.running = False
         elif key == curses.KEY_UP:
@@ -523,7 +723,7 @@ class MenuGroupsScreen(Screen):
 
 
 class EditGroupScreen(Screen):
-    help = "type a name · Enter save · Esc cancel"
+    help_key = "editHelp"
 
     def __init__(self, app: App, args: Dict[str, Any]) -> None:
         super().__init__(app)
@@ -531,13 +731,12 @@ class EditGroupScreen(Screen):
         self.vm.subscribe()
         self.text = str(args.get("name") or "")
         self.closed = False
-        app.listen(self.vm, "saved", lambda v: app.say(f"saved {v['group']['name']}"))
+        app.listen(self.vm, "saved", lambda v: app.say(app.t("saved", name=v["group"]["name"])))
         app.listen(self.vm, "dismiss", self.on_dismiss)
-        app.listen(self.vm, "error",
-                   lambda e: app.say(f"save failed ({e.get('kind')}): {e.get('message')}", True))
+        app.listen_errors(self.vm)
 
     @property
-    def title(self) -> str:  # type: ignore[override]
+    def title(self) -> str:
         return str(self.vm["title"])
 
     def on_dismiss(self, _: Any) -> None:
@@ -554,12 +753,12 @@ class EditGroupScreen(Screen):
     def draw(self, y: int) -> None:
         app, vm = self.app, self.vm
         app.put(y, 2, str(vm["title"]), curses.A_BOLD)
-        app.put(y + 2, 2, f"Name: [{pad(str(vm['name']), 24)}]")
+        app.put(y + 2, 2, f"{app.t('name')}[{pad(str(vm['name']), 24)}]")
         ok = vm["canSave"]
-        app.put(y + 2, 36, "can save" if ok else "cannot save",
+        app.put(y + 2, 36, app.t("canSave") if ok else app.t("cannotSave"),
                 app.attr("ok") if ok else app.attr("error"))
         if vm["isSaving"]:
-            app.put(y + 4, 2, f"{app.spinner()} saving…")
+            app.put(y + 4, 2, f"{app.spinner()} {app.t('saving')}")
 
     def key(self, key: Any) -> None:
         if is_enter(key):
@@ -610,7 +809,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write(f"vmhost.demo: {error}\n")
         return 1
     try:
-        host.initialize(**({"locale": locale_name} if locale_name else {}))
+        answer = host.initialize(**({"locale": locale_name} if locale_name else {}))
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
             sys.stderr.write(NO_TERMINAL)
             return 2
@@ -620,18 +819,19 @@ def main(argv: Optional[List[str]] = None) -> int:
                 curses.curs_set(0)
             except curses.error:
                 pass
-            app = App(host, stdscr)
+            app = App(host, stdscr, (answer or {}).get("locale") or locale_name)
             # The app's one session: with --state-dir it survives a restart, so the demo opens
-            # on the products when it is logged in, and goes back to the login when it ends.
+            # on the products when it is logged in, and goes back to the login when it ends
+            # (a logout, or the server refusing the token).
             session = host.create("Session")
             session.subscribe()
+            app.session = session
             if session["isLoggedIn"]:
                 app.push(ProductListScreen(app))
-                app.say(f"logged in as {session['username']}")
+                app.say(app.t("loggedInAs", name=session["username"]))
             else:
                 app.push(LoginScreen(app))
-            app.listen(session, "navigate", lambda _: app.replace(
-                LoginScreen(app), status="the session has ended: log in again"))
+            app.listen(session, "navigate", app.on_session_end)
             app.loop()
 
         try:

@@ -1,0 +1,214 @@
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOWebSocket
+import VMHostCore
+import VMHostEventLoop
+import WSCore
+
+/// The sessions, on the host thread: the pump that hands them their messages, the slices of
+/// their unfinished batches, the idle hook that wakes their writers, and the end of them all when
+/// the server stops.
+final class SessionRegistry: Sendable {
+    let options: WebSocketTransport.Options
+    let makeConfiguration: @HostActor @Sendable () -> Host.Configuration
+    let logger: Logger
+    let limiter: ConnectionLimiter
+
+    /// How long a page has to answer the close of its session before the connection is closed.
+    static let closeTimeoutMilliseconds: Int64 = 1000
+
+    init(
+        options: WebSocketTransport.Options, makeConfiguration: @escaping @HostActor @Sendable () -> Host.Configuration,
+        logger: Logger, limiter: ConnectionLimiter
+    ) {
+        self.options = options
+        self.makeConfiguration = makeConfiguration
+        self.logger = logger
+        self.limiter = limiter
+    }
+
+    @HostActor static var sessions: [Int: WebSocketSession] = [:]
+    /// The sessions that queued output since their writers were last woken, each once.
+    @HostActor static var withOutput: [WebSocketSession] = []
+    /// The sessions with a batch to go on with, and whether a turn to do so is scheduled.
+    @HostActor static var resumable: [WebSocketSession] = []
+    @HostActor static var resumeScheduled = false
+    /// Set at the first signal: every session ends, and the process exits once none is left.
+    @HostActor static var stopping = false
+    static let inbox = Inbox()
+
+    /// Handles what the sessions received, in order, until the inbox is empty; wakes the writers
+    /// after each batch, so that a steady stream of input does not hold the output back.
+    @HostActor
+    static func pump() {
+        while true {
+            let batch = inbox.takeAll()
+            if batch.isEmpty { return }
+            for (session, bytes) in batch { session.receive(bytes) }
+            wakeWriters()
+        }
+    }
+
+    /// Goes on with `session`'s batch in a later turn of the host thread: after the messages and
+    /// timers due by then, so that one batch never holds the other sessions.
+    @HostActor
+    static func resumeLater(_ session: WebSocketSession) {
+        resumable.append(session)
+        guard !resumeScheduled else { return }
+        resumeScheduled = true
+        // A timer due now runs after the work ready now, and lets the loop look for more first.
+        _ = EventLoop.shared.schedule(at: EventLoop.monotonicNanoseconds()) {
+            resumeScheduled = false
+            let sessions = resumable
+            resumable = []
+            for session in sessions { session.resume() }
+            wakeWriters()
+        }
+    }
+
+    @HostActor static var nextID = 0
+    @HostActor static var idleHook: Int?
+
+    /// Runs on the host thread.
+    static func onHost<T: Sendable>(_ body: @escaping @HostActor @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            EventLoop.shared.execute { continuation.resume(returning: HostActor.assumeIsolated { body() }) }
+        }
+    }
+
+    /// Stops the server (the first SIGTERM or SIGINT): new connections are refused, every session
+    /// ends (closing with 1001 once its output is written), and the process exits when the last
+    /// is gone (``ServerShutdown`` exits a second after the signal anyway).
+    @HostActor
+    static func stop(limiter: ConnectionLimiter) {
+        guard !stopping else { return }
+        stopping = true
+        limiter.stop()
+        logger.notice("stopping: \(sessions.count) session(s) to close")
+        // What was received before the signal is answered, as at the end of a stdio host's input
+        // (SPEC §7): no command starts.
+        for session in sessions.values { session.host.isStopping = true }
+        pump()
+        for session in sessions.values {
+            session.finishBatch()
+            session.end(code: .goingAway, reason: "server stopping")
+        }
+        if sessions.isEmpty { ServerShutdown.exitNow() }
+    }
+
+    func serve(
+        channel: any Channel, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, maxMessageBytes: Int
+    ) async throws {
+        let options = options
+        let makeConfiguration = makeConfiguration
+        let logger = logger
+        let session = await Self.onHost { () -> WebSocketSession in
+            Self.installIdleHook(maxPendingBytes: options.maxPendingBytes, logger: logger)
+            Self.nextID += 1
+            var configuration = makeConfiguration()
+            configuration.limits = options.sessionLimits
+            let host = Host(configuration: configuration)
+            let tap = options.tapSession?(host)
+            let trace = options.traceIncoming
+            if trace != nil || tap != nil {
+                host.engine.tracer = { message in
+                    trace?(message)
+                    tap?.incoming(message)
+                }
+            }
+            let session = WebSocketSession(
+                id: Self.nextID, host: host, maxMessageBytes: maxMessageBytes, channel: channel, tap: tap)
+            host.onExit = { [weak session] _ in session?.end(code: .normalClosure, reason: "exit") }
+            Self.sessions[session.id] = session
+            logger.debug("session \(session.id) opened")
+            // A handshake that completed after the signal: closed as the others.
+            if Self.stopping { session.end(code: .goingAway, reason: "server stopping") }
+            return session
+        }
+        defer {
+            EventLoop.shared.execute {
+                HostActor.assumeIsolated {
+                    session.close()
+                    Self.sessions[session.id] = nil
+                    if Self.stopping, Self.sessions.isEmpty { ServerShutdown.exitNow() }
+                }
+            }
+        }
+        let observe = Self.observer(trace: options.traceOutgoing, tap: session.tap)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await session.writeOutput(to: outbound, observe: observe) }
+            var assembly = MessageAssembly(maxBytes: maxMessageBytes)
+            reading: for try await frame in inbound {
+                switch assembly.add(frame) {
+                case .incomplete:
+                    continue
+                case .text(let bytes):
+                    if Self.inbox.append(session, bytes) {
+                        EventLoop.shared.execute { HostActor.assumeIsolated { Self.pump() } }
+                    }
+                    await session.credit.received()
+                case .refused(let code, let reason):
+                    // What was read before is answered; then the connection closes with `code`.
+                    await Self.onHost {
+                        Self.pump()
+                        session.end(code: code, reason: reason)
+                    }
+                    break reading
+                }
+            }
+            // The page closed: the writer has nothing more to do. A session that ended closes the
+            // connection itself once its output is written.
+            if await Self.onHost({ !session.hasEnded }) { group.cancelAll() }
+        }
+    }
+
+    /// What sees each body written to a session: the trace's and the tap's, if any.
+    static func observer(trace: (@Sendable ([UInt8]) -> Void)?, tap: SessionTap?) -> (@Sendable ([UInt8]) -> Void)? {
+        guard trace != nil || tap != nil else { return nil }
+        return { body in
+            trace?(body)
+            tap?.outgoing(body)
+        }
+    }
+
+    @HostActor static var maxPendingBytes = 16 * 1024 * 1024
+    @HostActor static var logger = Logger(label: "vmhost-web")
+
+    @HostActor
+    static func installIdleHook(maxPendingBytes: Int, logger: Logger) {
+        guard idleHook == nil else { return }
+        self.maxPendingBytes = maxPendingBytes
+        self.logger = logger
+        idleHook = EventLoop.shared.addIdleHook { wakeWriters() }
+    }
+
+    /// Wakes the writer of every session that queued output since the last call: the cost is the
+    /// sessions with output, not every session. Closes a session whose page stopped reading (its
+    /// writer found the socket full) while more than ``maxPendingBytes`` of replies and events
+    /// waited for it; a page that reads is sent every reply, however large.
+    @HostActor
+    static func wakeWriters() {
+        guard !withOutput.isEmpty else { return }
+        let listed = withOutput
+        withOutput.removeAll(keepingCapacity: listed.count <= 1024)
+        for session in listed {
+            session.hasOutputListed = false
+            guard !session.closed else { continue }
+            if let end = session.endCode {
+                // Everything the session owes is queued by now: the writer writes it and closes.
+                session.ending.withLock { $0 = end }
+                session.wake.yield()
+                continue
+            }
+            guard session.queue.pendingCount > 0 else { continue }
+            if session.queue.pendingPlainBytes > maxPendingBytes, session.stalled.load(ordering: .relaxed) {
+                logger.warning("session \(session.id): its page stopped reading with more than \(maxPendingBytes) bytes of output waiting; closing it")
+                session.close()
+                session.channel.close(promise: nil)
+                continue
+            }
+            session.wake.yield()
+        }
+    }
+}
