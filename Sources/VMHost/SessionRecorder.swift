@@ -542,12 +542,15 @@ extension SessionRecorder {
 
         // MARK: The app's lines
 
-        /// An app's line: known secrets as placeholders, placeholders kept.
+        /// An app's line: known secrets as placeholders, placeholders kept; a text holding a
+        /// secret inside it is not kept: `"$secret:NAME:inside"` stands for it.
         mutating func appLineForm(_ value: JSON) -> JSON {
             switch value {
             case .string(let text):
                 if text.hasPrefix("$secret:") { return value }
-                return secrets.known(text).map { .string($0) } ?? value
+                if let placeholder = secrets.known(text) { return .string(placeholder) }
+                if let name = secrets.nameInside(text) { return .string("$secret:\(name):inside") }
+                return value
             case .array(let elements):
                 return .array(elements.map { appLineForm($0) })
             case .object(let object):
@@ -626,11 +629,14 @@ struct SecretBook {
     }
 
     /// Whether `text` holds a secret of four or more characters inside it.
-    func isInside(_ text: String) -> Bool {
-        secrets.contains { secret in
+    func isInside(_ text: String) -> Bool { nameInside(text) != nil }
+
+    /// The name of a secret of four or more characters that `text` holds inside it, if any.
+    func nameInside(_ text: String) -> String? {
+        secrets.first { secret in
             secret.longest.count >= 4 && text.unicodeScalars.count > secret.longest.count
                 && text.contains(String(String.UnicodeScalarView(secret.longest)))
-        }
+        }?.name
     }
 
     /// `$secret:password (6 characters, from password), …` for the secrets a replay needs (or

@@ -118,9 +118,13 @@ def test_secrets_never_reach_the_recording_and_it_still_replays(tmp_path):
         secrets_sent(recorded_message, message, secrets)
     for secret in SECRETS:
         assert secret in secrets.values(), secret
-    # The phone is no secret: it stays, and the code in the backend's request is the same placeholder.
+    # The phone is no secret: it stays as it was sent. The code in the backend's request is the same
+    # placeholder; the phone beside it holds the code (…123456…) inside it, so the app's line masks
+    # it too (a recorded body matches any text there).
     code = next(name for name, value in secrets.items() if value == "123456")
-    assert f'"phone":"13912345678","code":"$secret:{code}:6"' in text
+    assert {"vm": "login", "input": "phone", "value": "13912345678"} in \
+        [message.get("params") for message in recorded if isinstance(message, dict)]
+    assert f'"phone":"$secret:{code}:inside","code":"$secret:{code}:6"' in text
     replays(path, secrets)
     replays(path, secrets, offline=True)
 
@@ -210,8 +214,8 @@ class Backend:
                 if self.path == "/auth/login":
                     if body.get("password") == "http-pw-5150":
                         reply["data"] = {"token": "http-token-0042"}
-                    else:
-                        reply = {"code": "1001", "msg": "密码错误"}
+                    else:  # a server that says what it was sent: the recording must not
+                        reply = {"code": "1001", "msg": f"密码 {body.get('password')} 错误"}
                 elif self.path.startswith("/products"):
                     if sum(1 for c in calls if c[1].startswith("/products")) == 1:
                         status, reply = 502, {"code": "502", "msg": "Bad Gateway"}
@@ -261,7 +265,12 @@ def test_a_session_recorded_against_an_http_backend_replays_with_none(tmp_path):
     assert len(server.calls) == 4
     text = path.read_text(encoding="utf-8")
     for secret in ("wrong-pw-1", "http-pw-5150", "http-token-0042"):
-        assert secret not in text
+        assert secret not in text, secret
+    # The server's message held the password: "$any" where the host wrote it.
+    failures = [line["expect"] for line in read(path) if "expect" in line and "error" in line["expect"]]
+    assert failures[0]["error"]["message"] == "$any" and failures[0]["error"]["data"]["message"] == "$any"
+    login = [line["backend"] for line in read(path) if "backend" in line][0]
+    assert login["error"]["message"] == "$secret:password:inside"
     first = read(path)[0]
     assert first["args"] == [*MANUAL, "--backend", server.url]
     assert first["offlineArgs"] == [*MANUAL, "--backend", "recorded:$transcript"]
