@@ -99,22 +99,21 @@ public final class SessionRecorder: Sendable {
     public func attach(to host: Host, secretMembers: Set<String>) {
         configure(for: host, secretMembers: secretMembers)
         let previous = host.engine.tracer
-        host.engine.tracer = { [weak host] message in
+        host.engine.tracer = { message in
             previous?(message)
-            self.incoming(message, hostHasShutDown: host?.hasShutDown ?? false)
+            self.incoming(message)
         }
     }
 
     /// Takes `host`'s redaction and the app's secret members, for a transport that feeds
-    /// ``incoming(_:hostHasShutDown:)`` itself.
+    /// ``incoming(_:)`` itself.
     @HostActor
     public func configure(for host: Host, secretMembers: Set<String>) {
         configure(redaction: host.redaction(secretMembers: secretMembers), secretMembers: secretMembers)
     }
 
-    /// Records a message the client sent (as the engine parsed it). `hostHasShutDown`: whether the
-    /// host had accepted `shutdown` before it (an `exit` then ends with status 0, else 1).
-    public func incoming(_ message: JSON, hostHasShutDown: Bool) {
+    /// Records a message the client sent (as the engine parsed it).
+    public func incoming(_ message: JSON) {
         state.withLock { state in
             guard state.accepting, state.exitStatus == nil else { return }
             if case .object(let object) = message, object.count == 1, case .int(let size)? = object["unparsable"] {
@@ -126,7 +125,7 @@ public final class SessionRecorder: Sendable {
                 return
             }
             state.write(["send": state.sendForm(message)])
-            if Self.isExitNotification(message) { state.exitStatus = hostHasShutDown ? 0 : 1 }
+            state.noteRequests(in: message)
         }
     }
 
@@ -135,19 +134,42 @@ public final class SessionRecorder: Sendable {
         guard let message = try? JSON.parse(body) else { return }
         state.withLock { state in
             guard state.accepting else { return }
+            state.noteResponses(in: message)
             state.write(["expect": state.expectForm(message)])
         }
     }
 
     /// The input has ended (EOF, a closed connection, or as the host ends for a signal or a closed
-    /// output, said in `comment`): a `close` step, unless the client sent `exit`. What the host
+    /// output, said in `comment`): a `close` step, unless the host exited on `exit`. What the host
     /// writes afterwards is still recorded.
-    public func inputEnded(comment: String? = nil) {
+    ///
+    /// `cancellingPending`: the host cancels the requests it has not answered yet, where on stdio
+    /// the end of input lets them run (a closed connection, a signal, a closed output). A
+    /// `$/cancelRequest` for each then stands before the `close`, so that a replay cancels them
+    /// too. (A command sent as a notification cannot be cancelled that way: it runs in a replay.)
+    public func inputEnded(comment: String? = nil, cancellingPending: Bool = false) {
         state.withLock { state in
             guard state.accepting, !state.closed, state.exitStatus == nil else { return }
             if let comment { state.write(["comment": .string(comment)]) }
+            if cancellingPending, !state.pending.isEmpty {
+                state.write(["comment": .string(
+                    "The host cancelled \(state.pending.count) request(s) not answered yet here; a replay cancels them with $/cancelRequest, since the end of its input would let them run (protocol/SPEC.md §7).")])
+                for id in state.pending {
+                    let cancel: JSON = ["jsonrpc": "2.0", "method": "$/cancelRequest", "params": ["id": id]]
+                    state.write(["send": state.sendForm(cancel)])
+                }
+            }
             state.write(["close": true])
             state.closed = true
+        }
+    }
+
+    /// The host exits on `exit` with `status`: the recording ends with an `exit` step instead of
+    /// `close`.
+    public func exited(status: Int32) {
+        state.withLock { state in
+            guard state.accepting, !state.closed, state.exitStatus == nil else { return }
+            state.exitStatus = Int(status)
         }
     }
 
@@ -157,7 +179,7 @@ public final class SessionRecorder: Sendable {
         state.withLock { $0.endHooks.append(body) }
     }
 
-    /// Ends the recording: what ``onEnd(_:)`` adds, the `exit` step if the client sent `exit`, a
+    /// Ends the recording: what ``onEnd(_:)`` adds, the `exit` step if the host exited on `exit`, a
     /// comment naming the secrets a replay needs, and the file is closed. Later calls record nothing.
     @HostActor
     public func finish() {
@@ -290,11 +312,6 @@ public final class SessionRecorder: Sendable {
         }
         return kept
     }
-
-    static func isExitNotification(_ message: JSON) -> Bool {
-        guard case .object(let object) = message, object["method"] == "exit", object["id"] == nil else { return false }
-        return true
-    }
 }
 
 // MARK: - The state and the forms of lines
@@ -308,8 +325,12 @@ extension SessionRecorder {
         var headerWritten = false
         /// A `close` step was written.
         var closed = false
-        /// The client sent `exit`: the status the host then ends with.
+        /// The host exits on `exit`, with this status.
         var exitStatus: Int?
+        /// The ids of the requests read and not answered yet, in the order they were read (at most
+        /// ``maxPending``: a batch refused whole is answered with no id, and its ids stay).
+        var pending: [JSON] = []
+        static let maxPending = 10_000
         var finished = false
         var writeFailed = false
         var redaction = Redaction(plainInputs: [], secretInputs: [])
@@ -354,6 +375,41 @@ extension SessionRecorder {
                     return
                 }
                 offset += written
+            }
+        }
+
+        // MARK: Requests not answered yet
+
+        /// The ids of the requests in `message` (one, or a batch's), as pending.
+        mutating func noteRequests(in message: JSON) {
+            switch message {
+            case .array(let elements):
+                for element in elements { noteRequests(in: element) }
+            case .object(let object):
+                guard object["method"]?.stringValue != nil, let id = object["id"] else { return }
+                switch id {
+                case .string, .int, .double:
+                    if pending.count >= Self.maxPending { pending.removeFirst() }
+                    pending.append(id)
+                default: return  // an id the host refuses (-32600): answered at once
+                }
+            default:
+                return
+            }
+        }
+
+        /// The requests `message` answers (one response, or a batch's) are no longer pending.
+        mutating func noteResponses(in message: JSON) {
+            switch message {
+            case .array(let elements):
+                for element in elements { noteResponses(in: element) }
+            case .object(let object):
+                guard object["result"] != nil || object["error"] != nil, let id = object["id"],
+                    let index = pending.firstIndex(of: id)
+                else { return }
+                pending.remove(at: index)
+            default:
+                return
             }
         }
 

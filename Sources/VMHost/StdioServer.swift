@@ -286,7 +286,7 @@ enum ServerLifecycle {
         exiting = true
         logger.debug("exiting (\(reason))")
         EventLoop.shared.stopWatchingInput()
-        endRecording(reason: reason)
+        endRecording(reason: reason, code: code)
         host?.cancelEverything()
         writer?.flush()
         if let queue = host?.outputQueue {

@@ -5,14 +5,17 @@ with no backend; the password and the token are nowhere in the recording; and a 
 (a smaller catalogue) fails the replay at the line where the page saw the second page."""
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import websocket
 from selenium.webdriver.common.by import By
 
-from conftest import ROOT, WebServer
+from conftest import ROOT, WebServer, web_binary
 from page import DemoPage
+from test_transport import call, connect, send
 
 PASSWORD = "123456"  # the demo account's (protocol/backend.md), typed into the page
 
@@ -83,3 +86,105 @@ def test_a_session_recorded_from_the_web_demo_replays_with_and_without_a_backend
     assert done.returncode == 1
     assert f"FAIL {changed}:{where}: $.params." in done.stdout, done.stdout
     assert PASSWORD not in done.stdout
+
+
+# -- The recording of a session over WebSocket, without a browser ---------------------------------
+
+def recorded(web, count=1):
+    """The paths of the next `count` recordings the server finished, from its log."""
+    return [Path(web.wait_for_log(r"recorded a session to (\S+)").group(1)) for _ in range(count)]
+
+
+def steps_of(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_each_session_is_a_file_of_its_own_with_the_options_vmhost_takes(tmp_path):
+    folder = tmp_path / "recordings"
+    web = WebServer("--clock", "manual", "--test-controls", "--record", str(folder), "--token", "t0k-web",
+                    "--max-view-models", "5", "--http-timeout-ms", "20000")
+    try:
+        first = connect(web, header=["Authorization: Bearer t0k-web"])
+        second = connect(web, header=["Authorization: Bearer t0k-web"])
+        assert call(first, "vm.create", {"kind": "ProductList", "id": "one"})["result"]["vm"] == "one"
+        assert call(second, "vm.create", {"kind": "Login", "id": "two"})["result"]["vm"] == "two"
+        first.close()
+        second.close()
+        paths = sorted(recorded(web, 2))
+    finally:
+        web.stop()
+    assert paths == [folder / "session-1.jsonl", folder / "session-2.jsonl"]
+    for path, kind in zip(paths, ["ProductList", "Login"]):
+        lines = steps_of(path)
+        # The web server's own options are not vmhost's; the token is nowhere.
+        assert lines[0]["args"] == ["--clock", "manual", "--test-controls"]
+        assert "t0k-web" not in path.read_text(encoding="utf-8")
+        assert any("--max-view-models" in line.get("comment", "") for line in lines)
+        assert lines[-1] == {"close": True} or {"close": True} in lines
+        assert any(line.get("send", {}).get("params", {}).get("kind") == kind for line in lines)
+        done = replay(str(path))
+        assert done.returncode == 0, done.stdout
+
+
+def test_a_page_closed_with_a_request_in_flight_replays_by_cancelling_it(tmp_path):
+    """On the system clock the end of a stdio host's input lets a command run (SPEC §7), where a
+    closed page cancelled it: the recording cancels it with $/cancelRequest before its `close`."""
+    folder = tmp_path / "recordings"
+    web = WebServer("--test-controls", "--record", str(folder))
+    try:
+        ws = connect(web)
+        assert call(ws, "control.backend.latency", {"ms": 60_000})["result"] == {}
+        assert call(ws, "vm.create", {"kind": "ProductList", "id": "p"}, id=2)["result"]["vm"] == "p"
+        assert call(ws, "vm.subscribe", {"vm": "p", "outputs": ["isRefreshing"]}, id=3)["result"]
+        send(ws, "vm.send", {"vm": "p", "input": "refresh"}, id="r")
+        assert json.loads(ws.recv())["params"]["values"] == {"isRefreshing": True}
+        ws.close()
+        (path,) = recorded(web)
+    finally:
+        web.stop()
+    lines = steps_of(path)
+    steps = [line for line in lines if "comment" not in line and "backend" not in line]
+    close = steps.index({"close": True})
+    assert steps[close - 1] == {"send": {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "r"}}}
+    assert steps[-1]["expect"]["id"] == "r" and steps[-1]["expect"]["error"]["code"] == -32800
+    assert any("system clock" in line.get("comment", "") for line in lines)
+    for offline in ([], ["--offline"]):
+        done = replay(*offline, str(path))
+        assert done.returncode == 0, done.stdout
+
+
+def test_a_session_ended_by_exit_or_by_the_server_stopping_replays(tmp_path):
+    folder = tmp_path / "recordings"
+    web = WebServer("--clock", "manual", "--test-controls", "--record", str(folder))
+    try:
+        leaving = connect(web)
+        assert call(leaving, "shutdown")["result"] is None
+        send(leaving, "exit")
+        staying = connect(web)
+        assert call(staying, "ping", id=2)["result"] == {}
+        exited = recorded(web)[0]
+        web.process.send_signal(signal.SIGTERM)
+        # The page reads until the server closes its session (1001) and answers the close.
+        while staying.recv_data_frame(True)[0] != websocket.ABNF.OPCODE_CLOSE:
+            pass
+        stopped = recorded(web)[0]
+        assert web.process.wait(20) == 0
+    finally:
+        web.stop()
+    assert steps_of(exited)[-1] == {"exit": 0}
+    lines = steps_of(stopped)
+    assert lines[-1] == {"close": True}
+    assert "server stopping" in lines[-2]["comment"]
+    for path in (exited, stopped):
+        done = replay(str(path))
+        assert done.returncode == 0, done.stdout
+
+
+def test_a_recording_folder_that_cannot_be_made_ends_the_server_at_start(tmp_path):
+    taken = tmp_path / "file"
+    taken.write_text("", encoding="utf-8")
+    done = subprocess.run([web_binary(), "--listen", "127.0.0.1:0", "--record", str(taken)],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    assert done.returncode == 2
+    assert "not a directory" in done.stderr
+

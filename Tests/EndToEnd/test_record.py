@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -163,6 +164,45 @@ def test_exit_replays_with_its_status(tmp_path, shutdown, status):
     assert {"exit": status} in steps
     assert steps[steps.index({"exit": status}) - 1] == {"send": {"jsonrpc": "2.0", "method": "exit"}}
     replays(path)
+
+
+def test_exit_sent_with_an_id_replays_with_its_status(tmp_path):
+    """`exit` as a request is answered, then the host exits (1 without `shutdown`): an `exit` step."""
+    path = tmp_path / "session.jsonl"
+    with HostProcess("--record", str(path), *MANUAL) as host:
+        assert host.request("exit").result is None
+        assert host.read_all() == []
+        assert host.close() == 1
+    steps = [line for line in read(path) if "comment" not in line]
+    assert steps[-3:] == [{"send": {"jsonrpc": "2.0", "id": 1, "method": "exit"}},
+                          {"expect": {"jsonrpc": "2.0", "id": 1, "result": None}}, {"exit": 1}]
+    replays(path)
+
+
+def test_a_signal_with_a_request_in_flight_replays_by_cancelling_it(tmp_path):
+    """On the system clock the end of input lets a command run to its end (SPEC §7), where a signal
+    cancelled it: the recording cancels it with $/cancelRequest before it ends the input."""
+    path = tmp_path / "session.jsonl"
+    with HostProcess("--record", str(path), "--test-controls") as host:
+        host.request("control.backend.latency", {"ms": 60_000})
+        host.request("vm.create", {"kind": "ProductList", "id": "p"})
+        host.request("vm.subscribe", {"vm": "p", "outputs": ["isRefreshing"]})
+        host.send({"jsonrpc": "2.0", "id": "r", "method": "vm.send", "params": {"vm": "p", "input": "refresh"}})
+        assert host.read_message()["params"]["values"] == {"isRefreshing": True}
+        host.process.send_signal(signal.SIGTERM)
+        messages = host.read_all()
+        assert messages[-1]["id"] == "r" and messages[-1]["error"]["code"] == -32800
+        assert host.close() == 0
+    lines = read(path)
+    steps = [line for line in lines if "comment" not in line and "backend" not in line]
+    close = steps.index({"close": True})
+    assert steps[close - 1] == {"send": {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "r"}}}
+    assert steps[-1]["expect"]["id"] == "r" and steps[-1]["expect"]["error"]["code"] == -32800
+    assert any("signal" in line.get("comment", "") for line in lines)
+    assert [(b["method"], b["path"], b.get("cancelled")) for b in (line["backend"] for line in lines if "backend" in line)] \
+        == [("GET", "/products?page=1&pageSize=20", True)]
+    replays(path)
+    replays(path, offline=True)
 
 
 def test_a_frame_that_is_not_json_is_replaced_by_a_stand_in(tmp_path):

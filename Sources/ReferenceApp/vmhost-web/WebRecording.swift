@@ -80,14 +80,21 @@ final class WebRecording {
         recorder.configure(for: host, secretMembers: secretMembers)
         VMHostWebCommand.writeStderr("vmhost-web: recording a session to \(path)\n")
         return SessionTap(
-            incoming: { [weak host] message in recorder.incoming(message, hostHasShutDown: host?.hasShutDown ?? false) },
+            incoming: { message in recorder.incoming(message) },
             outgoing: { body in recorder.outgoing(body) },
-            ending: { reason in
-                recorder.inputEnded(comment: "The session ended (\(reason)): on stdio, the end of input.")
+            ending: { [weak host] reason in
+                if reason == "exit" {
+                    // The session ends on `exit` as a stdio host exits: 0 after `shutdown`, else 1.
+                    recorder.exited(status: host?.hasShutDown == true ? 0 : 1)
+                } else {
+                    recorder.inputEnded(
+                        comment: "The session was ended here (\(reason)); a replay ends the input instead.",
+                        cancellingPending: true)
+                }
             },
             closing: { unwritten in
                 for body in unwritten { recorder.outgoing(body) }
-                recorder.inputEnded()
+                recorder.inputEnded(comment: "The page closed its session here.", cancellingPending: true)
             },
             closed: { cancelled in
                 for body in cancelled { recorder.outgoing(body) }
