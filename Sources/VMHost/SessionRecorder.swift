@@ -188,23 +188,17 @@ public final class SessionRecorder: Sendable {
             return state.finished ? [] : state.endHooks
         }
         for hook in hooks { hook() }
+        state.withLock { state in state.end() }
+    }
+
+    /// Ends the recording from any thread when the process exits before the session ended (a
+    /// server whose time to close its sessions ran out): `comment`, the secrets a replay needs,
+    /// and the file is closed. What ``onEnd(_:)`` would add is not written.
+    public func cutShort(comment: String) {
         state.withLock { state in
             guard !state.finished else { return }
-            if let status = state.exitStatus { state.write(["exit": .int(Int64(status))]) }
-            let needed = state.secrets.summary(needed: true)
-            if !needed.isEmpty {
-                state.write(["comment": .string(
-                    "Secrets a replay needs (never written here): " + needed
-                        + ". Give each as VMHOST_SECRET_<NAME> in the environment, or in a JSON file {\"NAME\": \"value\"} passed with --secrets.")])
-            }
-            let masked = state.secrets.summary(needed: false)
-            if !masked.isEmpty {
-                state.write(["comment": .string(
-                    "Secrets masked in the app's lines only, which a replay does not need: " + masked + ".")])
-            }
-            if !state.headerWritten { state.writeHeader() }
-            state.finished = true
-            close(state.fd)
+            state.write(["comment": .string(comment)])
+            state.end()
         }
     }
 
@@ -346,6 +340,26 @@ extension SessionRecorder {
         }
 
         var accepting: Bool { !finished && !writeFailed }
+
+        /// The last lines: the `exit` step if the host exited on `exit`, the secrets a replay
+        /// needs; then the file is closed.
+        mutating func end() {
+            guard !finished else { return }
+            if let status = exitStatus { write(["exit": .int(Int64(status))]) }
+            let needed = secrets.summary(needed: true)
+            if !needed.isEmpty {
+                write(["comment": .string(
+                    "Secrets a replay needs (never written here): " + needed
+                        + ". Give each as VMHOST_SECRET_<NAME> in the environment, or in a JSON file {\"NAME\": \"value\"} passed with --secrets.")])
+            }
+            let masked = secrets.summary(needed: false)
+            if !masked.isEmpty {
+                write(["comment": .string("Secrets masked in the app's lines only, which a replay does not need: " + masked + ".")])
+            }
+            if !headerWritten { writeHeader() }
+            finished = true
+            close(fd)
+        }
 
         mutating func writeHeader() {
             headerWritten = true

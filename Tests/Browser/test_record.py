@@ -188,3 +188,22 @@ def test_a_recording_folder_that_cannot_be_made_ends_the_server_at_start(tmp_pat
     assert done.returncode == 2
     assert "not a directory" in done.stderr
 
+
+def test_a_session_the_server_could_not_close_in_time_still_ends_its_recording(tmp_path):
+    """A second signal ends the server at once (SPEC §12), before a page that never answers the
+    close has let its session end: the recording says where it was cut, and still replays."""
+    folder = tmp_path / "recordings"
+    web = WebServer("--clock", "manual", "--test-controls", "--record", str(folder))
+    try:
+        silent = connect(web)
+        assert call(silent, "ping")["result"] == {}
+        web.process.send_signal(signal.SIGTERM)
+        web.process.send_signal(signal.SIGINT)
+        assert web.process.wait(20) == 0
+    finally:
+        web.stop()
+    (path,) = folder.glob("session-*.jsonl")
+    lines = steps_of(path)
+    assert "exited here before the session ended" in lines[-1]["comment"]
+    done = replay(str(path))
+    assert done.returncode == 0, done.stdout

@@ -157,6 +157,13 @@ enum VMHostWebCommand {
             }
         }
         transport.tapSession = { host in recording.value?.tap(host) }
+        if let recording = recording.value {
+            let flushTrace = transport.beforeExit
+            transport.beforeExit = {
+                flushTrace?()
+                recording.cutShort()
+            }
+        }
         let listenHost = transport.host
         let token = transport.token
         if token == nil, ["0.0.0.0", "::", "0:0:0:0:0:0:0:0"].contains(listenHost) {

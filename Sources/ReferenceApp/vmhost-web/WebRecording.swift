@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import AppComposition
+import Synchronization
 import VMHost
 import VMHostWebSocket
 
@@ -21,6 +22,9 @@ final class WebRecording {
     /// The recorder of the session whose configuration was made last and whose host is not
     /// tapped yet: the transport makes the host from it and asks for its tap in one turn.
     private var pending: (recorder: SessionRecorder, path: String)?
+    /// The recordings of the sessions open, by number: what ``cutShort()`` ends.
+    private nonisolated let open = Mutex<[Int: SessionRecorder]>([:])
+    private var opened = 0
 
     /// The options that `vmhost` takes besides those that make a recording or a trace: those of a
     /// recording's `args` line.
@@ -73,11 +77,22 @@ final class WebRecording {
         return configuration
     }
 
+    /// Ends the recordings of the sessions still open, from any thread: the process exits before
+    /// they ended (a page that did not answer the close within the time a signal leaves).
+    nonisolated func cutShort() {
+        for recorder in open.withLock({ $0.values }) {
+            recorder.cutShort(comment: "The server exited here before the session ended; what came after is not recorded.")
+        }
+    }
+
     /// What records the traffic of `host`'s session.
     func tap(_ host: Host) -> SessionTap? {
         guard let (recorder, path) = pending else { return nil }
         pending = nil
         recorder.configure(for: host, secretMembers: secretMembers)
+        opened += 1
+        let number = opened
+        open.withLock { $0[number] = recorder }
         VMHostWebCommand.writeStderr("vmhost-web: recording a session to \(path)\n")
         return SessionTap(
             incoming: { message in recorder.incoming(message) },
@@ -96,9 +111,10 @@ final class WebRecording {
                 for body in unwritten { recorder.outgoing(body) }
                 recorder.inputEnded(comment: "The page closed its session here.", cancellingPending: true)
             },
-            closed: { cancelled in
+            closed: { [weak self] cancelled in
                 for body in cancelled { recorder.outgoing(body) }
                 recorder.finish()
+                self?.open.withLock { $0[number] = nil }
                 VMHostWebCommand.writeStderr("vmhost-web: recorded a session to \(path)\n")
             })
     }
