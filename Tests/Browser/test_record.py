@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import websocket
 from selenium.webdriver.common.by import By
 
@@ -31,9 +32,12 @@ def replay(*args: str) -> "subprocess.CompletedProcess[str]":
                           capture_output=True, text=True, env=env, timeout=120)
 
 
-def test_a_session_recorded_from_the_web_demo_replays_with_and_without_a_backend(browser, tmp_path):
+@pytest.mark.parametrize("clock", [["--clock", "manual"], []], ids=["manual-clock", "system-clock"])
+def test_a_session_recorded_from_the_web_demo_replays_with_and_without_a_backend(browser, tmp_path, clock):
+    """Recorded on the manual clock as the suite runs, and on the system clock as
+    `scripts/web-demo.sh --record DIR` does (nothing in this session depends on time)."""
     folder = tmp_path / "recordings"
-    web = WebServer("--clock", "manual", "--test-controls", "--record", str(folder))
+    web = WebServer(*clock, "--test-controls", "--record", str(folder))
     try:
         page = DemoPage(browser, web)
         page.log_in()  # types the account and the password, submits, shows the first page
@@ -67,8 +71,9 @@ def test_a_session_recorded_from_the_web_demo_replays_with_and_without_a_backend
     text = recording.read_text(encoding="utf-8")
     assert PASSWORD not in text and "demo-token" not in text
     lines = [json.loads(line) for line in text.splitlines()]
-    assert lines[0]["args"] == ["--clock", "manual", "--test-controls"]
+    assert lines[0]["args"] == [*clock, "--test-controls"]
     assert any("backend" in line for line in lines)
+    assert any("system clock" in line.get("comment", "") for line in lines) == (clock == [])
 
     done = replay(str(recording))
     assert done.returncode == 0 and f"PASS {recording}" in done.stdout, done.stdout
