@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -438,3 +439,20 @@ def test_a_session_recorded_from_the_demo_replays(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=120, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
         assert f"PASS {recording}" in done.stdout
+
+
+def test_the_demo_says_how_to_replay_its_recording(tmp_path: Path) -> None:
+    """On quitting, the demo names the recording and the secrets its replay needs, never their values."""
+    from vmhost.demo.app import replay_hint
+
+    recording = tmp_path / "demo.jsonl"
+    recording.write_text("\n".join(json.dumps(line) for line in [
+        {"args": []},
+        {"send": {"jsonrpc": "2.0", "id": 1, "method": "vm.send",
+                  "params": {"vm": "vm1", "input": "password", "value": "$secret:password_2:6"}}},
+        {"expect": {"jsonrpc": "2.0", "id": 1, "result": {}}},
+    ]) + "\n", encoding="utf-8")
+    hint = replay_hint(str(recording))
+    assert f"VMHOST_SECRET_PASSWORD_2=… python3 -m vmhost.replay {recording}" in hint
+    assert "--offline" in hint
+    assert replay_hint(str(tmp_path / "missing.jsonl")).count("VMHOST_SECRET_") == 0

@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from .. import (KEEP_STDERR, CommandFailed, Host, HostExited, InputDisabled, RequestCancelled,
                RPCError, ViewModel)
 from ..host import PendingCommand
+from ..replay import Transcript
 
 SPINNER = "|/-\\"
 GONE = object()  # the origin of what a closed screen's view-model says
@@ -124,6 +125,18 @@ def recording_of(options: List[str]) -> Optional[str]:
         elif option.startswith("--record="):
             found = option.split("=", 1)[1]
     return found
+
+
+def replay_hint(recorded: str) -> str:
+    """How to replay the recording at *recorded*, naming the secrets it needs (never their values)."""
+    try:
+        names = Transcript.load(recorded).secret_names()
+    except (OSError, ValueError):
+        names = []
+    given = " ".join(f"VMHOST_SECRET_{name.upper()}=…" for name in names)
+    return (f"vmhost.demo: the session is recorded in {recorded}; replay it with\n"
+            f"  {given + ' ' if given else ''}python3 -m vmhost.replay {recorded}\n"
+            f"(add --offline to replay it with no backend, from the answers it recorded)\n")
 
 
 def text_width(text: str) -> int:
@@ -853,7 +866,5 @@ def main(argv: Optional[List[str]] = None) -> int:
         host.close()
         recorded = recording_of(options)
         if recorded and os.path.exists(recorded):
-            sys.stderr.write(f"vmhost.demo: the session is recorded in {recorded}; replay it with\n"
-                             f"  VMHOST_SECRET_PASSWORD=… python3 -m vmhost.replay {recorded}\n"
-                             f"(the secrets it needs are named in its last lines)\n")
+            sys.stderr.write(replay_hint(recorded))
     return 0
