@@ -96,6 +96,10 @@ public struct Server: Sendable {
             abstract: "Append every message in and out to FILE as NDJSON {t, dir, msg}.",
             discussion: "The values of inputs declared secret (passwords, SMS codes) and secret members such as tokens are written as \"***\" (protocol/SPEC.md §8). A FIFO must have a reader when the host starts."),
         OptionSpec(
+            "record", value: "FILE",
+            abstract: "Write the session to FILE as a conformance transcript that a replay repeats.",
+            discussion: "Every message sent and written, secrets as placeholders a replay fills (protocol/conformance/README.md, Recordings). Replay it with python3 -m vmhost.replay FILE."),
+        OptionSpec(
             "log-level", value: "log-level", choices: Logger.Level.allCases.map(\.rawValue), defaultValue: "warning",
             abstract: "Least severe log level written to stderr: trace, debug, info, notice, warning, error or critical."),
         OptionSpec(
@@ -266,6 +270,8 @@ public struct ServerSettings: Sendable {
     public var manualClock: Bool
     public var testControls: Bool
     public var tracePath: String?
+    /// `--record`: the recording's file (a folder of them for a transport of many sessions).
+    public var recordPath: String?
     public var logLevel: Logger.Level
     public var maxMessageBytes: Int
 
@@ -274,6 +280,7 @@ public struct ServerSettings: Sendable {
         manualClock = parsed.value("clock") == "manual"
         testControls = parsed.flag("test-controls")
         tracePath = parsed.value("trace")
+        recordPath = parsed.value("record")
         logLevel = Logger.Level(rawValue: parsed.value("log-level") ?? "warning")!
         maxMessageBytes = try parsed.integer("max-message-bytes") ?? Self.defaultMaxMessageBytes
         guard maxMessageBytes >= 64 else {

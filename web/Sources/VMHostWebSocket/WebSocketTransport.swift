@@ -60,6 +60,8 @@ public enum WebSocketTransport {
         public var traceOutgoing: (@Sendable ([UInt8]) -> Void)?
         /// Runs once before the process exits after a signal (flushing a trace).
         public var beforeExit: (@Sendable () -> Void)?
+        /// A tap of each session's traffic (a recording), asked for when the session's host is made.
+        public var tapSession: (@HostActor @Sendable (Host) -> SessionTap?)?
 
         public init() {}
     }

@@ -52,7 +52,11 @@ enum VMHostWebCommand {
         OptionSpec(
             "static", value: "DIR",
             abstract: "The folder served at / (default: the checkout's clients folder, found from the working directory or from the executable's path; / then opens the web demo, /web/demo/)."),
-    ] + Server.standardOptions.filter { $0.name != "framing" } + ReferenceApp.configuration.options
+        OptionSpec(
+            "record", value: "DIR",
+            abstract: "Record every session to a file of its own in DIR (session-1.jsonl, ...), a transcript that vmhost replays.",
+            discussion: "DIR is made when missing. Replay a session with python3 -m vmhost.replay DIR/session-1.jsonl (protocol/conformance/README.md, Recordings)."),
+    ] + Server.standardOptions.filter { $0.name != "framing" && $0.name != "record" } + ReferenceApp.configuration.options
         + Server.closingOptions
 
     static func main() async {
@@ -136,6 +140,30 @@ enum VMHostWebCommand {
             transport.traceOutgoing = { body in trace.recordOutgoing(body) }
             transport.beforeExit = { trace.flush(nanoseconds: 200_000_000) }
         }
+        if let directory = settings.recordPath {
+            do throws(SessionRecorder.RecordingError) {
+                try SessionRecorder.prepare(directory: directory)
+            } catch {
+                writeStderr("vmhost-web: \(error)\n")
+                exit(2)
+            }
+        }
+        let recorded = WebRecording.recordedArguments(parsed)
+        let recording = await onHostThread { () -> WebRecording? in
+            settings.recordPath.map {
+                WebRecording(
+                    directory: $0, arguments: recorded.arguments, comments: recorded.comments, manualClock: settings.manualClock,
+                    secretMembers: ReferenceApp.configuration.secretMembers)
+            }
+        }
+        transport.tapSession = { host in recording.value?.tap(host) }
+        if let recording = recording.value {
+            let flushTrace = transport.beforeExit
+            transport.beforeExit = {
+                flushTrace?()
+                recording.cutShort()
+            }
+        }
         let listenHost = transport.host
         let token = transport.token
         if token == nil, ["0.0.0.0", "::", "0:0:0:0:0:0:0:0"].contains(listenHost) {
@@ -146,7 +174,10 @@ enum VMHostWebCommand {
             try await WebSocketTransport.run(
                 options: transport, logger: logger,
                 // Each connection its own login (and so its own token) over the shared backend client.
-                makeConfiguration: { app.value.connectionHost() },
+                makeConfiguration: {
+                    let make = { app.value.connectionHost() }
+                    return recording.value?.configuration(make) ?? make()
+                },
                 onListening: { port in
                     let query = token == nil ? "" : "?token=…"
                     // An IPv6 address is written in brackets, as in a URL (RFC 3986).
