@@ -185,7 +185,7 @@ def strip_swift(text: str, keep_strings: bool = False) -> str:
     return "\n".join("" if re.match(r"\s*#(if|elseif|else|endif)\b", line) else line for line in lines)
 
 
-TOKEN = re.compile(r"@\w+|\w+|\S")
+TOKEN = re.compile(r"@\w+|`\w+`|\w+|\S")
 
 
 def is_class_declaration(tokens: list[tuple[str, int]], i: int) -> bool:
@@ -264,7 +264,7 @@ def scan(module: str, path: str, text: str, result: Scan) -> None:
                 pending, spi_pending = [], False
         elif token in DECL_KEYWORDS and not (i > 0 and tokens[i - 1][0] == "."):
             following = tokens[i + 1][0] if i + 1 < len(tokens) else ""
-            name = following if re.match(r"\w", following) else token
+            name = following.strip("`") if re.match(r"`?\w", following) else token
             access = next((m for m in pending if m in ACCESS), None)
             spi = spi_pending or scope.spi
             if access is not None:
