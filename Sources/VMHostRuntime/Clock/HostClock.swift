@@ -22,7 +22,8 @@ public protocol HostClock: AnyObject, Sendable {
 /// A scheduled action of a ``HostClock``.
 public struct ClockTimer: Hashable, Sendable {
     let raw: UInt64
-    public init(raw: UInt64) { self.raw = raw }
+    /// The timer numbered `raw` by its clock.
+    package init(raw: UInt64) { self.raw = raw }
 }
 
 @HostActor
