@@ -264,7 +264,10 @@ def scan(module: str, path: str, text: str, result: Scan) -> None:
                 pending, spi_pending = [], False
         elif token in DECL_KEYWORDS and not (i > 0 and tokens[i - 1][0] == "."):
             following = tokens[i + 1][0] if i + 1 < len(tokens) else ""
-            name = following.strip("`") if re.match(r"`?\w", following) else token
+            if re.match(r"`?\w", following):
+                name = following.strip("`")
+            else:  # an operator: `static func == (`
+                name = "".join(t for t, _ in tokens[i + 1:i + 4] if not re.match(r"[\w(<]", t)) or token
             access = next((m for m in pending if m in ACCESS), None)
             spi = spi_pending or scope.spi
             if access is not None:

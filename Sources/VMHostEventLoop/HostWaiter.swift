@@ -25,8 +25,8 @@ package final class WorkGroup: Sendable {
 ///
 /// From its resumption until it runs on the host thread again the task is counted as in transit,
 /// so that a test's settling and a manual clock's advance wait for what it does next: this is what
-/// keeps tests and `--clock manual` exact. An app's backend that
-/// answers calls from its own threads suspends its callers with one:
+/// keeps tests and `--clock manual` exact. An app's backend that answers calls from its own threads
+/// suspends its callers with one:
 ///
 /// ```swift
 /// let waiter = HostWaiter<Data>()

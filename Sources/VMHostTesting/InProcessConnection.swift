@@ -20,8 +20,7 @@ import Testing
 /// ```
 ///
 /// Parallel suites: each connection has its own host, clock and output queue; connections share
-/// only the host thread (``EventLoop/shared``), so tests running at once cannot see each other's
-/// messages.
+/// only the host thread, so tests running at once cannot see each other's messages.
 public final class InProcessConnection: Sendable {
     /// The host under test.
     package let host: Host

@@ -34,7 +34,7 @@ extension HostClock {
     ///
     /// - Important: Isolated to ``HostActor`` so that the woken task is enqueued straight onto the
     ///   host thread when its timer fires, counted in transit until it runs there (``HostWaiter``):
-    ///   ``ManualClock/advance(by:)`` and ``EventLoop/settle()`` then wait for it, which is what
+    ///   ``ManualClock/advance(by:)`` and the test kit's settling then wait for it, which is what
     ///   makes a manual clock deterministic.
     public func sleep(for delay: Duration) async throws {
         try Task.checkCancellation()

@@ -4,8 +4,8 @@
 ///
 /// ``advance(by:)`` fires every timer that falls due, one at a time in deadline order, with ``now``
 /// set to that timer's deadline while it runs, and lets the work each timer started run to
-/// completion (``EventLoop/drain()``) before the next fires. So when `advance` returns, everything
-/// the elapsed time caused (countdown ticks, delayed backend replies, finished commands) has happened.
+/// completion before the next fires. So when `advance` returns, everything the elapsed time caused
+/// (countdown ticks, delayed backend replies, finished commands) has happened.
 ///
 /// Time is counted in whole nanoseconds up to ``ceiling`` (2^63−1 ns, 9,223,372,036,854 ms, about
 /// 292 years): an advance past it stops there, and a timer due after it never fires. Due timers
