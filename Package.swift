@@ -62,7 +62,8 @@ let package = Package(
         .target(
             name: "VMHostCore", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime"],
             swiftSettings: settings),
-        // Layer 6: what an app imports: the runtime and the host, and the server entry.
+        // Layer 6: what an app imports: the runtime, JSON values, the host actor and the server entry.
+        // The host itself (layer 5) is not re-exported: apps never name it.
         .target(
             name: "VMHost",
             dependencies: [
@@ -81,7 +82,7 @@ let package = Package(
 
         // The backend: the API contract, the HTTP client and the embedded demo backend.
         .target(
-            name: "Backend", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime"],
+            name: "Backend", dependencies: ["VMHost"],
             path: "Sources/ReferenceApp/Backend", swiftSettings: settings),
         // A C library opened with dlopen when first needed (libcurl, SQLite), for the two below.
         .target(name: "DynamicLibrary", path: "Sources/ReferenceApp/DynamicLibrary", swiftSettings: settings),
@@ -89,24 +90,24 @@ let package = Package(
         // headers needed to build): a host that never calls maps none of it.
         .target(
             name: "HTTPBackend",
-            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend", "CCurlShim", "DynamicLibrary"],
+            dependencies: ["VMHost", "Backend", "CCurlShim", "DynamicLibrary"],
             path: "Sources/ReferenceApp/HTTPBackend", swiftSettings: settings),
         // Typed calls of libcurl's variadic functions (curl_easy_setopt, curl_easy_getinfo) through
         // the pointers the HTTP backend looked up; it declares the few libcurl types it needs.
         .target(name: "CCurlShim", path: "Sources/ReferenceApp/CCurlShim"),
         // The view-models, one module per screen; pure logic over the backend's API.
         .target(
-            name: "ProductList", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
+            name: "ProductList", dependencies: ["VMHost", "Backend"],
             path: "Sources/ReferenceApp/ProductList", swiftSettings: settings),
         .target(
-            name: "Login", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
+            name: "Login", dependencies: ["VMHost", "Backend"],
             path: "Sources/ReferenceApp/Login", swiftSettings: settings),
         .target(
-            name: "MenuGroups", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
+            name: "MenuGroups", dependencies: ["VMHost", "Backend"],
             path: "Sources/ReferenceApp/MenuGroups", swiftSettings: settings),
         // What the app keeps between runs with --state-dir: SQLite, loaded on first use.
         .target(
-            name: "StateStore", dependencies: ["VMHostEventLoop", "DynamicLibrary"],
+            name: "StateStore", dependencies: ["VMHost", "DynamicLibrary"],
             path: "Sources/ReferenceApp/StateStore", swiftSettings: settings),
         // The reference app as a server (its options, kinds and test controls), for both executables.
         .target(
@@ -125,7 +126,7 @@ let package = Package(
         ),
         // Test support of the reference app: a loopback HTTP server and API stubs.
         .target(
-            name: "BackendTesting", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "VMHostTesting", "Backend"],
+            name: "BackendTesting", dependencies: ["VMHostTesting", "Backend"],
             path: "Sources/ReferenceApp/BackendTesting", swiftSettings: settings),
 
         // MARK: Tools.

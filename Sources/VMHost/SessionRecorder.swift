@@ -4,9 +4,10 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
-import VMHostCore
-import VMHostEventLoop
-import VMHostWire
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
+@_spi(Transport) import VMHostWire
 
 /// `--record`: one session written as a conformance transcript (protocol/conformance/README.md,
 /// "Recordings"), so that what a client did becomes a test any replayer runs.
@@ -43,7 +44,7 @@ public final class SessionRecorder: Sendable {
     /// `arguments` (as ``recordedArguments(_:options:leavingOut:)`` makes them). `manualClock`:
     /// whether the host runs on a manual clock (a recording on the system clock says that its
     /// timing may not repeat).
-    public init(fd: Int32, arguments: [String], manualClock: Bool) {
+    @_spi(Transport) public init(fd: Int32, arguments: [String], manualClock: Bool) {
         var state = State(fd: fd, arguments: arguments)
         state.headerComments.append(
             "Recorded with --record: what the client sent and what the host wrote, in order. "
@@ -86,7 +87,7 @@ public final class SessionRecorder: Sendable {
 
     /// What is secret in this host's messages: the inputs its kinds declare plain (everything else
     /// sent to `vm.send` is secret) and the app's secret member names. Set before the first message.
-    public func configure(redaction: Redaction, secretMembers: Set<String>) {
+    @_spi(Transport) public func configure(redaction: Redaction, secretMembers: Set<String>) {
         state.withLock { state in
             state.redaction = redaction
             state.appSecretMembers = secretMembers
@@ -96,7 +97,7 @@ public final class SessionRecorder: Sendable {
     /// Records what `host` reads and takes its redaction (the inputs its kinds declare plain)
     /// and the app's secret members: the engine's tracer is extended with the recording.
     @HostActor
-    public func attach(to host: Host, secretMembers: Set<String>) {
+    @_spi(Transport) public func attach(to host: Host, secretMembers: Set<String>) {
         configure(for: host, secretMembers: secretMembers)
         let previous = host.engine.tracer
         host.engine.tracer = { message in
@@ -108,12 +109,12 @@ public final class SessionRecorder: Sendable {
     /// Takes `host`'s redaction and the app's secret members, for a transport that feeds
     /// ``incoming(_:)`` itself.
     @HostActor
-    public func configure(for host: Host, secretMembers: Set<String>) {
+    @_spi(Transport) public func configure(for host: Host, secretMembers: Set<String>) {
         configure(redaction: host.redaction(secretMembers: secretMembers), secretMembers: secretMembers)
     }
 
     /// Records a message the client sent (as the engine parsed it).
-    public func incoming(_ message: JSON) {
+    @_spi(Transport) public func incoming(_ message: JSON) {
         state.withLock { state in
             guard state.accepting, state.exitStatus == nil else { return }
             if case .object(let object) = message, object.count == 1, case .int(let size)? = object["unparsable"] {
@@ -130,7 +131,7 @@ public final class SessionRecorder: Sendable {
     }
 
     /// Records a message the host wrote (one body, as written).
-    public func outgoing(_ body: [UInt8]) {
+    @_spi(Transport) public func outgoing(_ body: [UInt8]) {
         guard let message = try? JSON.parse(body) else { return }
         state.withLock { state in
             guard state.accepting else { return }
@@ -147,7 +148,7 @@ public final class SessionRecorder: Sendable {
     /// the end of input lets them run (a closed connection, a signal, a closed output). A
     /// `$/cancelRequest` for each then stands before the `close`, so that a replay cancels them
     /// too. (A command sent as a notification cannot be cancelled that way: it runs in a replay.)
-    public func inputEnded(comment: String? = nil, cancellingPending: Bool = false) {
+    @_spi(Transport) public func inputEnded(comment: String? = nil, cancellingPending: Bool = false) {
         state.withLock { state in
             guard state.accepting, !state.closed, state.exitStatus == nil else { return }
             if let comment { state.write(["comment": .string(comment)]) }
@@ -166,7 +167,7 @@ public final class SessionRecorder: Sendable {
 
     /// The host exits on `exit` with `status`: the recording ends with an `exit` step instead of
     /// `close`.
-    public func exited(status: Int32) {
+    @_spi(Transport) public func exited(status: Int32) {
         state.withLock { state in
             guard state.accepting, !state.closed, state.exitStatus == nil else { return }
             state.exitStatus = Int(status)
@@ -182,7 +183,7 @@ public final class SessionRecorder: Sendable {
     /// Ends the recording: what ``onEnd(_:)`` adds, the `exit` step if the host exited on `exit`, a
     /// comment naming the secrets a replay needs, and the file is closed. Later calls record nothing.
     @HostActor
-    public func finish() {
+    @_spi(Transport) public func finish() {
         let hooks = state.withLock { state in
             defer { state.endHooks = [] }
             return state.finished ? [] : state.endHooks
@@ -194,7 +195,7 @@ public final class SessionRecorder: Sendable {
     /// Ends the recording from any thread when the process exits before the session ended (a
     /// server whose time to close its sessions ran out): `comment`, the secrets a replay needs,
     /// and the file is closed. What ``onEnd(_:)`` would add is not written.
-    public func cutShort(comment: String) {
+    @_spi(Transport) public func cutShort(comment: String) {
         state.withLock { state in
             guard !state.finished else { return }
             state.write(["comment": .string(comment)])
@@ -203,7 +204,7 @@ public final class SessionRecorder: Sendable {
     }
 
     /// Whether a write failed (the recording is then incomplete and stops).
-    public var failed: Bool { state.withLock { $0.writeFailed } }
+    @_spi(Transport) public var failed: Bool { state.withLock { $0.writeFailed } }
 
     // MARK: The app's lines
 
@@ -232,7 +233,7 @@ public final class SessionRecorder: Sendable {
 
     /// Creates (or truncates) the file at `path` for a recording; returns its descriptor. Only a
     /// regular file is accepted.
-    public static func create(path: String) throws(RecordingError) -> Int32 {
+    @_spi(Transport) public static func create(path: String) throws(RecordingError) -> Int32 {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard fd >= 0 else {
             throw RecordingError(description: "cannot open recording file \(path): \(String(cString: strerror(errno)))")
@@ -247,7 +248,7 @@ public final class SessionRecorder: Sendable {
     }
 
     /// Makes `directory` (mode 0700) unless it exists, for one recording per session.
-    public static func prepare(directory: String) throws(RecordingError) {
+    @_spi(Transport) public static func prepare(directory: String) throws(RecordingError) {
         var info = stat()
         if stat(directory, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else {
@@ -262,7 +263,7 @@ public final class SessionRecorder: Sendable {
 
     /// Creates a new file `session-N.jsonl` in `directory`, with the first N from `first` on that no
     /// file has; returns its descriptor and path.
-    public static func createSessionFile(in directory: String, first: Int) throws(RecordingError) -> (fd: Int32, path: String, number: Int) {
+    @_spi(Transport) public static func createSessionFile(in directory: String, first: Int) throws(RecordingError) -> (fd: Int32, path: String, number: Int) {
         var number = max(1, first)
         for _ in 0..<100_000 {
             let path = directory + "/session-\(number).jsonl"
@@ -276,7 +277,7 @@ public final class SessionRecorder: Sendable {
 
     /// The options given (`parsed`, read against `options`) as a command line in the order of
     /// `options`, without those named in `leavingOut` and without `--help` and `--version`.
-    public static func recordedArguments(
+    @_spi(Transport) public static func recordedArguments(
         _ parsed: ParsedArguments, options: [OptionSpec], leavingOut: Set<String>
     ) -> [String] {
         var arguments: [String] = []

@@ -3,8 +3,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import VMHostCore
-import VMHostEventLoop
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWire
 
 // `--record FILE` on stdio: the hooks of ``StdioServer`` and ``ServerLifecycle`` into a
 // ``SessionRecorder``.

@@ -4,11 +4,11 @@ import Glibc
 import Darwin
 #endif
 import Logging
-import VMHostCore
-import VMHostEventLoop
-import VMHostJSONRPC
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The process around a ``Host``: stdin in, stdout out, signals, exit (protocol/SPEC.md §7).
 ///

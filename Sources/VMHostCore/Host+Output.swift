@@ -1,7 +1,7 @@
-import VMHostEventLoop
-import VMHostJSONRPC
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// Everything this host writes goes through here, in the one order of SPEC §4:
 ///
@@ -30,7 +30,7 @@ extension Host: ViewModelContextObserver {
         flush()
     }
 
-    public func propertyDidChange(_ context: ViewModelContext, _ property: any AnyProperty) {
+    package func propertyDidChange(_ context: ViewModelContext, _ property: any AnyProperty) {
         guard let entry = viewModels[context.handle], !entry.subscriptions.isEmpty else { return }
         if dirty[context.handle] == nil {
             dirty[context.handle] = [property]
@@ -41,7 +41,7 @@ extension Host: ViewModelContextObserver {
         }
     }
 
-    public func eventDidEmit(_ context: ViewModelContext, name: String, value: JSON) {
+    package func eventDidEmit(_ context: ViewModelContext, name: String, value: JSON) {
         guard let entry = viewModels[context.handle], !entry.subscriptions.isEmpty else { return }
         flush(handle: context.handle)
         for id in entry.subscriptions {
@@ -72,7 +72,7 @@ extension Host: ViewModelContextObserver {
     }
 
     /// Writes the pending property changes of every view-model: one `vm.changed` per subscription.
-    public func flush() {
+    package func flush() {
         guard !dirtyOrder.isEmpty else { return }
         let order = dirtyOrder
         for handle in order { flush(handle: handle) }

@@ -1,16 +1,16 @@
-import VMHostEventLoop
-import VMHostJSONRPC
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension Host {
     // MARK: Methods
 
     func subscribe(_ call: Call) throws(RPCError) -> JSON {
-        let params = try params(call, ["vm", "outputs", "diff"])
+        let params = try call.params(allowing: ["vm", "outputs", "diff"])
         let entry = try viewModel(params)
-        let names = try params.decode { (p) throws(JSONDecodingError) in try p.optional("outputs", as: [String].self) }
-        let diff = try params.decode { (p) throws(JSONDecodingError) in try p.optional("diff", as: Bool.self) } ?? false
+        let names = try params.optionalValue("outputs", as: [String].self)
+        let diff = try params.optionalValue("diff", as: Bool.self) ?? false
         var ordered: [any AnyProperty] = []
         var events: [String] = []
         if let names {
@@ -47,8 +47,8 @@ extension Host {
     }
 
     func unsubscribe(_ call: Call) throws(RPCError) -> JSON {
-        let params = try params(call, ["subscription"])
-        let name = try params.decode { (p) throws(JSONDecodingError) in try p.required("subscription", as: String.self) }
+        let params = try call.params(allowing: ["subscription"])
+        let name = try params.value("subscription", as: String.self)
         guard let id = Subscription.id(named: name), id <= nextSubscription else {
             throw RPCError.invalidParams("params.subscription: no subscription \"\(name)\"")
         }

@@ -39,9 +39,11 @@ public protocol HostConnection: AnyObject, Sendable {
 }
 
 extension HostConnection {
+    /// Sends a request with the next id and returns every message written up to and including its response.
     @discardableResult
     public func request(_ method: String, _ params: JSON? = nil) async -> Exchange { await request(method, params, id: nil) }
 
+    /// Sends a notification without params and returns what it caused.
     @discardableResult
     public func notify(_ method: String) async -> [JSON] { await notify(method, nil) }
 
@@ -49,6 +51,7 @@ extension HostConnection {
     @discardableResult
     public func advance(ms: Int) async -> Exchange { await request("control.clock.advance", ["ms": .int(Int64(ms))], id: nil) }
 
+    /// Ends the test: fails it when messages are left unread or a request has no reply.
     public func finish(sourceLocation: SourceLocation = #_sourceLocation) async { await finish(sourceLocation: sourceLocation) }
 }
 
@@ -78,16 +81,16 @@ extension InProcessConnection: HostConnection {}
 ///
 /// Every wait is bounded (``timeout``, real time) and records a failure naming what it waited for.
 @HostActor
-public final class SpawnedConnection: HostConnection {
+package final class SpawnedConnection: HostConnection {
     private let process = Process()
     private let input: FileHandle
     private let reader: LineReader
     private let ids = IDCounter()
     /// How long a wait for the host lasts before the test fails (10 s).
-    public let timeout: Duration
+    package let timeout: Duration
 
     /// Starts `binary` with `arguments`, stdin and stdout as pipes (stderr kept by the test's own).
-    public init(binary: String, arguments: [String], timeout: Duration = .seconds(10)) throws {
+    package init(binary: String, arguments: [String], timeout: Duration = .seconds(10)) throws {
         let stdin = Pipe()
         let stdout = Pipe()
         process.executableURL = URL(fileURLWithPath: binary)
@@ -130,7 +133,7 @@ public final class SpawnedConnection: HostConnection {
         return Array(await read(until: id, "a ping").dropLast())
     }
 
-    public func request(_ method: String, _ params: JSON?, id: JSON?) async -> Exchange {
+    package func request(_ method: String, _ params: JSON?, id: JSON?) async -> Exchange {
         let requestID = id ?? .int(ids.next())
         var message: JSONObject = ["jsonrpc": "2.0", "id": requestID, "method": .string(method)]
         if let params { message.append("params", params) }
@@ -138,23 +141,23 @@ public final class SpawnedConnection: HostConnection {
         return Exchange(id: requestID, messages: await read(until: requestID, method))
     }
 
-    public func notify(_ method: String, _ params: JSON?) async -> [JSON] {
+    package func notify(_ method: String, _ params: JSON?) async -> [JSON] {
         var message: JSONObject = ["jsonrpc": "2.0", "method": .string(method)]
         if let params { message.append("params", params) }
         write(.object(message))
         return await barrier()
     }
 
-    public func start(_ method: String, _ params: JSON?, id: JSON) async -> [JSON] {
+    package func start(_ method: String, _ params: JSON?, id: JSON) async -> [JSON] {
         var message: JSONObject = ["jsonrpc": "2.0", "id": id, "method": .string(method)]
         if let params { message.append("params", params) }
         write(.object(message))
         return await barrier()
     }
 
-    public func takeMessages() async -> [JSON] { await barrier() }
+    package func takeMessages() async -> [JSON] { await barrier() }
 
-    public func finish(sourceLocation: SourceLocation) async {
+    package func finish(sourceLocation: SourceLocation) async {
         let unread = await barrier()
         if !unread.isEmpty {
             Issue.record(Comment(rawValue: "unfinished test:\n  messages nobody read: \(unread.count)"), sourceLocation: sourceLocation)

@@ -1,8 +1,8 @@
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The contract as a client sees it, run against both implementations: the embedded backend and the
 /// HTTP client talking to the loopback server. Both serve the same demo data, so the answers match.

@@ -1,6 +1,6 @@
 import Backend
 @testable import HTTPBackend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
 

@@ -1,8 +1,8 @@
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The embedded backend's own behaviour: scripting, latency, timeouts and cancellation on the host
 /// clock. (What it shares with the HTTP client is in `APIScenarioTests`.)

@@ -6,9 +6,9 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The HTTP client against a loopback server that writes its envelopes `{code, msg, data, page}`
 /// without `success` (seed 004's server): every endpoint succeeds, and fails with the server's code

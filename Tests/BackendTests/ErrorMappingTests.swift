@@ -2,7 +2,7 @@ import Backend
 @testable import HTTPBackend
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The mapping table of `ErrorMapping`: every kind of failure, and cancellation, which is none.
 @Suite struct ErrorMappingTests {

@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
 import HTTPBackend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import Foundation
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The HTTP client against a real HTTP/1.1 server on loopback: what goes over the wire (paths,
 /// bodies, headers), every kind of failure, the deadline, and cancellation closing the connection.

@@ -1,9 +1,9 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// Bodies a hostile backend may send: extreme but well-formed values are `decode` errors naming the
 /// member, or read as backend.md says, never a trap; and no error quotes text of the body.

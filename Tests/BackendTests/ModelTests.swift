@@ -1,7 +1,7 @@
 import Backend
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 @Suite struct ModelTests {
     static let product = Product(

@@ -1,9 +1,9 @@
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import BackendTesting
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 @Suite(.timeLimit(.minutes(1)))
 @HostActor

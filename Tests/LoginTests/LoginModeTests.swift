@@ -1,8 +1,8 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import Login
 extension LoginSuites {
     /// The mode and everything derived from it alone: tab colours, hidden lines and containers.

@@ -1,9 +1,10 @@
+@_spi(Transport) import VMHostCore
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import Login
 extension LoginSuites {
     /// The Login kind on the wire, through an in-process host over the embedded backend.

@@ -1,9 +1,9 @@
 import Backend
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import Login
 
 /// A storage that keeps the session in memory and records what was asked of it; `failure`, when

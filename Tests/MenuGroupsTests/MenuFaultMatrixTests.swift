@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import MenuGroups
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// Every error kind at every point where `MenuSubGroup` (`load`, `delete`, the reload an editor
 /// starts) and `MenuEditGroup` (`save`, creating and renaming) call the backend, with and without

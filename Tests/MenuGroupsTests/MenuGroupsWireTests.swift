@@ -1,10 +1,11 @@
+@_spi(Transport) import VMHostCore
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import MenuGroups
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The two kinds together on a real host, in-process: navigation through the client, and the
 /// editor's save reloading its parent inside the host. The embedded backend and the host share

@@ -2,10 +2,10 @@ import Backend
 import BackendTesting
 import MenuGroups
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// `create`, `rename` and `delete` of `MenuSubGroup`, and its args.
 @Suite(.timeLimit(.minutes(1)))

@@ -1,10 +1,10 @@
 import Backend
 import MenuGroups
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// Every way a request can fail keeps the last good `groups` and reports once on `error`; driven by
 /// the embedded backend's scripted outcomes, on the test's manual clock.

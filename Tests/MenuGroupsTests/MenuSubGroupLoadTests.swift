@@ -2,10 +2,10 @@ import Backend
 import BackendTesting
 import MenuGroups
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// `load`, `loading` and `isEmpty` of `MenuSubGroup`, with whole output histories.
 @Suite(.timeLimit(.minutes(1)))

@@ -2,10 +2,10 @@ import Backend
 import BackendTesting
 import MenuGroups
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The groups saved between runs (`--state-dir`, through ``ListCache``): saved whenever the server
 /// confirmed them, shown at once by the next `MenuSubGroup` of the same menu with `isStale` true.

@@ -2,10 +2,10 @@ import Backend
 import BackendTesting
 import ProductList
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension ProductListSuites {
     /// The last good list (`--state-dir`, through ``ListCache``): saved after each load, shown at

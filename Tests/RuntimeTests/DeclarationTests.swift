@@ -1,5 +1,5 @@
 import Testing
-@_spi(TestKit) import VMHostRuntime
+import VMHostRuntime
 import VMHostTesting
 
 /// A value carried by a trigger and a command: `{id}`.

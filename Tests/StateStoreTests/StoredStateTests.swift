@@ -9,9 +9,9 @@ import Logging
 @testable import StateStore
 import Synchronization
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// What the reference app keeps in `--state-dir` beside the session: the device id, the saved
 /// lists of each login and the SMS countdowns, each run opening the directory afresh as a new host

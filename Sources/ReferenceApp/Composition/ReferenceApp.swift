@@ -5,6 +5,8 @@ import MenuGroups
 import ProductList
 import StateStore
 import VMHost
+// The framework's version, which is the reference app's too.
+@_spi(Transport) internal import VMHostCore
 
 /// The reference app as a server: its name and version, its own command-line options (the
 /// backend), its kinds and the embedded backend's test controls. Served on stdio by `vmhost` and

@@ -20,11 +20,11 @@ import Synchronization
 /// recording answers (empty strings, zeros, `false`, the first case of an enum) cannot be recorded:
 /// conform it to ``JSONEncodable`` and write its `jsonSchema`. A dictionary is described as
 /// `{"type":"object"}`, and a type that contains itself stops at `{}` where it recurs.
-public enum CodableSchema {
+package enum CodableSchema {
     private static let cache = Mutex<[ObjectIdentifier: JSON]>([:])
 
     /// The schema of `type`, recorded once per type.
-    public static func of<Value: Decodable>(_ type: Value.Type) -> JSON {
+    package static func of<Value: Decodable>(_ type: Value.Type) -> JSON {
         let id = ObjectIdentifier(type)
         if let schema = cache.withLock({ $0[id] }) { return schema }
         let schema = SchemaRecorder().record(type).schema
@@ -35,7 +35,7 @@ public enum CodableSchema {
     /// A value of `type` made of the placeholders its schema's recording answers (empty strings,
     /// zeros, `false`, the first case of an enum, nil): a value to hold until the real one is
     /// computed. Nil for a type that contains itself where the recording stops.
-    public static func placeholder<Value: Decodable>(of type: Value.Type) -> Value? {
+    package static func placeholder<Value: Decodable>(of type: Value.Type) -> Value? {
         SchemaRecorder().recordStructurally(type).value
     }
 }

@@ -1,7 +1,7 @@
 import Backend
 import BackendTesting
 import HTTPBackend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
 

@@ -1,9 +1,9 @@
 import Backend
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import Login
 
 /// What a Login test records: a property's new value or an event.

@@ -2,10 +2,10 @@ import Backend
 import BackendTesting
 import MenuGroups
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The demo groups of menu `m1` and helpers shared by the menu-group tests.
 enum Fixtures {

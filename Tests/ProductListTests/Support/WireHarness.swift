@@ -1,9 +1,10 @@
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
 import ProductList
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// A host serving ProductList over the embedded backend, both on ONE manual clock, with view-model
 /// `pl` created and subscribed (subscription `s1`).

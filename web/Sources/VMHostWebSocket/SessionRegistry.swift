@@ -2,8 +2,10 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
-import VMHostCore
-import VMHostEventLoop
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
+@_spi(Transport) import VMHostWire
 import WSCore
 
 /// The sessions, on the host thread: the pump that hands them their messages, the slices of

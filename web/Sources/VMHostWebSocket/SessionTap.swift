@@ -1,6 +1,6 @@
-import VMHostCore
-import VMHostEventLoop
-import VMHostWire
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWire
 
 /// What sees one session's traffic besides the session itself (a recording, `--record DIR`):
 /// given by ``WebSocketTransport/Options/tapSession`` when the session opens.

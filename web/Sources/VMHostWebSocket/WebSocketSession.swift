@@ -1,9 +1,10 @@
 import NIOCore
 import NIOWebSocket
 import Synchronization
-import VMHostCore
-import VMHostEventLoop
-import VMHostWire
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
+@_spi(Transport) import VMHostWire
 import WSCore
 
 /// One WebSocket connection: its own ``Host`` (view-models, handles, subscriptions, locale) on the

@@ -3,8 +3,10 @@ import Glibc
 #endif
 import AppComposition
 import Logging
-import VMHost
-import VMHostWebSocket
+@_spi(Transport) import VMHost
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWebSocket
 
 /// The command line: `vmhost-web [options]`: the reference app's kinds served to browsers over
 /// WebSocket at `/rpc`, and the web demo at `/`.

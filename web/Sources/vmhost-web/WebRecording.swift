@@ -3,7 +3,8 @@ import Glibc
 #endif
 import AppComposition
 import Synchronization
-import VMHost
+@_spi(Transport) import VMHost
+@_spi(Transport) import VMHostCore
 import VMHostWebSocket
 
 /// `vmhost-web --record DIR`: every session recorded to a file of its own, `DIR/session-N.jsonl`

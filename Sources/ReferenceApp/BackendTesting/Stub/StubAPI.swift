@@ -1,9 +1,6 @@
 import Backend
 import Testing
-import VMHostEventLoop
-import VMHostRuntime
 import VMHostTesting
-import VMHostWire
 
 /// An ``APIClient`` for view-model tests: every call is recorded and stays pending until the test
 /// answers it, so a test can look at the state *while* a request is in flight, then complete it,

@@ -1,7 +1,5 @@
 import Backend
-import VMHostRuntime
 import VMHostTesting
-import VMHostWire
 
 /// One call made to a ``StubAPI``: pending until the test answers it, or until the calling task is
 /// cancelled (which the call records: ``wasCancelled``). The test kit's ``PendingCall``, typed for
