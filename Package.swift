@@ -3,17 +3,21 @@
 //
 // The package is a framework and a reference app built on it:
 // - the framework, `Sources/VMHost*`: the products `VMHost` (what an app's kinds and its `main`
-//   import), `VMHostTesting` (the test kit) and `VMHostWebSocket` (the same protocol to browsers);
+//   import), `VMHostTesting` (the test kit) and `VMHostEmbedding` (the C ABI of
+//   Sources/CVMHost/include/vmhost.h, for an app's kinds as a library in a shell's own process);
 // - the reference app, `Sources/ReferenceApp/`: the kinds of the seed documents (product list,
-//   login, menu groups), their backend, and the executables that serve them: `vmhost` on stdio,
-//   `vmhost-web` over WebSocket with the web demo.
+//   login, menu groups), their backend, and `vmhost`, which serves them on stdio; the product
+//   `ReferenceApp` is the app for another transport, `vmhost-embedded` the app as a library
+//   through the C ABI.
 //
-// The framework's stdio host has one dependency, kept small and pure Swift: swift-log (logging to
-// stderr). The reference app's HTTP backend uses libcurl, loaded with dlopen by the first HTTP call
-// (nothing to build, nothing mapped at start-up), and the WebSocket transport builds on hummingbird
-// and hummingbird-websocket (SwiftNIO), which the library products do not pull in. No target uses unsafe
-// flags, so a package can depend on vmhost by version; release tuning (static runtime, lld, no PIE,
-// cross-module optimisation) is applied by scripts/build-release.sh.
+// This package has one dependency, kept small and pure Swift: swift-log (logging to stderr). A
+// package that depends on `VMHost` and `VMHostTesting` resolves it and nothing else. The reference
+// app's HTTP backend uses libcurl, loaded with dlopen by the first HTTP call (nothing to build,
+// nothing mapped at start-up). The WebSocket transport and `vmhost-web`, which build on hummingbird
+// and SwiftNIO, are a package of their own in `web/`, so that their dependencies reach no app that
+// does not use them. No target uses unsafe flags, so a package can depend on vmhost by version;
+// release tuning (static runtime, lld, no PIE, cross-module optimisation) is applied by
+// scripts/build-release.sh. The version is in VERSION.
 import PackageDescription
 
 let settings: [SwiftSetting] = [
@@ -32,21 +36,16 @@ let package = Package(
         // The framework.
         .library(name: "VMHost", targets: ["VMHost"]),
         .library(name: "VMHostTesting", targets: ["VMHostTesting"]),
-        .library(name: "VMHostWebSocket", targets: ["VMHostWebSocket"]),
         // The C ABI of include/vmhost.h, for an app's own library of its kinds (docs/Guide-embedding.md).
         .library(name: "VMHostEmbedding", targets: ["VMHostEmbedding"]),
         // The reference app.
         .executable(name: "vmhost", targets: ["vmhost"]),
-        .executable(name: "vmhost-web", targets: ["vmhost-web"]),
+        .library(name: "ReferenceApp", targets: ["AppComposition"]),
         // The reference app in the caller's process: libvmhost-embedded, through include/vmhost.h.
         .library(name: "vmhost-embedded", type: .dynamic, targets: ["ReferenceAppEmbedded"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        // The WebSocket transport only (VMHostWebSocket, vmhost-web); the stdio vmhost links none of it.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // MARK: The framework, layer by layer; each depends only on the layers below it.
@@ -69,27 +68,12 @@ let package = Package(
         .target(
             name: "VMHostCore", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime"],
             swiftSettings: settings),
-        // Layer 6: what an app imports: the runtime and the host, and the server entry.
+        // Layer 6: what an app imports: the runtime, JSON values, the host actor and the server entry.
+        // The host itself (layer 5) is not re-exported: apps never name it.
         .target(
             name: "VMHost",
             dependencies: [
                 "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: settings),
-        // The WebSocket transport: one Host per connection, on the host thread (a library, so that an
-        // app can serve its kinds to browsers too).
-        .target(
-            name: "VMHostWebSocket",
-            dependencies: [
-                "VMHost", "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings),
@@ -112,7 +96,7 @@ let package = Package(
 
         // The backend: the API contract, the HTTP client and the embedded demo backend.
         .target(
-            name: "Backend", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime"],
+            name: "Backend", dependencies: ["VMHost"],
             path: "Sources/ReferenceApp/Backend", swiftSettings: settings),
         // A C library opened with dlopen when first needed (libcurl, SQLite), for the two below.
         .target(name: "DynamicLibrary", path: "Sources/ReferenceApp/DynamicLibrary", swiftSettings: settings),
@@ -120,24 +104,24 @@ let package = Package(
         // headers needed to build): a host that never calls maps none of it.
         .target(
             name: "HTTPBackend",
-            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend", "CCurlShim", "DynamicLibrary"],
+            dependencies: ["VMHost", "Backend", "CCurlShim", "DynamicLibrary"],
             path: "Sources/ReferenceApp/HTTPBackend", swiftSettings: settings),
         // Typed calls of libcurl's variadic functions (curl_easy_setopt, curl_easy_getinfo) through
         // the pointers the HTTP backend looked up; it declares the few libcurl types it needs.
         .target(name: "CCurlShim", path: "Sources/ReferenceApp/CCurlShim"),
         // The view-models, one module per screen; pure logic over the backend's API.
         .target(
-            name: "ProductList", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
+            name: "ProductList", dependencies: ["VMHost", "Backend"],
             path: "Sources/ReferenceApp/ProductList", swiftSettings: settings),
         .target(
-            name: "Login", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
+            name: "Login", dependencies: ["VMHost", "Backend"],
             path: "Sources/ReferenceApp/Login", swiftSettings: settings),
         .target(
-            name: "MenuGroups", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "Backend"],
+            name: "MenuGroups", dependencies: ["VMHost", "Backend"],
             path: "Sources/ReferenceApp/MenuGroups", swiftSettings: settings),
         // What the app keeps between runs with --state-dir: SQLite, loaded on first use.
         .target(
-            name: "StateStore", dependencies: ["VMHostEventLoop", "DynamicLibrary"],
+            name: "StateStore", dependencies: ["VMHost", "DynamicLibrary"],
             path: "Sources/ReferenceApp/StateStore", swiftSettings: settings),
         // The reference app as a server (its options, kinds and test controls), for both executables.
         .target(
@@ -154,16 +138,6 @@ let package = Package(
             path: "Sources/ReferenceApp/vmhost",
             swiftSettings: settings
         ),
-        // The executable: the reference app's kinds served to browsers over WebSocket, and the web demo.
-        .executableTarget(
-            name: "vmhost-web",
-            dependencies: [
-                "VMHost", "VMHostWebSocket", "AppComposition",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Sources/ReferenceApp/vmhost-web",
-            swiftSettings: settings
-        ),
         // The library: the reference app's kinds and options through the C ABI (vmhost-embedded).
         .target(
             name: "ReferenceAppEmbedded",
@@ -173,7 +147,7 @@ let package = Package(
         ),
         // Test support of the reference app: a loopback HTTP server and API stubs.
         .target(
-            name: "BackendTesting", dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "VMHostTesting", "Backend"],
+            name: "BackendTesting", dependencies: ["VMHostTesting", "Backend"],
             path: "Sources/ReferenceApp/BackendTesting", swiftSettings: settings),
 
         // MARK: Tools.

@@ -10,7 +10,7 @@
 // Uses the browser client (clients/web/vmhost.js) on Node's WebSocket.
 //
 //   node --experimental-websocket bench/web_load.mjs [--sessions 1000] [--samples 5000] [--bin PATH] [--attack]
-// PATH defaults to .build-release/release/vmhost-web (build it with `scripts/build-release.sh vmhost-web`,
+// PATH defaults to .build-release-web/release/vmhost-web (build it with `scripts/build-release.sh vmhost-web`,
 // the tuned release build of bench/README.md).
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -39,7 +39,7 @@ if (args.attacker) {
 }
 const sessions = Number(args.sessions ?? 1000);
 const samples = Number(args.samples ?? 5000);
-const binary = args.bin ?? resolve(root, ".build-release/release/vmhost-web");
+const binary = args.bin ?? resolve(root, ".build-release-web/release/vmhost-web");
 const loadAtStart = loadavg()[0];
 
 const rssKiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);

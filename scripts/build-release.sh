@@ -17,6 +17,7 @@
 #   for each system library in a dozen subdirectories of the build folder first.
 #
 # Usage: scripts/build-release.sh [--scratch-path DIR] [PRODUCT ...]   (default products: vmhost vmhost-bench)
+# vmhost-web, a product of the package in web/, is built into DIR-web.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=.build-release
@@ -41,6 +42,13 @@ else
     echo "build-release: libstdc++.a not found (package libstdc++-12-dev); libstdc++ stays shared" >&2
 fi
 for product in "${products[@]}"; do
-    swift build "${flags[@]}" --product "$product" >&2
+    if [ "$product" = vmhost-web ]; then
+        # The WebSocket package (web/) is a root of its own: a build folder of its own.
+        web_flags=("${flags[@]}")
+        web_flags[2]="$PWD/$scratch-web"
+        swift build --package-path web "${web_flags[@]}" --product vmhost-web >&2
+    else
+        swift build "${flags[@]}" --product "$product" >&2
+    fi
 done
 echo "$(cd "$scratch/release" && pwd)/vmhost"

@@ -3,7 +3,8 @@
 # (login, product list, menu groups; `python -m vmhost.demo` in the .venv that setup.sh makes), with
 # the session kept in $XDG_STATE_HOME/vmhost (~/.local/state/vmhost): a second run opens logged in.
 # Without a terminal (a pipe, CI), it runs the non-interactive tour instead, which shows the same
-# screens through a pipe.
+# screens through a pipe. `scripts/demo.sh --record FILE` records the session (without the state
+# directory) for `python3 -m vmhost.replay FILE`.
 #
 # A repeat start is quick: setup.sh returns at once when it has run already (a stamp in .venv), and
 # vmhost is built only when a file under Sources/, Package.swift or Package.resolved is newer than the
@@ -31,6 +32,8 @@ Options passed through to vmhost (`vmhost --help` explains every one), e.g.:
   --state-dir DIR          where the session and the last lists are kept
                            (default here: $XDG_STATE_HOME/vmhost, ~/.local/state/vmhost)
   --demo-products N        the size of the embedded product catalogue (default 57)
+  --record FILE            record the session as a transcript (then without the state
+                           directory): replay it with python3 -m vmhost.replay FILE
   --trace FILE, --log-level LEVEL
 
 Keys: Tab switches the login mode, o logs out (back to the login screen), F2 switches the
@@ -90,9 +93,13 @@ if [ ${#host_options[@]} -gt 0 ] && ! "$VMHOST_BIN" "${host_options[@]}" --versi
 fi
 
 if [ -t 0 ] && [ -t 1 ]; then
-    # The session is kept in the user's state home, so a second run opens logged in.
-    state="${XDG_STATE_HOME:-$HOME/.local/state}/vmhost"
-    exec env PYTHONPATH="$PWD/clients/python" .venv/bin/python -m vmhost.demo --state-dir "$state" \
+    # The session is kept in the user's state home, so a second run opens logged in; a session
+    # recorded (--record FILE) starts from nothing instead, as its replay will.
+    state=(--state-dir "${XDG_STATE_HOME:-$HOME/.local/state}/vmhost")
+    for argument in ${host_options[@]+"${host_options[@]}"}; do
+        case $argument in --record | --record=*) state=() ;; esac
+    done
+    exec env PYTHONPATH="$PWD/clients/python" .venv/bin/python -m vmhost.demo ${state[@]+"${state[@]}"} \
         ${demo_options[@]+"${demo_options[@]}"} ${host_options[@]+"${host_options[@]}"}
 fi
 if [ ${#demo_options[@]} -gt 0 ] || [ ${#host_options[@]} -gt 0 ]; then

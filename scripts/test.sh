@@ -8,15 +8,16 @@
 #   5. the hardening suite (pytest, Tests/Hardening): a generative fuzzer of malformed frames, and the
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
 #      every limit of protocol/SPEC.md §10 at and past its value
-#   6. examples: Examples/TodoApp, a separate package on the public products only, is built (into its
-#      own .build, ignored by git), its tests run, and its client script and its README's Python
-#      example drive its executable, and its README's in-process example its library (through the
-#      C ABI): the framework's public API cannot break unnoticed
-#   6b. browser: the web demo served by vmhost-web, driven in headless Chromium by selenium
-#      (pytest, Tests/Browser; screenshots of each screen in .build/browser-screenshots), and the
-#      WebSocket transport's handshake, close codes and sessions
+#   6. examples: Examples/TodoApp and Examples/SearchApp, separate packages on the public products
+#      only, are built (each into its own .build, ignored by git), their tests run, and their client
+#      scripts (and TodoApp's README's Python example) drive their executables, and TodoApp's README's
+#      in-process example its library (through the C ABI): the framework's public API cannot break
+#      unnoticed
+#   6b. browser: the web demo served by vmhost-web (the package in web/, built here first), driven in
+#      headless Chromium by selenium (pytest, Tests/Browser; screenshots of each screen in
+#      .build/browser-screenshots), and the WebSocket transport's handshake, close codes and sessions
 #   7. tagged-dependency: a consumer package depending on vmhost `from: "1.0.0"` (a local tag of HEAD)
-#      builds and answers through the server entry (Tests/Dependency)
+#      builds, resolves swift-log and nothing else, and answers through the server entry (Tests/Dependency)
 #   8. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
 #      .build-fuzz and run seeded and bounded: -seed=1 and a count of inputs, -max_total_time as a
 #      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine, then a whole host
@@ -67,6 +68,7 @@ why() {
 
 run swift-build swift build
 run swift-test swift test
+run web-build swift build --package-path web
 export VMHOST_BIN="$PWD/.build/debug/vmhost"
 # The reference app as a library, for Host.embedded and the embedding suite.
 export VMHOST_LIBRARY="$PWD/.build/debug/libvmhost-embedded.so"
@@ -86,7 +88,7 @@ bindings() {
 }
 run bindings bindings
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
-export VMHOST_WEB_BIN="$PWD/.build/debug/vmhost-web"
+export VMHOST_WEB_BIN="$PWD/web/.build/debug/vmhost-web"
 run browser python3 -m pytest -q -p no:cacheprovider Tests/Browser
 # A package that depends on a version tag of vmhost resolves, builds (the framework and swift-log
 # only) and serves (Tests/Dependency: a clone of HEAD tagged 1.0.0 in a temporary directory).
@@ -97,6 +99,8 @@ examples() {
         cd Examples/TodoApp || exit 1
         swift build --build-tests || exit 1
         swift test --skip-build || exit 1
+        # The wire tests again, against the built executable over stdio (the kit's one switch).
+        VMHOST_TEST_BINARY=.build/debug/todo-host swift test --skip-build --filter TodoWireTests || exit 1
         python3 scripts/client.py .build/debug/todo-host || exit 1
         # The Python example of its README, as written.
         python3 -c 'import re, sys; sys.stdout.write(re.search(r"## Drive it.*?```python\n(.*?)```", open("README.md").read(), re.S).group(1))' \
@@ -104,6 +108,12 @@ examples() {
         # The app as a library, in process (its README's example, as written).
         python3 -c 'import re, sys; sys.stdout.write(re.search(r"## In process.*?```python\n(.*?)```", open("README.md").read(), re.S).group(1))' \
             | PYTHONPATH=../../clients/python python3 - || exit 1
+    ) || return 1
+    (
+        cd Examples/SearchApp || exit 1
+        swift build --build-tests || exit 1
+        swift test --skip-build || exit 1
+        python3 scripts/client.py .build/debug/search-host
     )
 }
 run examples examples

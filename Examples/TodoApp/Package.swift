@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
 // A todo list served by vmhost: an app built on the framework's public products only, as any app
-// outside this repository would be (there: `.package(url: …, from: "0.1.0")`).
+// outside this repository would be (there: `.package(url: …, from: "0.3.0")`, the version in vmhost's VERSION).
 import PackageDescription
 
 let package = Package(

@@ -17,7 +17,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 #if FUZZING
 import CLibFuzzer
 #endif

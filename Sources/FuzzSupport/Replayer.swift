@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 
 /// The build without libFuzzer: runs a fuzz target's check once over each input file, so its
 /// corpus (and any crash file) is checked by a plain `swift build` too.

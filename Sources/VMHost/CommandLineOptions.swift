@@ -9,19 +9,20 @@
 /// (bench/RESULTS.md).
 public struct OptionSpec: Sendable {
     /// The long name, without the dashes: `backend` for `--backend`.
+    @_spi(Transport)
     public let name: String
     /// A one-letter alias (`-h`), if any.
-    public let short: Character?
+    package let short: Character?
     /// The value's name in usage (`<framing>`); nil for a flag.
-    public let value: String?
+    package let value: String?
     /// The values allowed, if a fixed set; any other value is a usage error.
-    public let choices: [String]?
+    package let choices: [String]?
     /// The value used when the option is absent, as `--help` shows it.
-    public let defaultValue: String?
+    package let defaultValue: String?
     /// One sentence: what the option does.
-    public let abstract: String
+    package let abstract: String
     /// More explanation, shown indented under the abstract.
-    public let discussion: String?
+    package let discussion: String?
 
     /// An option taking a value when `value` names it, else a flag.
     public init(
@@ -38,7 +39,7 @@ public struct OptionSpec: Sendable {
     }
 
     /// `--framing <framing>`, `--test-controls`, `-h, --help`.
-    public var label: String {
+    package var label: String {
         var label = short.map { "-\($0), " } ?? ""
         label += "--\(name)"
         if let value { label += " <\(value)>" }
@@ -64,6 +65,7 @@ public struct ParsedArguments: Sendable {
 
     /// Reads `arguments` (without the program's name) against `options`: an unknown option, a
     /// missing value, a value outside an option's choices or a stray argument is a usage error.
+    @_spi(Transport)
     public init(_ arguments: [String], options: [OptionSpec]) throws(UsageError) {
         self.options = options
         var index = 0
@@ -130,12 +132,14 @@ public struct ParsedArguments: Sendable {
 }
 
 /// `--help`: overview, discussion, usage and every option with its explanation.
+@_spi(Transport)
 public struct HelpText {
-    public let command: String
-    public let overview: String
-    public let discussion: String
-    public let options: [OptionSpec]
+    package let command: String
+    package let overview: String
+    package let discussion: String
+    package let options: [OptionSpec]
 
+    /// The help of `command`: `overview`, then `discussion`, the usage and `options`.
     public init(command: String, overview: String, discussion: String, options: [OptionSpec]) {
         self.command = command
         self.overview = overview
@@ -155,6 +159,7 @@ public struct HelpText {
         return ([command] + synopsis).joined(separator: " ")
     }
 
+    /// The whole text `--help` prints.
     public var text: String {
         var out = "OVERVIEW: \(overview)\n\n\(discussion)\n\nUSAGE: \(usage)\n\nOPTIONS:\n"
         for option in options {

@@ -1,8 +1,8 @@
 import Logging
 import Synchronization
-import VMHostCore
-import VMHostEventLoop
-import VMHostWire
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWire
 
 /// An app's view-models served in this process: the protocol `vmhost` speaks on stdio, byte for
 /// byte, through function calls, for an app that cannot or would rather not start a process (an
@@ -56,7 +56,7 @@ public final class EmbeddedHost: Sendable {
         /// What is wrong, as `vmhost` would write it to stderr.
         public var message: String
 
-        public init(_ kind: Kind, _ message: String) {
+        init(_ kind: Kind, _ message: String) {
             self.kind = kind
             self.message = message
         }
@@ -65,9 +65,7 @@ public final class EmbeddedHost: Sendable {
     }
 
     /// Input refused: the host's input was closed (``close()``), or the host has ended (`exit`).
-    public struct InputClosed: Error, Sendable, Equatable {
-        public init() {}
-    }
+    public struct InputClosed: Error, Sendable, Equatable {}
 
     let session: EmbeddedSession
     let end: EmbeddedEnd
@@ -224,10 +222,6 @@ public final class EmbeddedHost: Sendable {
             let stream: EmbeddedMessageStream?
 
             public mutating func next() async -> [UInt8]? {
-                await stream?.next()
-            }
-
-            public mutating func next(isolation actor: isolated (any Actor)?) async -> [UInt8]? {
                 await stream?.next()
             }
         }

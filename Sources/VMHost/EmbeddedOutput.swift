@@ -4,9 +4,9 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
-import VMHostCore
-import VMHostEventLoop
-import VMHostWire
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWire
 
 /// The output of an embedded host read as ``EmbeddedHost/messages``: its reader takes the
 /// messages from the host's output queue itself. While the reader is not waiting for one and

@@ -5,10 +5,11 @@ import Darwin
 #endif
 import Logging
 import Synchronization
-import VMHostCore
-import VMHostEventLoop
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The host-thread side of an ``EmbeddedHost``: its ``Host`` and ``Connection``, the delivery of
 /// its output, and its end (protocol/SPEC.md §7), as ``StdioServer`` does it for stdio, without
@@ -31,6 +32,8 @@ package final class EmbeddedSession {
     private var onEnd: (@Sendable (Int32) -> Void)?
     let stream: EmbeddedMessageStream?
     private var trace: EmbeddedTrace?
+    /// `--record FILE`.
+    private var recorder: SessionRecorder?
     private let logger: Logger
     private let manualClock: Bool
 
@@ -67,10 +70,30 @@ package final class EmbeddedSession {
         }
         var logger = logger ?? Logger(label: configuration.name) { _ in SwiftLogNoOpLogHandler() }
         logger.logLevel = settings.logLevel
+        // `--record FILE`: started before the app's kinds are made, so that the app adds its lines
+        // (as on stdio, ServerLifecycle.startRecording).
+        var recorder: SessionRecorder?
+        if let path = settings.recordPath {
+            guard case .callback = delivery else {
+                throw EmbeddedHost.OpenError(
+                    .usage, "--record needs a host whose messages go to a callback (the sequence is read later than the host writes)")
+            }
+            do throws(SessionRecorder.RecordingError) {
+                let fd = try SessionRecorder.create(path: path)
+                let recorded = SessionRecorder.recordedArguments(
+                    parsed, options: server.allOptions, leavingOut: ["record", "trace", "framing"])
+                recorder = SessionRecorder(fd: fd, arguments: recorded, manualClock: settings.manualClock)
+            } catch {
+                throw EmbeddedHost.OpenError(.trace, error.description)
+            }
+        }
+        SessionRecorder.current = recorder
+        defer { SessionRecorder.current = nil }
         let app: Server.App
         do throws(UsageError) {
             app = try server.makeApp(settings: settings, arguments: parsed, logger: logger)
         } catch {
+            recorder?.finish()
             throw EmbeddedHost.OpenError(.usage, error.message)
         }
         var traceFD: Int32?
@@ -102,6 +125,10 @@ package final class EmbeddedSession {
             self.trace = trace
             host.engine.tracer = { message in trace.record("in", message) }
             stream?.observe = { body in trace.recordOutgoing(body) }
+        }
+        if let recorder {
+            recorder.attach(to: host, secretMembers: configuration.secretMembers)
+            self.recorder = recorder
         }
         host.log = { message in logger.debug("\(message)") }
         host.onExit = { [weak self] code in self?.exitRequested(code) }
@@ -207,6 +234,11 @@ package final class EmbeddedSession {
         endingStatus = status
         end.closing()
         logger.debug("ending (\(reason)), status \(status)")
+        if let recorder {
+            // What was queued stands before the end's step (ServerLifecycle.endRecording).
+            deliver(all: true)
+            if reason == "exit notification" { recorder.exited(status: status) } else { recorder.inputEnded() }
+        }
         // Messages after `exit` in the same input are not served: no command starts.
         host.isStopping = true
         host.cancelEverything()
@@ -234,6 +266,11 @@ package final class EmbeddedSession {
         if stream == nil { queue.abandon() }
         trace?.close()
         trace = nil
+        if let recorder {
+            recorder.finish()
+            if recorder.failed { logger.warning("the recording could not be written whole (--record)") }
+            self.recorder = nil
+        }
         self.connection = nil
         self.host = nil
         EmbeddedHosts.released(self)
@@ -267,6 +304,7 @@ package final class EmbeddedSession {
             if bodies.isEmpty { return }
             for body in bodies {
                 trace?.recordOutgoing(body)
+                recorder?.outgoing(body)
                 onMessage(body)
             }
         }

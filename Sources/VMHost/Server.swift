@@ -4,11 +4,11 @@ import Glibc
 import Darwin
 #endif
 import Logging
-import VMHostCore
-import VMHostEventLoop
-import VMHostJSONRPC
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// An app's view-models served over JSON-RPC 2.0 on stdin/stdout: the whole of an app's `main`.
 ///
@@ -28,7 +28,7 @@ import VMHostWire
 /// specified in protocol/SPEC.md §7 (lifecycle) and §8 (trace and logs).
 public struct Server: Sendable {
     /// What this server serves and how it is named.
-    public let configuration: ServerConfiguration
+    package let configuration: ServerConfiguration
 
     /// A server of `configuration`.
     public init(_ configuration: ServerConfiguration) {
@@ -52,7 +52,7 @@ public struct Server: Sendable {
     }
 
     /// Like ``run()``, with the command line `arguments` (without the program's name).
-    public func run(arguments: [String]) -> Never {
+    package func run(arguments: [String]) -> Never {
         let options = allOptions
         let parsed: ParsedArguments
         do throws(UsageError) {
@@ -79,6 +79,7 @@ public struct Server: Sendable {
 
     /// The options every server has, in the order `--help` lists them (the app's own options are
     /// listed after them, then `--version` and `--help`).
+    @_spi(Transport)
     public static let standardOptions: [OptionSpec] = [
         OptionSpec(
             "framing", value: "framing", choices: Framing.allCases.map(\.rawValue), defaultValue: "auto",
@@ -96,6 +97,10 @@ public struct Server: Sendable {
             abstract: "Append every message in and out to FILE as NDJSON {t, dir, msg}.",
             discussion: "The values of inputs declared secret (passwords, SMS codes) and secret members such as tokens are written as \"***\" (protocol/SPEC.md §8). A FIFO must have a reader when the host starts."),
         OptionSpec(
+            "record", value: "FILE",
+            abstract: "Write the session to FILE as a conformance transcript that a replay repeats.",
+            discussion: "Every message sent and written, secrets as placeholders a replay fills (protocol/conformance/README.md, Recordings). Replay it with python3 -m vmhost.replay FILE."),
+        OptionSpec(
             "log-level", value: "log-level", choices: Logger.Level.allCases.map(\.rawValue), defaultValue: "warning",
             abstract: "Least severe log level written to stderr: trace, debug, info, notice, warning, error or critical."),
         OptionSpec(
@@ -104,6 +109,7 @@ public struct Server: Sendable {
     ]
 
     /// `--version` and `--help`, which close every listing of options.
+    @_spi(Transport)
     public static let closingOptions: [OptionSpec] = [
         OptionSpec("version", abstract: "Show the version."),
         OptionSpec("help", short: "h", abstract: "Show help information."),
@@ -232,12 +238,12 @@ public struct ServedApp {
 @HostActor
 public struct TestControl {
     /// The method's name.
-    public let name: String
+    package let name: String
     /// Answers one call (synchronously or later).
-    public let handler: RPCEngine.Handler
+    package let handler: RPCEngine.Handler
 
     /// A control answering calls with `handler`.
-    public init(_ name: String, handler: @escaping RPCEngine.Handler) {
+    package init(_ name: String, handler: @escaping RPCEngine.Handler) {
         self.name = name
         self.handler = handler
     }
@@ -259,21 +265,32 @@ public struct TestControl {
 }
 
 /// The standard options of a run, validated (for another transport, such as WebSocket, too).
+@_spi(Transport)
 public struct ServerSettings: Sendable {
     static let defaultMaxMessageBytes = 4 * 1024 * 1024
 
-    public var framing: Framing
-    public var manualClock: Bool
-    public var testControls: Bool
+    /// `--framing`.
+    @_spi(Transport) public var framing: Framing
+    /// `--clock manual`.
+    @_spi(Transport) public var manualClock: Bool
+    /// `--test-controls`.
+    @_spi(Transport) public var testControls: Bool
+    /// `--trace FILE`.
     public var tracePath: String?
+    /// `--record`: the recording's file (a folder of them for a transport of many sessions).
+    public var recordPath: String?
+    /// `--log-level`.
     public var logLevel: Logger.Level
+    /// `--max-message-bytes`.
     public var maxMessageBytes: Int
 
+    /// The standard options of `parsed`; a bad value is a usage error.
     public init(_ parsed: ParsedArguments) throws(UsageError) {
         framing = Framing(rawValue: parsed.value("framing") ?? "auto")!
         manualClock = parsed.value("clock") == "manual"
         testControls = parsed.flag("test-controls")
         tracePath = parsed.value("trace")
+        recordPath = parsed.value("record")
         logLevel = Logger.Level(rawValue: parsed.value("log-level") ?? "warning")!
         maxMessageBytes = try parsed.integer("max-message-bytes") ?? Self.defaultMaxMessageBytes
         guard maxMessageBytes >= 64 else {
@@ -284,18 +301,19 @@ public struct ServerSettings: Sendable {
 
 extension Server {
     /// The app made for a run.
+    @_spi(Transport)
     @HostActor
     public struct App {
         /// The configuration of its ``Host``.
         public var host: Host.Configuration
         /// The framing its input is read in (`--framing`).
-        public var framing: Framing = .auto
+        package var framing: Framing = .auto
         /// The largest message it accepts (`--max-message-bytes`).
-        public var maxMessageBytes = ServerSettings.defaultMaxMessageBytes
+        package var maxMessageBytes = ServerSettings.defaultMaxMessageBytes
         /// The app's summary for the start-up log line.
-        public var summary: String?
+        package var summary: String?
         /// ``ServedApp/connectionKinds``.
-        public var connectionKinds: (@HostActor () -> [ViewModelFactory])?
+        package var connectionKinds: (@HostActor () -> [ViewModelFactory])?
 
         /// The configuration of one connection's host, for a transport that serves many: the
         /// clock and the app's shared parts are the same for all, the kinds are the connection's
@@ -312,7 +330,7 @@ extension Server {
     /// would serve it, without serving it: for a test of the app's whole wiring in process. Logs
     /// go nowhere.
     @HostActor
-    public func makeApp(arguments: [String]) throws(UsageError) -> App {
+    package func makeApp(arguments: [String]) throws(UsageError) -> App {
         let parsed = try ParsedArguments(arguments, options: allOptions)
         let settings = try ServerSettings(parsed)
         var app = try makeApp(settings: settings, arguments: parsed, logger: Logger(label: configuration.name) { _ in SwiftLogNoOpLogHandler() })
@@ -325,6 +343,7 @@ extension Server {
     /// connections makes one host per connection with ``App/connectionHost()``, sharing the clock
     /// and the app's backend), and the app's summary for the start-up log line. Throws the app's
     /// usage errors.
+    @_spi(Transport)
     @HostActor
     public func makeApp(
         settings: ServerSettings, arguments: ParsedArguments, logger: Logger

@@ -4,11 +4,11 @@ import Glibc
 import Darwin
 #endif
 import Logging
-import VMHostCore
-import VMHostEventLoop
-import VMHostJSONRPC
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The process around a ``Host``: stdin in, stdout out, signals, exit (protocol/SPEC.md §7).
 ///
@@ -71,6 +71,7 @@ enum StdioServer {
             }
         }
         let trace = traceFD
+        let recording = openRecording(settings, name: name)
 
         // Block SIGTERM/SIGINT in every thread; one thread waits for them with sigwait.
         var signals = sigset_t()
@@ -115,7 +116,7 @@ enum StdioServer {
             HostActor.assumeIsolated {
                 ServerLifecycle.start(
                     server: server, settings: settings, arguments: arguments, protocolFD: protocolFD,
-                    logger: logger, traceFD: trace)
+                    logger: logger, traceFD: trace, recordFD: recording)
             }
         }
         watchForClosedOutput(fd: protocolFD)
@@ -155,11 +156,12 @@ enum ServerLifecycle {
 
     static func start(
         server: Server, settings: ServerSettings, arguments: ParsedArguments, protocolFD: Int32, logger: Logger,
-        traceFD: Int32?
+        traceFD: Int32?, recordFD: Int32? = nil
     ) {
         self.logger = logger
         self.protocolFD = protocolFD
         let configuration = server.configuration
+        startRecording(fd: recordFD, server: server, settings: settings, arguments: arguments)
         let app: Server.App
         do throws(UsageError) {
             app = try server.makeApp(settings: settings, arguments: arguments, logger: logger)
@@ -179,6 +181,7 @@ enum ServerLifecycle {
         self.trace = trace
         var observe: (@Sendable ([UInt8]) -> Void)?
         if let trace { observe = { body in trace.recordOutgoing(body) } }
+        observe = attachRecording(to: host, secretMembers: configuration.secretMembers, observe: observe)
         let onClosed: @Sendable () -> Void = {
             EventLoop.shared.execute { HostActor.assumeIsolated { terminate(code: 0, reason: "stdout closed") } }
         }
@@ -283,6 +286,7 @@ enum ServerLifecycle {
         exiting = true
         logger.debug("exiting (\(reason))")
         EventLoop.shared.stopWatchingInput()
+        endRecording(reason: reason, code: code)
         host?.cancelEverything()
         writer?.flush()
         if let queue = host?.outputQueue {
@@ -290,6 +294,7 @@ enum ServerLifecycle {
             flush(queue)
         }
         trace?.flush(nanoseconds: 200_000_000)
+        finishRecording()
         StderrLogHandler.flush()
         exit(code)
     }

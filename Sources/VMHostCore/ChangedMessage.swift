@@ -1,4 +1,4 @@
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// A pending `vm.changed` notification of one subscription; merges while the reader is slow.
 ///
@@ -6,6 +6,7 @@ import VMHostWire
 /// subscriptions. `latest` holds each spliced list's full value, filled in only when the message
 /// merges into a waiting one (``OutputQueue/push(merging:key:completeForMerge:)``): a merge of two
 /// splice runs falls back to the full value instead of growing without bound.
+@_spi(Transport)
 public struct ChangedMessage: MergeableMessage {
     var subscription: String
     var vm: String
@@ -13,6 +14,7 @@ public struct ChangedMessage: MergeableMessage {
     var splices: JSONObject
     var latest: [String: JSON]
 
+    /// Takes the newer values (and edits) of the same subscription.
     public mutating func merge(_ newer: ChangedMessage) {
         for member in newer.values {
             splices[member.key] = nil
@@ -32,6 +34,7 @@ public struct ChangedMessage: MergeableMessage {
         }
     }
 
+    /// The `vm.changed` notification.
     public func encode() -> [UInt8] {
         var params = JSONObjectText()
         params.append("subscription", .string(subscription))

@@ -1,6 +1,6 @@
-import VMHostEventLoop
-import VMHostJSONRPC
-import VMHostWire
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
+@_spi(Transport) import VMHostWire
 
 /// One stream of bytes into a ``Host``: splits frames, feeds them to the engine one at a time, and
 /// after each lets the work it started run (``EventLoop/drain()``) and flushes the changes.
@@ -17,19 +17,20 @@ import VMHostWire
 ///   (an input handler or a closure posted with ``EventLoop/execute(_:)``), or from
 ///   ``betweenFrames`` (then they only queue, and the frames are handled by the call running).
 @HostActor
+@_spi(Transport)
 public final class Connection {
     /// The host the frames are fed to.
-    public let host: Host
+    package let host: Host
     private var reader: FrameReader
     /// Called once the framing is known (for `auto`: once the first line shows whether it is a header).
-    public var onFramingDetected: ((Framing) -> Void)?
+    package var onFramingDetected: ((Framing) -> Void)?
     /// Called after each frame is handled, while more wait or not (see the type's discussion).
-    public var betweenFrames: (() -> Void)?
+    package var betweenFrames: (() -> Void)?
     /// Frames read and not handled yet, from ``head`` on.
     private var waiting: [Waiting] = []
     private var head = 0
     /// The bytes of the frames waiting.
-    public private(set) var waitingBytes = 0
+    package private(set) var waitingBytes = 0
     private var handling = false
 
     private enum Waiting {
@@ -51,13 +52,13 @@ public final class Connection {
     }
 
     /// The framing read (for `auto`, once detected).
-    public var framing: Framing { reader.framing }
+    package var framing: Framing { reader.framing }
 
     /// Whether the end of input was reached (``finish()``).
-    public var inputEnded: Bool { host.inputEnded }
+    package var inputEnded: Bool { host.inputEnded }
 
     /// Handles a chunk of input bytes.
-    public func consume(_ bytes: UnsafeRawBufferPointer) {
+    package func consume(_ bytes: UnsafeRawBufferPointer) {
         reader.consume(bytes) { event in enqueue(event) }
         handleWaiting()
     }
@@ -68,14 +69,12 @@ public final class Connection {
         host.outputQueue.holdWakeups()
         defer { host.outputQueue.releaseWakeups() }
         host.engine.receive(frame: bytes)
-        host.flush()
-        EventLoop.shared.drain()
-        host.flush()
+        host.endTurn()
     }
 
     /// Handles the end of input: a last unterminated ndjson line is still a message, and every
     /// frame still waiting is handled as usual. Then ``inputEnded`` is true.
-    public func finish() {
+    package func finish() {
         reader.finish { event in enqueue(event) }
         host.inputEnded = true
         handleWaiting()
@@ -128,8 +127,6 @@ public final class Connection {
         case .oversized(let count, let limit): host.engine.receiveOversized(byteCount: count, limit: limit)
         case .badHeader(let problem): host.engine.receiveBadHeader(problem)
         }
-        host.flush()
-        EventLoop.shared.drain()
-        host.flush()
+        host.endTurn()
     }
 }

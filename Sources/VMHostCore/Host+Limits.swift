@@ -1,6 +1,6 @@
-import VMHostJSONRPC
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension Host {
     /// What one connection may hold at once (protocol/SPEC.md §10). A request that would pass a
@@ -17,6 +17,8 @@ extension Host {
         /// Commands running at once (`vm.send` to a command input, as a request or a notification).
         public var maxCommandsInFlight: Int
 
+        /// Caps of `maxViewModels` view-models, `maxSubscriptions` subscriptions and
+        /// `maxCommandsInFlight` commands in flight at once; none by default.
         public init(maxViewModels: Int = .max, maxSubscriptions: Int = .max, maxCommandsInFlight: Int = .max) {
             self.maxViewModels = maxViewModels
             self.maxSubscriptions = maxSubscriptions

@@ -1,23 +1,23 @@
-import VMHostEventLoop
-import VMHostJSONRPC
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension Host {
     /// The method table of protocol version 1 (protocol/SPEC.md, "Methods").
     func registerMethods() {
         engine.registerSync("initialize") { [unowned self] call throws(RPCError) in try self.initialize(call) }
-        engine.registerSync("ping") { [unowned self] call throws(RPCError) in _ = try self.params(call, []); return [:] }
+        engine.registerSync("ping") { call throws(RPCError) in _ = try call.params(allowing: []); return [:] }
         engine.registerSync("host.describe") { [unowned self] call throws(RPCError) in try self.describeMethod(call) }
         engine.registerSync("vm.create") { [unowned self] call throws(RPCError) in try self.create(call) }
         engine.registerSync("vm.dispose") { [unowned self] call throws(RPCError) in try self.dispose(call) }
-        engine.registerSync("vm.list") { [unowned self] call throws(RPCError) in _ = try self.params(call, []); return self.list() }
+        engine.registerSync("vm.list") { [unowned self] call throws(RPCError) in _ = try call.params(allowing: []); return self.list() }
         engine.registerSync("vm.get") { [unowned self] call throws(RPCError) in try self.get(call) }
         engine.register("vm.send") { [unowned self] call in self.send(call) }
         engine.registerSync("vm.subscribe") { [unowned self] call throws(RPCError) in try self.subscribe(call) }
         engine.registerSync("vm.unsubscribe") { [unowned self] call throws(RPCError) in try self.unsubscribe(call) }
         engine.registerSync("shutdown") { [unowned self] call throws(RPCError) in
-            _ = try self.params(call, [])
+            _ = try call.params(allowing: [])
             self.cancelEverything(except: call)
             self.hasShutDown = true
             self.engine.isShutDown = true
@@ -37,10 +37,10 @@ extension Host {
     }
 
     /// The methods this host serves, sorted (checked against protocol/openrpc.json by the tests).
-    public var methodNames: [String] { engine.methodNames }
+    package var methodNames: [String] { engine.methodNames }
 
     func initialize(_ call: Call) throws(RPCError) -> JSON {
-        let params = try params(call, ["protocolVersion", "clientInfo", "locale"])
+        let params = try call.params(allowing: ["protocolVersion", "clientInfo", "locale"])
         if let version = try params.optionalValue("protocolVersion", as: String.self), version != "1" {
             throw RPCError.invalidParams("params.protocolVersion: this host speaks protocol version \"1\", not \"\(version)\"")
         }
@@ -61,7 +61,7 @@ extension Host {
     }
 
     func describeMethod(_ call: Call) throws(RPCError) -> JSON {
-        let params = try params(call, ["kind"])
+        let params = try call.params(allowing: ["kind"])
         if let kind = try params.optionalValue("kind", as: String.self) {
             guard let description = describe(kind: kind) else { throw unknownKind(kind) }
             return ["protocolVersion": "1", "kinds": [description]]
@@ -75,7 +75,7 @@ extension Host {
     /// `resume` is written after everything held.
     func pauseOutput(_ call: Call, paused: Bool) {
         do throws(RPCError) {
-            _ = try params(call, [])
+            _ = try call.params(allowing: [])
         } catch {
             call.fail(error)
             return
@@ -92,7 +92,7 @@ extension Host {
     }
 
     func advanceClock(_ call: Call) throws(RPCError) -> JSON {
-        let params = try params(call, ["ms"])
+        let params = try call.params(allowing: ["ms"])
         let ms = try params.value("ms", as: Int64.self)
         guard ms >= 0 else { throw RPCError.invalidParams("params.ms: must be 0 or more, got \(ms)") }
         guard let clock = configuration.clock as? ManualClock else {
@@ -107,17 +107,5 @@ extension Host {
         flush()
         clock.advance(by: .milliseconds(ms))
         return ["now": .int(clock.now.milliseconds)]
-    }
-}
-
-extension Call {
-    /// The params by the one rule of every method (SPEC §3), for methods an app adds too (test
-    /// controls): absent, or an object whose members are all in `members`. Positional params (an
-    /// array) and any other member are -32602 naming them. (`exit` and `$/cancelRequest` never
-    /// fail: the failure of a notification would go unseen.)
-    public func params(allowing members: Set<String>) throws(RPCError) -> JSONReader {
-        let params = try reader()
-        try params.decode { (p) throws(JSONDecodingError) in try p.rejectUnknown(members) }
-        return params
     }
 }

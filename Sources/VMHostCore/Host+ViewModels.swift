@@ -1,15 +1,9 @@
-import VMHostEventLoop
-import VMHostJSONRPC
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension Host {
-    /// The params of `call` by the one rule of every method (SPEC §3): absent, or an object whose
-    /// members are all in `members`; positional params (an array) and any other member are -32602.
-    func params(_ call: Call, _ members: Set<String>) throws(RPCError) -> JSONReader {
-        try call.params(allowing: members)
-    }
-
     /// The view-model named by `params.vm`, or -32001.
     func viewModel(_ params: JSONReader) throws(RPCError) -> Entry {
         let handle = try params.value("vm", as: String.self)
@@ -75,7 +69,7 @@ extension Host {
     // MARK: vm.create / dispose / list / get
 
     func create(_ call: Call) throws(RPCError) -> JSON {
-        let params = try params(call, ["kind", "args", "id"])
+        let params = try call.params(allowing: ["kind", "args", "id"])
         let kind = try params.value("kind", as: String.self)
         guard let factory = catalog[kind] else { throw unknownKind(kind) }
         let requested = try params.optionalValue("id", as: String.self)
@@ -100,7 +94,7 @@ extension Host {
             instance = try factory.make(args: params.object["args"], context: context)
         } catch {
             context.dispose()
-            throw error.rpcError
+            throw RPCError(error)
         }
         context.observer = self
         viewModels[handle] = Entry(handle: handle, kind: kind, context: context, instance: instance)
@@ -113,7 +107,7 @@ extension Host {
     }
 
     func dispose(_ call: Call) throws(RPCError) -> JSON {
-        let check = remove(try viewModel(try params(call, ["vm"])))
+        let check = remove(try viewModel(try call.params(allowing: ["vm"])))
         if let problem = check.problem { log?(problem) }
         return [:]
     }
@@ -138,7 +132,7 @@ extension Host {
     }
 
     func get(_ call: Call) throws(RPCError) -> JSON {
-        let params = try params(call, ["vm", "outputs"])
+        let params = try call.params(allowing: ["vm", "outputs"])
         let entry = try viewModel(params)
         let names = try params.optionalValue("outputs", as: [String].self)
         var values = JSONObject()
@@ -165,28 +159,19 @@ extension Host {
 
     func send(_ call: Call) {
         do throws(RPCError) {
-            let params = try params(call, ["vm", "input", "value"])
+            let params = try call.params(allowing: ["vm", "input", "value"])
             let entry = try viewModel(params)
             let name = try params.value("input", as: String.self)
             guard let input = entry.context.input(named: name) else { throw unknownInput(name, of: entry) }
             let value = params.object["value"] ?? .null
             if let synchronous = input as? any SynchronousInput {
-                do throws(InputError) {
-                    try synchronous.send(value)
-                    call.succeed([:])
-                } catch {
-                    throw rpcError(error, input: name)
-                }
+                try refusals(of: name) { () throws(InputError) in try synchronous.send(value) }
+                call.succeed([:])
             } else if let command = input as? any AnyCommand {
                 guard !isStopping else { throw RPCError.stopping }
                 try admitCommand()
-                let execution: CommandExecution
-                do throws(InputError) {
-                    execution = try command.execute(value) { outcome in
-                        call.respond(Self.reply(for: outcome))
-                    }
-                } catch {
-                    throw rpcError(error, input: name)
+                let execution = try refusals(of: name) { () throws(InputError) in
+                    try command.execute(value) { outcome in call.respond(Self.reply(for: outcome)) }
                 }
                 if !execution.isFinished {
                     call.onCancel { execution.cancel() }
@@ -198,10 +183,15 @@ extension Host {
         }
     }
 
+    /// Runs a send to the input `name`, its refusal answered as the error it is on the wire.
+    func refusals<T>(of name: String, _ body: () throws(InputError) -> T) throws(RPCError) -> T {
+        do throws(InputError) { return try body() } catch { throw rpcError(error, input: name) }
+    }
+
     func rpcError(_ error: InputError, input: String) -> RPCError {
         switch error {
         case .invalidValue(let decoding):
-            return decoding.rpcError
+            return RPCError(decoding)
         case .refused:
             return .invalidParams(error.message)
         case .disabled(let reason):

@@ -1,7 +1,7 @@
-import VMHostEventLoop
-import VMHostJSONRPC
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The host of one connection: its view-models, their subscriptions, and the method table of
 /// protocol version 1.
@@ -15,35 +15,36 @@ import VMHostWire
 ///   view-model's changes and events keep their order.
 ///
 /// - Important: Isolated to ``HostActor``. Frames enter through ``Connection``.
+@_spi(Transport)
 @HostActor
 public final class Host {
     /// What a host serves and how it presents itself.
     public struct Configuration {
         /// The host's clock: every timer, latency and deadline goes through it.
-        public var clock: any HostClock
+        package var clock: any HostClock
         /// Kinds that `vm.create` can make.
-        public var factories: [ViewModelFactory]
+        package var factories: [ViewModelFactory]
         /// Serve `control.*` methods.
-        public var testControls: Bool
+        package var testControls: Bool
         /// Extra test-control methods (the app's), registered only with ``testControls``.
-        public var controlMethods: [(name: String, handler: RPCEngine.Handler)]
+        package var controlMethods: [(name: String, handler: RPCEngine.Handler)]
         /// `serverInfo.name` in `initialize`.
-        public var serverName: String
+        package var serverName: String
         /// `serverInfo.version` in `initialize`.
-        public var serverVersion: String
+        package var serverVersion: String
         /// The locale of view-models created before any `initialize {locale}`.
-        public var defaultLocale: AppLocale
+        package var defaultLocale: AppLocale
         /// The locales `initialize {locale}` accepts (``AppLocale/match(_:in:)``).
-        public var locales: [AppLocale]
+        package var locales: [AppLocale]
         /// The kinds of domain error the app's commands fail with: the `kind` enumeration of every
         /// error schema in `host.describe`. Nil: any string.
-        public var errorKinds: [String]?
+        package var errorKinds: [String]?
         /// What one connection may hold at once (Host+Limits.swift); no cap by default.
         public var limits = Limits()
 
         /// A configuration serving `factories` on `clock`; an app that says nothing about locales
         /// offers English only.
-        public init(
+        package init(
             clock: any HostClock, factories: [ViewModelFactory], testControls: Bool = false,
             controlMethods: [(name: String, handler: RPCEngine.Handler)] = [], serverName: String = "vmhost",
             serverVersion: String = vmhostVersion, defaultLocale: AppLocale = .en,
@@ -101,7 +102,9 @@ public final class Host {
         }
     }
 
-    public let configuration: Configuration
+    /// What it serves.
+    package let configuration: Configuration
+    /// The JSON-RPC engine of its connection.
     public let engine: RPCEngine
     nonisolated let output: OutputQueue<ChangedMessage>
     var locale: AppLocale
@@ -127,12 +130,13 @@ public final class Host {
     /// Called with the exit code when the client sends `exit`.
     public var onExit: ((Int32) -> Void)?
     /// Called for log-worthy problems (bad input that was answered with an error).
-    public var log: ((String) -> Void)?
-    public internal(set) var hasShutDown = false
+    package var log: ((String) -> Void)?
+    /// Whether `shutdown` was received (`exit` then exits 0).
+    @_spi(Transport) public internal(set) var hasShutDown = false
     /// Set once the input has ended. It changes nothing the host does: every message read before
     /// the end is handled as usual, commands included; the transport then waits for
     /// ``hasWorkInFlight`` to turn false (protocol/SPEC.md §7).
-    public var inputEnded = false
+    package var inputEnded = false
     /// Set once the server is stopping (a signal to a transport that serves many connections): a
     /// command sent now is not started and answers -32800 (SPEC §12).
     public var isStopping = false
@@ -147,18 +151,18 @@ public final class Host {
         var isRunning: Bool { execution.map { !$0.isFinished } ?? false }
     }
 
+    /// A host of `configuration`, its output queued in ``outputQueue``.
     public init(configuration: Configuration) {
         self.configuration = configuration
         self.locale = configuration.defaultLocale
         let output = OutputQueue<ChangedMessage>()
         self.output = output
-        var flush: (@HostActor () -> Void)?
-        engine = RPCEngine { body in
-            flush?()
-            output.push(body)
-        }
+        // The engine answers through the host's one writer (Host+Output.swift), bound once the
+        // host exists.
+        var writeReply: (@HostActor ([UInt8]) -> Void)?
+        engine = RPCEngine { body in writeReply?(body) }
         for factory in configuration.factories { catalog[factory.kind] = factory }
-        flush = { [unowned self] in self.flush() }
+        writeReply = { [unowned self] in self.writeReply($0) }
         engine.onProblem = { [unowned self] in self.log?($0) }
         registerMethods()
     }
@@ -169,7 +173,7 @@ public final class Host {
     /// Whether a request is still unanswered or a command started by `vm.send` (a request or a
     /// notification) still runs: what the end of input waits for (protocol/SPEC.md §7). Work the
     /// host started by itself (a parent's reload) and timers (a countdown) do not count.
-    public var hasWorkInFlight: Bool {
+    package var hasWorkInFlight: Bool {
         if engine.pendingCount > 0 { return true }
         sentCommands.removeAll { !$0.isRunning }
         sentCommandsPruned = sentCommands.count
@@ -196,7 +200,12 @@ public final class Host {
     public var liveViewModelCount: Int { viewModels.values.reduce(0) { $0 + ($1.context.isDisposed ? 0 : 1) } }
 
     /// Cancels all work in flight and disposes every view-model (the end of the host, `shutdown`).
-    public func cancelEverything(except call: Call? = nil) {
+    public func cancelEverything() {
+        cancelEverything(except: nil)
+    }
+
+    /// ``cancelEverything()``, `call` (a `shutdown` being answered) left to finish.
+    package func cancelEverything(except call: Call?) {
         engine.cancelAll(except: call)
         for handle in creationOrder { viewModels[handle]?.context.dispose() }
         flush()
@@ -204,5 +213,7 @@ public final class Host {
 }
 
 /// The framework's version: what a host reports in `initialize` unless its configuration names
-/// the app's.
-public let vmhostVersion = "0.1.0"
+/// the app's. The repository states it in `VERSION`, which releases are tagged from; a test keeps the
+/// two equal.
+@_spi(Transport)
+public let vmhostVersion = "0.3.0"

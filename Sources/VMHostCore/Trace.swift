@@ -3,14 +3,15 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import VMHostEventLoop
-import VMHostWire
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWire
 
 /// `--trace FILE`: every message in and out appended as NDJSON `{t, dir, msg}`, secrets redacted
 /// (see ``Redaction``).
 ///
 /// Writing happens on a writer thread of its own, so a slow disk (or a FIFO whose reader stalls)
 /// never blocks the host.
+@_spi(Transport)
 public final class TraceRecorder: Sendable {
     private let queue = OutputQueue<PlainOnly>()
     private let writer: OutputWriter<PlainOnly>
@@ -72,23 +73,24 @@ public final class TraceRecorder: Sendable {
 ///   element of params by position. A refused or malformed send leaks no more than an accepted one.
 /// - Elsewhere, at any depth, the string value of a member named like a secret input or a secret
 ///   member becomes `"***"`. Numbers are kept: JSON-RPC error codes and HTTP statuses are no secrets.
+@_spi(Transport)
 public struct Redaction: Sendable {
     /// Names of the inputs whose values are shown (declared, and secret in no kind).
-    public var plainInputs: Set<String>
+    package var plainInputs: Set<String>
     /// Names of members whose string values are masked at any depth (the secret inputs' too).
-    public var secretMembers: Set<String>
+    package var secretMembers: Set<String>
     /// What a secret is written as.
-    public static let mask: JSON = "***"
+    package static let mask: JSON = "***"
 
     /// Rules showing the values of `plainInputs` only, and masking the inputs `secretInputs` and
     /// the members `secretMembers` wherever they appear.
-    public init(plainInputs: Set<String>, secretInputs: Set<String>, secretMembers: Set<String> = []) {
+    package init(plainInputs: Set<String>, secretInputs: Set<String>, secretMembers: Set<String> = []) {
         self.secretMembers = secretMembers.union(secretInputs)
         self.plainInputs = plainInputs.subtracting(self.secretMembers)
     }
 
     /// `message` with every secret replaced by ``mask``.
-    public func redact(_ message: JSON) -> JSON {
+    package func redact(_ message: JSON) -> JSON {
         switch message {
         case .array(let elements):
             return .array(elements.map(redact))

@@ -2,7 +2,7 @@
 import Logging
 import Synchronization
 import VMHost
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 
 /// The C ABI of `include/vmhost.h` (target CVMHost) over ``EmbeddedHost``: handles, return codes,
 /// C callbacks. `vmhost_write` and `vmhost_close` are defined here; `vmhost_open` is the app's

@@ -23,6 +23,10 @@ import Synchronization
 ///
 /// - Important: ``drain()`` may only be called from the loop thread outside any job (from an input
 ///   handler or a posted closure). Inside a job it returns at once, so that jobs never nest.
+///
+/// Not for apps: a kind runs on ``HostActor`` and starts its work with ``HostActor/startTask(_:)``;
+/// a transport that serves the host (WebSocket) uses what `@_spi(Transport)` shows of it.
+@_spi(Transport)
 public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// The process-wide loop; its thread starts on first use.
     public static let shared = EventLoop()
@@ -69,9 +73,8 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Input is read into this (never zeroed: only the bytes a read wrote are looked at, and the
     /// pages a short read never reaches are never touched). The loop lives as long as the process.
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-    private var drainHooks: [(id: Int, hook: @HostActor () -> Void)] = []
     private var idleHooks: [(id: Int, hook: @HostActor () -> Void)] = []
-    /// Run once at the next point the drain hooks run (``runAfterWork(_:)``).
+    /// Run once after the next drain that ran work or the next due timers (``runAfterWork(_:)``).
     private var afterWork: [@HostActor () -> Void] = []
     private var nextHookID = 0
     /// What the loop's own thread waits for in `poll`: the deadline of its time-out (`.max`: none)
@@ -81,7 +84,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private var polledInput: Int32 = -1
 
     /// What the input handler is told.
-    public enum InputEvent {
+    package enum InputEvent {
         /// Bytes read; valid only during the call.
         case data(UnsafeRawBufferPointer)
         /// End of input, or a read error.
@@ -118,18 +121,21 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     /// True on the host thread: the loop's own thread, or a thread running a turn of it
     /// (``runHere(_:)``).
-    public var inLoop: Bool { owner.load(ordering: .relaxed) == Self.currentThreadID() }
+    package var inLoop: Bool { owner.load(ordering: .relaxed) == Self.currentThreadID() }
 
     // MARK: SerialExecutor
 
+    /// Runs `job` on the host thread, in order with the rest of its work.
     public func enqueue(_ job: consuming ExecutorJob) {
         post(.job(UnownedJob(job)))
     }
 
+    /// Traps unless called on the host thread.
     public func checkIsolated() {
         precondition(inLoop, "expected to run on the vmhost host thread")
     }
 
+    /// This loop as the executor of ``HostActor``.
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
@@ -157,13 +163,13 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Watches `fd` for input; `handler` is called on the host thread with each chunk read and once
     /// with `.end`. Reads are at most 64 KiB. Call from the host thread.
     @HostActor
-    public func watchInput(fd: Int32, handler: @escaping @HostActor (InputEvent) -> Void) {
+    package func watchInput(fd: Int32, handler: @escaping @HostActor (InputEvent) -> Void) {
         input = (fd, handler)
     }
 
     /// Stops watching the input descriptor.
     @HostActor
-    public func stopWatchingInput() { input = nil }
+    package func stopWatchingInput() { input = nil }
 
     // MARK: Timers (monotonic nanoseconds)
 
@@ -182,37 +188,28 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     /// Cancels a timer; a no-op for one that already fired.
     @HostActor
-    public func cancel(_ timer: TimerID) { timers.remove(timer) }
+    package func cancel(_ timer: TimerID) { timers.remove(timer) }
 
-    /// Adds `hook`, run on the host thread after each ``drain()`` that ran work and after due system
-    /// timers fired: the host flushes the output changes that jobs (command completions) and timers
-    /// (countdown ticks) made. Returns an id for removal.
+    /// Runs `action` once, on the host thread, after the next ``drain()`` that ran work or the next
+    /// due system timers fired: the host flushes there the output changes that jobs (command
+    /// completions) and timers (countdown ticks) made. A host whose properties changed asks for its
+    /// flush here, so that the work after a message costs the hosts with changes, not every host of
+    /// the process.
     @HostActor
-    public func addDrainHook(_ hook: @escaping @HostActor () -> Void) -> Int {
-        nextHookID += 1
-        drainHooks.append((nextHookID, hook))
-        return nextHookID
-    }
-
-    /// Runs `action` once, on the host thread, at the next point the drain hooks run (after a
-    /// ``drain()`` that ran work, after due system timers fired), after them. A host whose
-    /// properties changed asks for its flush here, so that the work after a message costs the hosts
-    /// with changes, not every host of the process.
-    @HostActor
-    public func runAfterWork(_ action: @escaping @HostActor () -> Void) {
+    package func runAfterWork(_ action: @escaping @HostActor () -> Void) {
         afterWork.append(action)
     }
 
+    /// Removes a hook added with ``addIdleHook(_:)``.
     @HostActor
-    public func removeDrainHook(_ id: Int) {
-        drainHooks.removeAll { $0.id == id }
+    package func removeIdleHook(_ id: Int) {
         idleHooks.removeAll { $0.id == id }
     }
 
     /// Adds `hook`, run on the host thread each time the loop has run out of ready work (after an
     /// input chunk was handled, jobs drained and due timers fired), just before it looks for more
     /// input or goes to sleep. The output is written there: once per burst, not per message.
-    /// Remove it with ``removeDrainHook(_:)``.
+    /// Remove it with ``removeIdleHook(_:)``.
     @HostActor
     public func addIdleHook(_ hook: @escaping @HostActor () -> Void) -> Int {
         nextHookID += 1
@@ -221,7 +218,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
 
     /// True when jobs or closures are waiting to run, or released work is on its way here.
-    public var hasPendingWork: Bool {
+    package var hasPendingWork: Bool {
         if inTransit.load(ordering: .acquiring) > 0 { return true }
         if inLoop && readyHead < ready.count { return true }
         return state.withLock { !$0.work.isEmpty }
@@ -232,12 +229,13 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// A resumed task may pass through the runtime's global executor before it is enqueued here;
     /// counting it keeps ``settle()`` and ``drainSettled()`` from returning before it has run.
     /// Pair every call with ``endTransit()`` once the task runs on the host thread again.
-    public func beginTransit(group: WorkGroup? = nil) {
+    package func beginTransit(group: WorkGroup? = nil) {
         inTransit.add(1, ordering: .releasing)
         group?.add(1)
     }
 
-    public func endTransit(group: WorkGroup? = nil) {
+    /// Ends what ``beginTransit(group:)`` began: the released task runs on the host thread.
+    package func endTransit(group: WorkGroup? = nil) {
         inTransit.subtract(1, ordering: .releasing)
         group?.add(-1)
     }
@@ -245,7 +243,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Suspends the calling host-actor task until every job that was ready has run, including the
     /// jobs those jobs made ready. For code that runs inside a job (tests) and so cannot ``drain()``.
     @HostActor
-    public func settle() async {
+    package func settle() async {
         while hasPendingWork { await Task.yield() }
     }
 
@@ -258,7 +256,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// fails the test that waits instead of hanging it.
     @HostActor
     @discardableResult
-    public func settle(group: WorkGroup, within limit: Duration = .seconds(10)) async -> Bool {
+    package func settle(group: WorkGroup, within limit: Duration = .seconds(10)) async -> Bool {
         let deadline = ContinuousClock.now + limit
         repeat {
             while !group.isSettled {
@@ -275,7 +273,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// the host starts goes through here so that ``settle()`` and a manual clock are exact.
     /// The task belongs to `group` (``WorkGroup/current`` inside it), if one is given.
     @discardableResult
-    public static func startTask<T: Sendable>(group: WorkGroup? = nil, _ body: @escaping @HostActor () async -> T) -> Task<T, Never> {
+    package static func startTask<T: Sendable>(group: WorkGroup? = nil, _ body: @escaping @HostActor () async -> T) -> Task<T, Never> {
         shared.beginTransit(group: group)
         return Task { @HostActor in
             shared.endTransit(group: group)
@@ -285,7 +283,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     /// ``startTask(group:_:)`` for work that throws.
     @discardableResult
-    public static func startTask<T: Sendable>(group: WorkGroup? = nil, _ body: @escaping @HostActor () async throws -> T) -> Task<T, any Error> {
+    package static func startTask<T: Sendable>(group: WorkGroup? = nil, _ body: @escaping @HostActor () async throws -> T) -> Task<T, any Error> {
         shared.beginTransit(group: group)
         return Task { @HostActor in
             shared.endTransit(group: group)
@@ -300,7 +298,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// microseconds to, rarely, a second. The loop thread waits for it in `poll` on its wake-up
     /// pipe, so it sleeps until the task is posted; the wait is bounded (``settleLimitNanoseconds``)
     /// so that a task that never comes cannot stall the host.
-    public func drainSettled() {
+    package func drainSettled() {
         guard inLoop, !runningJob else { return }
         drain()
         let deadline = Self.monotonicNanoseconds() + Self.settleLimitNanoseconds
@@ -338,14 +336,14 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     // MARK: Running
 
     /// Runs ready jobs until none is left. See the type's discussion for when it may be called.
-    public func drain() {
+    package func drain() {
         guard inLoop, !runningJob else { return }
         var ranAny = false
         while let work = nextReady() {
             ranAny = true
             run(work)
         }
-        if ranAny { runDrainHooks() }
+        if ranAny { runAfterWorkActions() }
     }
 
     /// The next work to run: from ``ready``, refilled with everything posted when it runs out.
@@ -444,7 +442,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// loop's own thread, which waited in `poll` meanwhile, takes over again (woken if a timer or
     /// the input it waits for changed). An app's host answers a call so without a thread
     /// hand-off: the reply is written before the call returns.
-    public func runHere<T>(_ body: @HostActor () -> T) -> T? {
+    package func runHere<T>(_ body: @HostActor () -> T) -> T? {
         guard !inLoop, !Self.inTask else { return nil }
         var result: T?
         _ = ownership.withLockIfAvailable { _ -> Bool in
@@ -498,7 +496,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// calling thread when the loop is idle (``runHere(_:)``), else posted and waited for. For a
     /// call that must answer synchronously (an embedded host opened from an app's thread); never
     /// from a host-actor task that waits for other host work (it would wait for itself).
-    public func runAndWait<T: Sendable>(_ body: @escaping @HostActor @Sendable () -> T) -> T {
+    package func runAndWait<T: Sendable>(_ body: @escaping @HostActor @Sendable () -> T) -> T {
         if inLoop { return HostActor.assumeIsolated(body) }
         if let result = runHere(body) { return result }
         let result = Mutex<T?>(nil)
@@ -535,14 +533,12 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             drain()
         }
         // A timer's own changes (a countdown tick) are output too, even when it started no job.
-        if fired { runDrainHooks() }
+        if fired { runAfterWorkActions() }
     }
 
-    private func runDrainHooks() {
-        guard !drainHooks.isEmpty || !afterWork.isEmpty else { return }
+    private func runAfterWorkActions() {
+        guard !afterWork.isEmpty else { return }
         asOwner {
-            for entry in drainHooks { entry.hook() }
-            guard !afterWork.isEmpty else { return }
             let actions = afterWork
             afterWork.removeAll(keepingCapacity: actions.count <= 1024)
             for action in actions { action() }

@@ -9,8 +9,10 @@
 ///   view-model. Blocking I/O (HTTP) awaits a continuation that is resumed from another thread.
 @globalActor
 public actor HostActor {
+    /// The one instance: `@HostActor` code runs on it.
     public static let shared = HostActor()
 
+    /// The host thread (``EventLoop``).
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         EventLoop.shared.asUnownedSerialExecutor()
     }
@@ -21,6 +23,7 @@ extension HostActor {
     ///
     /// For code that the loop calls directly (input handlers, timers), which is on the host thread
     /// but not inside a Swift job.
+    @_spi(Transport)
     public static func assumeIsolated<T>(_ operation: @HostActor () throws -> T) rethrows -> T {
         typealias Isolated = @HostActor () throws -> T
         typealias Plain = () throws -> T
@@ -28,5 +31,20 @@ extension HostActor {
         return try withoutActuallyEscaping(operation) { isolated in
             try unsafeBitCast(isolated, to: Plain.self)()
         }
+    }
+}
+
+extension HostActor {
+    /// Starts a task on the host actor that nothing awaits: work the current code hands off and
+    /// does not wait for (a deletion in the background when a session ends, a write when an
+    /// object goes away).
+    ///
+    /// Unlike `Task { @HostActor in … }`, the host counts the task from now until it first runs on
+    /// the host thread (it may pass through the runtime's global executor first), so that a manual
+    /// clock's advance and a test's settling wait for it, and what it does is as deterministic as
+    /// a command's work. It belongs to the work of the view-model under test that starts it, if any.
+    @discardableResult
+    public static func startTask<T: Sendable>(_ body: @escaping @HostActor () async -> T) -> Task<T, Never> {
+        EventLoop.startTask(group: WorkGroup.current, body)
     }
 }

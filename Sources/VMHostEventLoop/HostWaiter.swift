@@ -6,16 +6,16 @@ import Synchronization
 /// A task started by ``EventLoop/startTask(group:_:)`` belongs to the group it is given; a
 /// ``HostWaiter`` belongs to the group of the task that waits on it. A group is settled when none
 /// of its tasks has been released and not run yet.
-public final class WorkGroup: Sendable {
+package final class WorkGroup: Sendable {
     private let released = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
     /// The group of the task running now, if any.
-    @TaskLocal public static var current: WorkGroup?
+    @TaskLocal package static var current: WorkGroup?
 
     /// True when no task of the group is on its way to the host thread.
-    public var isSettled: Bool { released.load(ordering: .acquiring) == 0 }
+    package var isSettled: Bool { released.load(ordering: .acquiring) == 0 }
 
     func add(_ delta: Int) { released.add(delta, ordering: .releasing) }
 }
@@ -24,9 +24,9 @@ public final class WorkGroup: Sendable {
 /// test's stub): resumed exactly once, by its answer or by cancellation, whichever comes first.
 ///
 /// From its resumption until it runs on the host thread again the task is counted as in transit,
-/// so that ``EventLoop/settle()``, ``EventLoop/drainSettled()`` and a manual clock wait for what
-/// it does next: this is what keeps tests and `--clock manual` exact. An app's backend that
-/// answers calls from its own threads suspends its callers with one:
+/// so that a test's settling and a manual clock's advance wait for what it does next: this is what
+/// keeps tests and `--clock manual` exact. An app's backend that answers calls from its own threads
+/// suspends its callers with one:
 ///
 /// ```swift
 /// let waiter = HostWaiter<Data>()
@@ -47,6 +47,7 @@ public final class HostWaiter<Value: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
+    /// A waiter not answered yet.
     public init() {}
 
     /// True once the waiter was answered (or cancelled).
@@ -57,24 +58,37 @@ public final class HostWaiter<Value: Sendable>: Sendable {
     /// before an answer came (the wait then throws `CancellationError`).
     @HostActor
     public func wait(start: @HostActor () -> Void = {}, onCancel: @escaping @Sendable () -> Void = {}) async throws -> Value {
+        try await withTaskCancellationHandler {
+            try await suspend(start: start)
+        } onCancel: {
+            if resume(with: .failure(CancellationError())) { onCancel() }
+        }
+    }
+
+    /// Suspends the calling task until ``resume(with:)``, as ``wait(start:onCancel:)`` does, but
+    /// whatever happens to the task meanwhile: a cancellation does not end the wait. For an answer
+    /// the caller must hear once it asked (the outcome of a write it submitted).
+    @HostActor
+    public func waitIgnoringCancellation(start: @HostActor () -> Void = {}) async throws -> Value {
+        try await suspend(start: start)
+    }
+
+    @HostActor
+    private func suspend(start: @HostActor () -> Void) async throws -> Value {
         let group = WorkGroup.current
         state.withLock { $0.group = group }
         defer { if state.withLock({ $0.released }) { EventLoop.shared.endTransit(group: group) } }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                let early = state.withLock { state -> Result<Value, any Error>? in
-                    if let result = state.result { return result }
-                    state.continuation = continuation
-                    return nil
-                }
-                if let early {
-                    continuation.resume(with: early)
-                } else {
-                    start()
-                }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+            let early = state.withLock { state -> Result<Value, any Error>? in
+                if let result = state.result { return result }
+                state.continuation = continuation
+                return nil
             }
-        } onCancel: {
-            if resume(with: .failure(CancellationError())) { onCancel() }
+            if let early {
+                continuation.resume(with: early)
+            } else {
+                start()
+            }
         }
     }
 

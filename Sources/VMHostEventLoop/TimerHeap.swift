@@ -1,7 +1,8 @@
 /// Identifies a scheduled timer so it can be cancelled.
+@_spi(Transport)
 public struct TimerID: Hashable, Sendable {
-    public let raw: UInt64
-    public init(raw: UInt64) { self.raw = raw }
+    package let raw: UInt64
+    package init(raw: UInt64) { self.raw = raw }
 }
 
 /// Timers ordered by deadline, then by the order they were scheduled (equal deadlines fire FIFO):
@@ -14,7 +15,7 @@ public struct TimerID: Hashable, Sendable {
 /// Deadlines are `UInt64` (nanoseconds of the system's monotonic clock, or of a manual clock).
 ///
 /// - Important: Only touched on the host thread.
-public struct TimerHeap {
+package struct TimerHeap {
     private struct Entry {
         var deadline: UInt64
         var id: UInt64
@@ -26,15 +27,15 @@ public struct TimerHeap {
     private var live: Set<UInt64> = []
     private var nextID: UInt64 = 0
 
-    public init() {}
+    package init() {}
 
     /// Timers scheduled and neither fired nor cancelled.
-    public var count: Int { live.count }
+    package var count: Int { live.count }
 
     /// The deadline of the next timer to fire.
-    public var nextDeadline: UInt64? { entries.first?.deadline }
+    package var nextDeadline: UInt64? { entries.first?.deadline }
 
-    public mutating func insert(deadline: UInt64, action: @escaping @HostActor () -> Void) -> TimerID {
+    package mutating func insert(deadline: UInt64, action: @escaping @HostActor () -> Void) -> TimerID {
         nextID += 1
         live.insert(nextID)
         entries.append(Entry(deadline: deadline, id: nextID, action: action))
@@ -43,7 +44,7 @@ public struct TimerHeap {
     }
 
     /// Cancels a timer; a no-op if it fired or was cancelled already.
-    public mutating func remove(_ timer: TimerID) {
+    package mutating func remove(_ timer: TimerID) {
         guard live.remove(timer.raw) != nil else { return }
         if entries.count > 2 * live.count + 16 {
             rebuild()
@@ -53,7 +54,7 @@ public struct TimerHeap {
     }
 
     /// Removes and returns the first timer due at `now`, if any.
-    public mutating func popDue(now: UInt64) -> (deadline: UInt64, action: @HostActor () -> Void)? {
+    package mutating func popDue(now: UInt64) -> (deadline: UInt64, action: @HostActor () -> Void)? {
         guard let first = entries.first, first.deadline <= now else { return nil }
         removeTop()
         live.remove(first.id)

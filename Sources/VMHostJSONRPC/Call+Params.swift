@@ -1,25 +1,35 @@
 import VMHostWire
 
+// The one way a method handler reads its params: `call.params(allowing:)`, then `value` and
+// `optionalValue` of the reader it returns, each failing with the -32602 that names the param.
+
 extension Call {
-    /// The params as an object reader; a params value that is not an object is -32602.
-    public func reader() throws(RPCError) -> JSONReader {
-        do throws(JSONDecodingError) { return try paramsReader() } catch { throw error.rpcError }
+    /// The params by the one rule of every method (SPEC §3), for the host's methods and an app's
+    /// test controls alike: absent (read as `{}`), or an object whose members are all in `members`.
+    /// Positional params (an array) and any other member are -32602 naming them. (`exit` and
+    /// `$/cancelRequest` never fail: the failure of a notification would go unseen.)
+    package func params(allowing members: Set<String>) throws(RPCError) -> JSONReader {
+        try invalidParams { () throws(JSONDecodingError) in
+            let reader = try JSONReader(params, path: "params")
+            try reader.rejectUnknown(members)
+            return reader
+        }
     }
 }
 
 extension JSONReader {
-    /// A required member, or -32602 naming it.
-    public func value<T: JSONDecodable>(_ key: String, as type: T.Type = T.self) throws(RPCError) -> T {
-        do throws(JSONDecodingError) { return try required(key, as: type) } catch { throw error.rpcError }
+    /// A required member (`null` counts as missing), or -32602 naming it.
+    package func value<T: JSONDecodable>(_ key: String, as type: T.Type = T.self) throws(RPCError) -> T {
+        try invalidParams { () throws(JSONDecodingError) in try required(key, as: type) }
     }
 
-    /// An optional member, or -32602 naming it when present with the wrong type.
-    public func optionalValue<T: JSONDecodable>(_ key: String, as type: T.Type = T.self) throws(RPCError) -> T? {
-        do throws(JSONDecodingError) { return try optional(key, as: type) } catch { throw error.rpcError }
+    /// An optional member (nil when missing or `null`), or -32602 naming it when it does not read.
+    package func optionalValue<T: JSONDecodable>(_ key: String, as type: T.Type = T.self) throws(RPCError) -> T? {
+        try invalidParams { () throws(JSONDecodingError) in try optional(key, as: type) }
     }
+}
 
-    /// Runs a decoding step, turning its failure into -32602.
-    public func decode<T>(_ body: (JSONReader) throws(JSONDecodingError) -> T) throws(RPCError) -> T {
-        do throws(JSONDecodingError) { return try body(self) } catch { throw error.rpcError }
-    }
+/// Runs a step that reads params, its decoding failure answered -32602 (``RPCError/init(_:)``).
+package func invalidParams<T>(_ body: () throws(JSONDecodingError) -> T) throws(RPCError) -> T {
+    do throws(JSONDecodingError) { return try body() } catch { throw RPCError(error) }
 }

@@ -7,15 +7,18 @@ import VMHostWire
 /// answer wins: later ones are ignored, so a request that was cancelled (answered -32800) can never
 /// get a second reply when its work ends. A notification (no id) is never answered.
 @HostActor
-public final class Call {
-    public let method: String
+package final class Call {
+    /// The method called.
+    package let method: String
     /// Nil for a notification.
-    public let id: RequestID?
-    public let params: JSON?
+    package let id: RequestID?
+    /// The params as sent, if any (read them with ``params(allowing:)``).
+    package let params: JSON?
 
-    public var isNotification: Bool { id == nil }
+    /// Whether the call is a notification (it has no id, and is never answered).
+    package var isNotification: Bool { id == nil }
     /// True once answered (or cancelled).
-    public private(set) var isFinished = false
+    package private(set) var isFinished = false
 
     private var reply: ((Result<JSON, RPCError>) -> Void)?
     private var cancelHandler: (() -> Void)?
@@ -29,13 +32,8 @@ public final class Call {
         self.reply = reply
     }
 
-    /// Reads `params` (absent params read as `{}`), for ``JSONReader/required(_:as:)`` and friends.
-    public func paramsReader() throws(JSONDecodingError) -> JSONReader {
-        try JSONReader(params, path: "params")
-    }
-
     /// Answers the call; only the first answer counts.
-    public func respond(_ result: Result<JSON, RPCError>) {
+    package func respond(_ result: Result<JSON, RPCError>) {
         guard !isFinished else { return }
         isFinished = true
         cancelHandler = nil
@@ -44,27 +42,29 @@ public final class Call {
         reply?(result)
     }
 
-    public func succeed(_ value: JSON) { respond(.success(value)) }
-    public func fail(_ error: RPCError) { respond(.failure(error)) }
+    /// Answers the call with `value`.
+    package func succeed(_ value: JSON) { respond(.success(value)) }
+    /// Answers the call with `error`.
+    package func fail(_ error: RPCError) { respond(.failure(error)) }
 
     /// Runs `action` once the reply that carries this call's answer has been handed to the output:
     /// at once for a call that is not in a batch (call it after answering) and for a notification;
     /// for a member of a batch, once the batch's array has been (it waits for every member), or,
     /// for a batch of only notifications, once its last member was handled.
-    public func afterReply(_ action: @escaping @HostActor () -> Void) {
+    package func afterReply(_ action: @escaping @HostActor () -> Void) {
         if let batch, !batch.isAnswered { batch.actions.append(action) } else { action() }
     }
 
     /// Runs `handler` if the client cancels this request (`$/cancelRequest`) or the host cancels
     /// everything (the end of the host, `shutdown`). The handler stops the work; the call is then
     /// answered -32800 unless the handler answered it itself.
-    public func onCancel(_ handler: @escaping () -> Void) {
+    package func onCancel(_ handler: @escaping () -> Void) {
         if isFinished { return }
         cancelHandler = handler
     }
 
     /// Cancels the call: runs its cancel handler and answers -32800 if nothing answered yet.
-    public func cancel() {
+    package func cancel() {
         guard !isFinished else { return }
         let handler = cancelHandler
         cancelHandler = nil

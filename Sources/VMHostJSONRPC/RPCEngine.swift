@@ -16,9 +16,11 @@ import VMHostWire
 /// it.
 ///
 /// - Important: Isolated to ``HostActor``; frames must be fed in the order they were read.
+@_spi(Transport)
 @HostActor
 public final class RPCEngine {
-    public typealias Handler = @HostActor (Call) -> Void
+    /// Handles one call of a method: answers it, at once or later.
+    package typealias Handler = @HostActor (Call) -> Void
 
     private var methods: [String: Handler] = [:]
     private let output: @HostActor ([UInt8]) -> Void
@@ -29,20 +31,22 @@ public final class RPCEngine {
     /// whoever writes them.
     public var tracer: (@HostActor (_ message: JSON) -> Void)?
     /// Called when an incoming message cannot be used; for logging.
-    public var onProblem: (@HostActor (String) -> Void)?
+    package var onProblem: (@HostActor (String) -> Void)?
 
     /// What one batch may cost (protocol/SPEC.md §10).
-    public struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// Members (requests and notifications) a batch may hold; a larger batch is refused whole.
-        public var maxBatchMembers = 1000
+        package var maxBatchMembers = 1000
         /// Bytes the replies of a batch's members may add up to; once reached, the batch's
         /// further requests are answered with an error without being handled.
-        public var maxBatchReplyBytes = 4 * 1024 * 1024
+        package var maxBatchReplyBytes = 4 * 1024 * 1024
 
-        public init() {}
+        /// The limits of protocol/SPEC.md §10.
+        package init() {}
     }
 
-    public var limits = Limits()
+    /// What one batch may cost.
+    package var limits = Limits()
     /// When set, a batch is handled this many members at a time: ``receive(frame:)`` returns with
     /// ``hasPendingBatch`` true, and the transport calls ``continueBatch()`` once it has served
     /// others (a transport of many sessions on one thread). Nil: a batch is handled in one go.
@@ -54,11 +58,10 @@ public final class RPCEngine {
     public var hasPendingBatch: Bool { batchInProgress != nil }
 
     /// Once true, every request but `exit` is answered -32005.
-    public var isShutDown = false
-    /// Methods still served after shutdown.
-    public var allowedAfterShutdown: Set<String> = ["exit"]
+    package var isShutDown = false
 
-    public init(output: @escaping @HostActor ([UInt8]) -> Void) {
+    /// An engine that hands every response body to `output`.
+    package init(output: @escaping @HostActor ([UInt8]) -> Void) {
         self.output = output
         register("$/cancelRequest") { [unowned self] call in
             // A notification by the spec; a request is answered too, with `null`.
@@ -70,19 +73,19 @@ public final class RPCEngine {
     }
 
     /// Adds or replaces a method.
-    public func register(_ method: String, _ handler: @escaping Handler) {
+    package func register(_ method: String, _ handler: @escaping Handler) {
         methods[method] = handler
     }
 
     /// Adds a method answered at once from its params.
-    public func registerSync(_ method: String, _ body: @escaping @HostActor (Call) throws(RPCError) -> JSON) {
+    package func registerSync(_ method: String, _ body: @escaping @HostActor (Call) throws(RPCError) -> JSON) {
         methods[method] = { call in
             do throws(RPCError) { call.succeed(try body(call)) } catch { call.fail(error) }
         }
     }
 
     /// The methods registered, sorted.
-    public var methodNames: [String] { methods.keys.sorted() }
+    package var methodNames: [String] { methods.keys.sorted() }
 
     /// Requests not answered yet.
     public var pendingCount: Int { inFlight.values.reduce(0) { $0 + $1.count } }
@@ -90,7 +93,7 @@ public final class RPCEngine {
     // MARK: Input
 
     /// Handles one frame's bytes.
-    public func receive(frame bytes: UnsafeRawBufferPointer) {
+    package func receive(frame bytes: UnsafeRawBufferPointer) {
         let message: JSON
         do {
             message = try JSON.parse(bytes)
@@ -105,7 +108,7 @@ public final class RPCEngine {
     }
 
     /// Handles one parsed message (a request, a notification or a batch).
-    public func receive(_ message: JSON) {
+    package func receive(_ message: JSON) {
         tracer?(message)
         switch message {
         case .array(let elements):
@@ -120,7 +123,7 @@ public final class RPCEngine {
     /// Answers a frame that was skipped for being over the size limit. The text does not give the
     /// message's size: an ndjson line is refused as soon as it is too long, before its end has
     /// been read, so the size is not always known, and the reply must not depend on read sizes.
-    public func receiveOversized(byteCount: Int?, limit: Int) {
+    package func receiveOversized(byteCount: Int?, limit: Int) {
         send(errorResponse(id: nil, RPCError(
             code: RPCError.invalidRequestCode,
             message: "Invalid Request: message exceeds the limit of \(limit) bytes (--max-message-bytes); it was skipped",
@@ -128,7 +131,7 @@ public final class RPCEngine {
     }
 
     /// Answers a header block that could not be used.
-    public func receiveBadHeader(_ problem: String) {
+    package func receiveBadHeader(_ problem: String) {
         send(errorResponse(id: nil, .parseError("bad message header: \(problem)")))
     }
 
@@ -136,12 +139,12 @@ public final class RPCEngine {
 
     /// Cancels every request in flight with this id (numbers compared by value, see
     /// ``RequestID/cancellationKey``): a no-op when none is.
-    public func cancel(_ id: RequestID) {
+    package func cancel(_ id: RequestID) {
         for call in inFlight[id.cancellationKey] ?? [] { call.cancel() }
     }
 
     /// Cancels every request in flight (the end of the host or the connection, `shutdown`).
-    public func cancelAll(except keep: Call? = nil) {
+    package func cancelAll(except keep: Call? = nil) {
         for call in inFlight.values.joined() where call !== keep { call.cancel() }
     }
 
@@ -259,7 +262,7 @@ public final class RPCEngine {
                 return
             }
         }
-        if isShutDown, !allowedAfterShutdown.contains(method) {
+        if isShutDown, method != "exit" {
             deliver(id.map { errorResponse(id: $0, .shuttingDown) })
             return
         }

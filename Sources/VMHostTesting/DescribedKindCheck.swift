@@ -1,6 +1,4 @@
-import VMHostEventLoop
-@_spi(TestKit) import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// Checks that kinds keep what `host.describe` says of them: that they accept the args and input
 /// values it says they accept and refuse what it says they refuse, and that what they write (their
@@ -111,9 +109,9 @@ public enum DescribedKindCheck {
 /// Generates values from a JSON Schema and judges them by it (the subset listed in
 /// ``JSONSchemaExample``; `pattern` and `format` are not judged). A declared member whose value is
 /// `null` is judged absent, as ``JSONReader`` reads it.
-public enum JSONSchemaValues {
+package enum JSONSchemaValues {
     /// Values around `schema`: some it accepts and some it refuses.
-    public static func candidates(_ schema: JSON, depth: Int = 2) -> [JSON] {
+    package static func candidates(_ schema: JSON, depth: Int = 2) -> [JSON] {
         var values: [JSON] = [.null, .bool(true), .int(0), .int(-1), .double(1.5), .string(""), .string("a"), [], [:], ["zz": 1]]
         guard case .object(let object) = schema else { return values }
         values.append(JSONSchemaExample.minimal(schema))
@@ -162,7 +160,7 @@ public enum JSONSchemaValues {
 
     /// Whether `schema` accepts `value`. With `nullIsAbsent` (how inputs are read), a member whose
     /// value is `null` counts as missing; without it (what outputs write), `null` is a value.
-    public static func accepts(_ schema: JSON, _ value: JSON, nullIsAbsent: Bool = true) -> Bool {
+    package static func accepts(_ schema: JSON, _ value: JSON, nullIsAbsent: Bool = true) -> Bool {
         guard case .object(let object) = schema else { return schema != .bool(false) }
         if let constant = object["const"], constant != value { return false }
         if let cases = object["enum"]?.arrayValue, !cases.contains(value) { return false }

@@ -1,10 +1,8 @@
 import Testing
-import VMHost
-import VMHostEventLoop
-import VMHostJSONRPC
-import VMHostRuntime
-import VMHostCore
-import VMHostWire
+@_spi(Transport) import VMHost
+@_spi(Transport) package import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWire
 
 /// A host driven in-process, as the stdio transport drives it, for tests.
 ///
@@ -14,38 +12,36 @@ import VMHostWire
 ///
 /// ```swift
 /// let clock = ManualClock()
-/// let client = await InProcessConnection(kinds: [TodoListViewModel.factory(api: backend)], clock: clock)
+/// let client = InProcessConnection(kinds: [TodoListViewModel.factory(api: backend)], clock: clock)
 /// let reply = await client.request("vm.create", ["kind": "TodoList"])
 /// #expect(reply.result?["vm"] == "vm1")
 /// await client.advance(ms: 200)       // control.clock.advance: latencies and timers due fire
-/// try client.finish()                 // every message was read, no request is pending
+/// await client.finish()               // every message was read, no request is pending
 /// ```
 ///
 /// Parallel suites: each connection has its own host, clock and output queue; connections share
-/// only the host thread (``EventLoop/shared``), so tests running at once cannot see each other's
-/// messages.
+/// only the host thread, so tests running at once cannot see each other's messages.
 public final class InProcessConnection: Sendable {
     /// The host under test.
-    public let host: Host
+    package let host: Host
     private let connection: Connection
     private let received = ReceivedMessages()
 
     /// A host serving `kinds` on `clock` (a new ``ManualClock`` when nil), with the `control.*`
-    /// methods (`controlMethods` added) unless `testControls` is false.
+    /// methods (`controls` added) unless `testControls` is false.
     @HostActor
     public convenience init(
-        kinds: [ViewModelFactory], clock: (any HostClock)? = nil, testControls: Bool = true,
-        controlMethods: [(name: String, handler: RPCEngine.Handler)] = [], framing: Framing = .ndjson,
-        maxMessageBytes: Int = 4 << 20
+        kinds: [ViewModelFactory], clock: (any HostClock)? = nil, testControls: Bool = true, controls: [TestControl] = []
     ) {
         self.init(
-            configuration: .init(clock: clock ?? ManualClock(), factories: kinds, testControls: testControls, controlMethods: controlMethods),
-            framing: framing, maxMessageBytes: maxMessageBytes)
+            configuration: .init(
+                clock: clock ?? ManualClock(), factories: kinds, testControls: testControls,
+                controlMethods: controls.map { ($0.name, $0.handler) }))
     }
 
     /// A host of `configuration`: its kinds, clock, locales, error kinds and controls as given.
     @HostActor
-    public init(configuration: Host.Configuration, framing: Framing = .ndjson, maxMessageBytes: Int = 4 << 20) {
+    package init(configuration: Host.Configuration, framing: Framing = .ndjson, maxMessageBytes: Int = 4 << 20) {
         host = Host(configuration: configuration)
         connection = Connection(host: host, framing: framing, maxMessageBytes: maxMessageBytes)
     }
@@ -70,12 +66,11 @@ public final class InProcessConnection: Sendable {
     // MARK: Sending
 
     /// Feeds raw bytes, as read from a pipe, and waits until the host handled them.
-    public func feed(_ bytes: [UInt8]) async {
+    package func feed(_ bytes: [UInt8]) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             EventLoop.shared.execute { [connection] in
                 HostActor.assumeIsolated {
                     bytes.withUnsafeBytes { connection.consume($0) }
-                    connection.host.flush()
                 }
                 done.resume()
             }
@@ -83,7 +78,7 @@ public final class InProcessConnection: Sendable {
     }
 
     /// Feeds one message as an ndjson line.
-    public func feed(_ message: JSON) async {
+    package func feed(_ message: JSON) async {
         await feed(message.serialized() + [UInt8(ascii: "\n")])
     }
 
@@ -135,7 +130,7 @@ public final class InProcessConnection: Sendable {
     /// Ends a test: fails it when the host wrote messages no take has read, when a request has no
     /// reply yet, or when the manual clock holds timers (latencies, countdowns still running).
     @HostActor
-    public func finish(sourceLocation: SourceLocation = #_sourceLocation) {
+    public func finish(sourceLocation: SourceLocation = #_sourceLocation) async {
         var problems: [String] = []
         let unread = host.outputQueue.pendingCount
         if unread > 0 { problems.append("messages nobody read: \(unread)") }
@@ -150,19 +145,19 @@ public final class InProcessConnection: Sendable {
     }
 
     /// Stops taking output: the host's queue fills and merges as with a client that stopped reading.
-    public func pauseReading() {
+    package func pauseReading() {
         received.paused = true
         host.outputQueue.setStalled(true)
     }
 
     /// Takes output again after ``pauseReading()``.
-    public func resumeReading() {
+    package func resumeReading() {
         received.paused = false
         host.outputQueue.setStalled(false)
     }
 
     /// Entries waiting in the output queue (bounded while paused).
-    public var pendingOutputCount: Int { host.outputQueue.pendingCount }
+    package var pendingOutputCount: Int { host.outputQueue.pendingCount }
 }
 
 /// The messages written while one request was handled, ending with its response (if it came).

@@ -1,8 +1,6 @@
 import Synchronization
 import Testing
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// Calls to an app's API, for view-model tests: every call is recorded and held pending until the
 /// test completes it, fails it, or the calling task is cancelled. A test can look at the state
@@ -103,6 +101,7 @@ public struct StubMismatch: Error, CustomStringConvertible, Sendable {
     public let expected: String
     /// The answer given.
     public let got: String
+    /// `call was answered with got, not a expected`.
     public var description: String { "\(call) was answered with \(got), not a \(expected)" }
 }
 

@@ -1,7 +1,6 @@
 import Testing
-@_spi(TestKit) import VMHostRuntime
-import VMHostEventLoop
-import VMHostWire
+import VMHost
+@_spi(Transport) import VMHostEventLoop
 
 /// One view-model under test: built in its own context on a ``ManualClock``, every output recorded
 /// in order, inputs sent as a client would send them, time moved by hand.
@@ -40,7 +39,7 @@ public final class ViewModelTest<VM: ViewModel> {
     /// The view-model's clock: time moves only with ``advance(by:)``.
     public let clock: ManualClock
     /// The view-model's context.
-    public let context: ViewModelContext
+    package let context: ViewModelContext
     /// How long, in real time, a wait lasts before it fails (5 s unless set).
     public var timeout: Duration
     private let group = WorkGroup()
@@ -283,7 +282,7 @@ public final class ViewModelTest<VM: ViewModel> {
         public let value: JSON
 
         /// The output's name.
-        public var outputName: String {
+        package var outputName: String {
             if case .named(let name) = name { return name }
             return "?"
         }
@@ -324,10 +323,12 @@ public final class ViewModelTest<VM: ViewModel> {
             }
         }
 
+        /// The same kind of record, of the same output, with the same value.
         public static func == (lhs: Record, rhs: Record) -> Bool {
             lhs.kind == rhs.kind && lhs.outputName == rhs.outputName && lhs.value == rhs.value
         }
 
+        /// `changed name = value`, `event name value`.
         public var description: String {
             switch kind {
             case .changed: "changed \(outputName) = \(value)"

@@ -1,7 +1,7 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import Foundation
-import VMHostJSONRPC
-import VMHostWire
+@_spi(Transport) import VMHostJSONRPC
+@_spi(Transport) import VMHostWire
 
 /// In-process micro-benchmarks of vmhost's JSON layer and JSON-RPC dispatch (scenario (g) of
 /// `bench/run.py`), with no I/O:

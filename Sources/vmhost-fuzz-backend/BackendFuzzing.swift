@@ -1,8 +1,8 @@
 import Backend
 import ProductList
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The invariants of the backend's response path, checked on one input: the bytes of a response
 /// body, as a hostile backend might send them.

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import VMHost
 import VMHostEmbedding
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostWire
 
 /// The C ABI of include/vmhost.h fed one fuzz input as a client would write it, through the real

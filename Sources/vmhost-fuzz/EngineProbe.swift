@@ -1,6 +1,6 @@
-import VMHostEventLoop
-import VMHostJSONRPC
-import VMHostWire
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
+@_spi(Transport) import VMHostWire
 
 /// One ``RPCEngine`` fed the events of one read of a fuzz input, with a small method table and no
 /// view-models: `ping` (`{}`), `echo` (its params), `fail` (-32603), `later` (answered only after

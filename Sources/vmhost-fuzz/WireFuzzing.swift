@@ -1,5 +1,5 @@
-import VMHostEventLoop
-import VMHostWire
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWire
 
 /// The invariants of the wire, checked on one input (a stream of bytes as a client would write it).
 ///

@@ -1,8 +1,8 @@
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The contract as a client sees it, run against both implementations: the embedded backend and the
 /// HTTP client talking to the loopback server. Both serve the same demo data, so the answers match.
@@ -49,7 +49,7 @@ struct APIScenarioTests {
         #expect(ids == DemoCatalog.products.map(\.id))
         #expect(try await api.products(page: 1, pageSize: 100).items.count == 57)
         #expect(try await api.products(page: 57, pageSize: 1).items.map(\.id) == ["p057"])
-        let error = await domainError { _ = try await api.products(page: 1, pageSize: 101) }
+        let error = await backendError { _ = try await api.products(page: 1, pageSize: 101) }
         #expect(error == .server(status: 400))
     }
 
@@ -58,7 +58,7 @@ struct APIScenarioTests {
         let fixture = try Fixture(implementation)
         defer { fixture.finish() }
         let api = fixture.client
-        let wrong = await domainError { _ = try await api.login(username: "13800138000", password: "654321") }
+        let wrong = await backendError { _ = try await api.login(username: "13800138000", password: "654321") }
         #expect(wrong == .business(code: "1001", message: "用户名或密码错误"))
         #expect(try await api.login(username: "13800138000", password: "123456") == Session(token: "demo-token-1"))
         #expect(try await api.login(username: "13800138000", password: "123456") == Session(token: "demo-token-2"))
@@ -70,9 +70,9 @@ struct APIScenarioTests {
         defer { fixture.finish() }
         let api = fixture.client
         try await api.sendSMSCode(phone: "13912345678")
-        let badPhone = await domainError { try await api.sendSMSCode(phone: "12345") }
+        let badPhone = await backendError { try await api.sendSMSCode(phone: "12345") }
         #expect(badPhone == .business(code: "1002", message: "手机号格式不正确"))
-        let badCode = await domainError { _ = try await api.loginWithCode(phone: "13912345678", code: "000000") }
+        let badCode = await backendError { _ = try await api.loginWithCode(phone: "13912345678", code: "000000") }
         #expect(badCode == .business(code: "1003", message: "验证码错误"))
         #expect(try await api.loginWithCode(phone: "13912345678", code: "123456").token == "demo-token-1")
     }
@@ -101,12 +101,12 @@ struct APIScenarioTests {
         let fixture = try Fixture(implementation)
         defer { fixture.finish() }
         let api = fixture.client
-        #expect(await domainError { _ = try await api.groups(menuUid: "m2") } == .server(status: 404))
-        #expect(await domainError { _ = try await api.createGroup(menuUid: "m2", name: "x") } == .server(status: 404))
-        #expect(await domainError { _ = try await api.renameGroup(menuUid: "m1", groupId: "g9", name: "x") } == .server(status: 404))
-        #expect(await domainError { try await api.deleteGroup(menuUid: "m1", groupId: "g9") } == .server(status: 404))
+        #expect(await backendError { _ = try await api.groups(menuUid: "m2") } == .server(status: 404))
+        #expect(await backendError { _ = try await api.createGroup(menuUid: "m2", name: "x") } == .server(status: 404))
+        #expect(await backendError { _ = try await api.renameGroup(menuUid: "m1", groupId: "g9", name: "x") } == .server(status: 404))
+        #expect(await backendError { try await api.deleteGroup(menuUid: "m1", groupId: "g9") } == .server(status: 404))
         // An id holding URL syntax stays one path segment.
-        #expect(await domainError { try await api.deleteGroup(menuUid: "m1", groupId: "g1/../g2?x=1") } == .server(status: 404))
+        #expect(await backendError { try await api.deleteGroup(menuUid: "m1", groupId: "g1/../g2?x=1") } == .server(status: 404))
         #expect(try await api.groups(menuUid: "m1").count == 4)
     }
 
@@ -115,9 +115,9 @@ struct APIScenarioTests {
         let fixture = try Fixture(implementation)
         defer { fixture.finish() }
         let api = fixture.client
-        let empty = await domainError { _ = try await api.createGroup(menuUid: "m1", name: "   ") }
+        let empty = await backendError { _ = try await api.createGroup(menuUid: "m1", name: "   ") }
         #expect(empty == .business(code: "2001", message: "分组名称须为1到20个字符"))
-        let long = await domainError { _ = try await api.renameGroup(menuUid: "m1", groupId: "g1", name: String(repeating: "菜", count: 21)) }
+        let long = await backendError { _ = try await api.renameGroup(menuUid: "m1", groupId: "g1", name: String(repeating: "菜", count: 21)) }
         #expect(long?.code == "2001")
         #expect(try await api.renameGroup(menuUid: "m1", groupId: "g1", name: String(repeating: "菜", count: 20)).name.count == 20)
     }
@@ -130,9 +130,9 @@ struct APIScenarioTests {
             try embedded.script(endpoint: "groups.list", outcomes: ["timeout"])
         }
         fixture.server?.setFault(.neverAnswer, forPath: "/menus/m1/groups")
-        var error: DomainError?
+        var error: BackendError?
         let api = fixture.client
-        let task = EventLoop.startTask { error = await domainError { _ = try await api.groups(menuUid: "m1") } }
+        let task = EventLoop.startTask { error = await backendError { _ = try await api.groups(menuUid: "m1") } }
         if let server = fixture.server { _ = try await server.request(path: "/menus/m1/groups") }
         await fixture.clock.advance(by: .milliseconds(1999))
         #expect(error == nil)

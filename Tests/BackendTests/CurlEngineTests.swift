@@ -1,6 +1,6 @@
 import Backend
 @testable import HTTPBackend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
 
@@ -22,8 +22,8 @@ struct CurlEngineTests {
                 Issue.record("a call succeeded without libcurl")
                 return
             }
-            #expect(error as? DomainError == HTTPErrorMapping.libcurlMissing)
-            #expect((error as? DomainError)?.detail.contains("libcurl") == true)
+            #expect(error as? BackendError == HTTPErrorMapping.libcurlMissing)
+            #expect((error as? BackendError)?.detail.contains("libcurl") == true)
         }
     }
 }

@@ -1,6 +1,6 @@
 import Backend
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The demo data is what `protocol/backend.md` promises.
 @Suite struct DemoCatalogTests {

@@ -1,8 +1,8 @@
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The embedded backend's own behaviour: scripting, latency, timeouts and cancellation on the host
 /// clock. (What it shares with the HTTP client is in `APIScenarioTests`.)
@@ -48,15 +48,15 @@ struct EmbeddedBackendTests {
     }
 
     @Test(arguments: [
-        ("network", DomainError.Kind.network, JSON.null),
+        ("network", BackendError.Kind.network, JSON.null),
         ("http:500", .server, 500),
         ("http:404", .server, 404),
         ("business:1009:余额不足", .business, "1009"),
         ("malformed", .decode, nil),
     ])
-    func everyFailingOutcome(outcome: String, kind: DomainError.Kind, code: JSON) async throws {
+    func everyFailingOutcome(outcome: String, kind: BackendError.Kind, code: JSON) async throws {
         try backend.script(endpoint: "products", outcomes: [outcome])
-        let error = await domainError { _ = try await backend.products(page: 1, pageSize: 20) }
+        let error = await backendError { _ = try await backend.products(page: 1, pageSize: 20) }
         #expect(error?.kind == kind)
         #expect(error?.code == code)
         // Used up: the next call is served normally.
@@ -65,7 +65,7 @@ struct EmbeddedBackendTests {
 
     @Test func businessOutcomeKeepsColonsInItsMessage() async throws {
         try backend.script(endpoint: "auth.login", outcomes: ["business:E1:请稍后再试: 系统维护"])
-        let error = await domainError { _ = try await backend.login(username: "13800138000", password: "123456") }
+        let error = await backendError { _ = try await backend.login(username: "13800138000", password: "123456") }
         #expect(error == .business(code: "E1", message: "请稍后再试: 系统维护"))
         #expect(backend.token == nil)
     }
@@ -77,8 +77,8 @@ struct EmbeddedBackendTests {
 
     @Test func timeoutOutcomeHangsForTheTimeoutThenFails() async throws {
         try backend.script(endpoint: "groups.list", outcomes: ["timeout"])
-        var error: DomainError?
-        let task = EventLoop.startTask { error = await domainError { _ = try await backend.groups(menuUid: "m1") } }
+        var error: BackendError?
+        let task = EventLoop.startTask { error = await backendError { _ = try await backend.groups(menuUid: "m1") } }
         await clock.advance(by: .milliseconds(14999))
         #expect(error == nil)
         await clock.advance(by: .milliseconds(1))
@@ -101,8 +101,8 @@ struct EmbeddedBackendTests {
     @Test func aDelayPastTheTimeoutTimesOutAtTheTimeout() async throws {
         backend.latency = .milliseconds(5000)
         try backend.script(endpoint: "products", outcomes: ["delay:10000"])
-        var error: DomainError?
-        let task = EventLoop.startTask { error = await domainError { _ = try await backend.products(page: 1, pageSize: 20) } }
+        var error: BackendError?
+        let task = EventLoop.startTask { error = await backendError { _ = try await backend.products(page: 1, pageSize: 20) } }
         await clock.advance(by: .milliseconds(14999))
         #expect(error == nil)
         await clock.advance(by: .milliseconds(1))
@@ -114,9 +114,9 @@ struct EmbeddedBackendTests {
         try backend.script(endpoint: "products", outcomes: ["http:500", "business:7:x"])
         try backend.script(endpoint: "products", outcomes: ["network"])
         #expect(backend.queuedOutcomes(for: .products) == [.http(status: 500), .business(code: "7", message: "x"), .network])
-        var kinds: [DomainError.Kind?] = []
+        var kinds: [BackendError.Kind?] = []
         for _ in 0..<3 {
-            kinds.append(await domainError { _ = try await backend.products(page: 1, pageSize: 20) }?.kind)
+            kinds.append(await backendError { _ = try await backend.products(page: 1, pageSize: 20) }?.kind)
         }
         #expect(kinds == [.server, .business, .network])
         #expect(try await backend.products(page: 1, pageSize: 20).items.count == 20)
@@ -127,9 +127,9 @@ struct EmbeddedBackendTests {
     @Test func outcomesGoToCallsInTheOrderTheyStarted() async throws {
         try backend.script(endpoint: "groups.list", outcomes: ["delay:100", "http:503"])
         var first: [MenuGroup]?
-        var second: DomainError?
+        var second: BackendError?
         let a = EventLoop.startTask { first = try await backend.groups(menuUid: "m1") }
-        let b = EventLoop.startTask { second = await domainError { _ = try await backend.groups(menuUid: "m1") } }
+        let b = EventLoop.startTask { second = await backendError { _ = try await backend.groups(menuUid: "m1") } }
         await EventLoop.shared.settle()
         // The second call got the second outcome and failed at once; the first still waits.
         #expect(first == nil)
@@ -142,7 +142,7 @@ struct EmbeddedBackendTests {
 
     @Test func aFailedScriptedCallChangesNoState() async throws {
         try backend.script(endpoint: "groups.delete", outcomes: ["http:500", "network", "malformed"])
-        for _ in 0..<3 { _ = await domainError { try await backend.deleteGroup(menuUid: "m1", groupId: "g1") } }
+        for _ in 0..<3 { _ = await backendError { try await backend.deleteGroup(menuUid: "m1", groupId: "g1") } }
         #expect(try await backend.groups(menuUid: "m1").map(\.id) == ["g1", "g2", "g3", "g4"])
     }
 

@@ -6,9 +6,9 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The HTTP client against a loopback server that writes its envelopes `{code, msg, data, page}`
 /// without `success` (seed 004's server): every endpoint succeeds, and fails with the server's code
@@ -49,14 +49,14 @@ struct EnvelopeConventionTests {
 
     /// The demo server's own business failures, written `{"code": "1001", "msg": …}`.
     @Test func businessFailuresKeepTheServersCodeAndMessage() async throws {
-        let login = await domainError { _ = try await client.login(username: "13800138000", password: "000000") }
+        let login = await backendError { _ = try await client.login(username: "13800138000", password: "000000") }
         #expect(login == .business(code: "1001", message: "用户名或密码错误"))
-        #expect(login?.message == "用户名或密码错误")
-        let send = await domainError { try await client.sendSMSCode(phone: "123") }
+        #expect(login?.message(in: .zhHans) == "用户名或密码错误")
+        let send = await backendError { try await client.sendSMSCode(phone: "123") }
         #expect(send == .business(code: "1002", message: "手机号格式不正确"))
-        let code = await domainError { _ = try await client.loginWithCode(phone: "13912345678", code: "000000") }
+        let code = await backendError { _ = try await client.loginWithCode(phone: "13912345678", code: "000000") }
         #expect(code == .business(code: "1003", message: "验证码错误"))
-        let create = await domainError { _ = try await client.createGroup(menuUid: "m1", name: "") }
+        let create = await backendError { _ = try await client.createGroup(menuUid: "m1", name: "") }
         #expect(create?.kind == .business)
         #expect(create?.code == "2001")
     }
@@ -76,7 +76,7 @@ struct EnvelopeConventionTests {
         default: [{ _ = try await client.renameGroup(menuUid: "m1", groupId: "g1", name: "a") }, { try await client.deleteGroup(menuUid: "m1", groupId: "g1") }]
         }
         for call in calls {
-            #expect(await domainError(call) == .business(code: "1", message: "失败"))
+            #expect(await backendError(call) == .business(code: "1", message: "失败"))
         }
         #expect(client.token == nil)
     }

@@ -2,7 +2,7 @@ import Backend
 @testable import HTTPBackend
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The mapping table of `ErrorMapping`: every kind of failure, and cancellation, which is none.
 @Suite struct ErrorMappingTests {
@@ -11,7 +11,7 @@ import VMHostWire
     @Test(arguments: [400, 401, 404, 405, 500, 502, 503, 599])
     func statusFromFourHundredUpIsServerWithTheStatusAsCode(status: Int) {
         // Even a body that would be a success envelope is not looked at.
-        #expect(throws: DomainError.server(status: status)) {
+        #expect(throws: BackendError.server(status: status)) {
             try ErrorMapping.envelope(status: status, body: Self.okBody)
         }
     }
@@ -24,13 +24,13 @@ import VMHostWire
 
     @Test func envelopeFailureIsBusinessWithItsCodeAndMessage() {
         let body = Array(#"{"success":false,"code":"1001","message":"用户名或密码错误","data":null}"#.utf8)
-        #expect(throws: DomainError.business(code: "1001", message: "用户名或密码错误")) {
+        #expect(throws: BackendError.business(code: "1001", message: "用户名或密码错误")) {
             try ErrorMapping.envelope(status: 200, body: body)
         }
     }
 
     /// The business error of a failure envelope with `message`.
-    func business(message: String, code: String = "1001") throws -> DomainError {
+    func business(message: String, code: String = "1001") throws -> BackendError {
         let body = JSON.object(["success": false, "code": .string(code), "message": .string(message)]).serialized()
         do {
             _ = try ErrorMapping.envelope(status: 200, body: body)
@@ -44,13 +44,13 @@ import VMHostWire
 
     @Test func aMessageOfAMebibyteReachesTheScreenBoundedAndTheDetailBoundedToo() throws {
         let error = try business(message: String(repeating: "错", count: 1024 * 1024))
-        #expect(error.message == String(repeating: "错", count: ServerText.shownLimit - 1) + "…")
+        #expect(error.message(in: .zhHans) == String(repeating: "错", count: ServerText.shownLimit - 1) + "…")
         #expect(error.detail.hasPrefix(#"the server reported failure code "1001"; its message, shown cleaned and bounded, was sent as ""#))
         #expect(error.detail.hasSuffix("\"… (\(3 * 1024 * 1024) bytes in all)"))
         #expect(error.detail.count < ServerText.quotedLimit + 200)
         // Short and clean, a message is shown as sent and the detail says nothing more.
         let plain = try business(message: "用户名或密码错误")
-        #expect(plain == DomainError.business(code: "1001", message: "用户名或密码错误"))
+        #expect(plain == BackendError.business(code: "1001", message: "用户名或密码错误"))
     }
 
     /// Messages as sent and as shown; passed by index, so that the test's own report prints none
@@ -70,7 +70,7 @@ import VMHostWire
         #expect(!error.detail.unicodeScalars.contains { ServerText.isControl($0) })
         #expect(error.detail.contains("was sent as \""))
         // Nothing left to show: the kind's friendly text instead.
-        if shown.isEmpty { #expect(error.message == DomainErrorText.business(error.locale)) }
+        if shown.isEmpty { #expect(error.message(in: .zhHans) == BackendErrorText.business(.zhHans)) }
     }
 
     @Test func aCodeOfControlsAndLengthIsCleanedAndBoundedToo() throws {
@@ -95,7 +95,7 @@ import VMHostWire
         (#"{"code":"2","message":"旧字段"}"#, "2", "旧字段"), (#"{"code":"3"}"#, "3", ""),
     ])
     func anotherCodeWithoutSuccessIsABusinessFailureWithItsMsg(body: String, code: String, message: String) {
-        #expect(throws: DomainError.business(code: code, message: message)) {
+        #expect(throws: BackendError.business(code: code, message: message)) {
             try ErrorMapping.envelope(status: 200, body: Array(body.utf8))
         }
     }
@@ -105,7 +105,7 @@ import VMHostWire
         let ok = try ErrorMapping.envelope(status: 200, body: Array(#"{"success":true,"code":"7","msg":"ignored"}"#.utf8))
         #expect(ok.code == "7")
         #expect(ok.message == "")
-        #expect(throws: DomainError.business(code: "0", message: "no")) {
+        #expect(throws: BackendError.business(code: "0", message: "no")) {
             try ErrorMapping.envelope(status: 200, body: Array(#"{"success":false,"code":"0","message":"no"}"#.utf8))
         }
     }
@@ -120,7 +120,7 @@ import VMHostWire
 
     @Test func numericEnvelopeCodeIsKeptAsAString() {
         let body = Array(#"{"success":false,"code":42,"message":"x"}"#.utf8)
-        #expect(throws: DomainError.business(code: "42", message: "x")) {
+        #expect(throws: BackendError.business(code: "42", message: "x")) {
             try ErrorMapping.envelope(status: 200, body: body)
         }
     }
@@ -131,7 +131,7 @@ import VMHostWire
         #"{"code":true,"msg":"x"}"#, #"{"code":"0","page":{"index":1}}"#,
     ])
     func unparsableOrWronglyShapedBodyIsDecode(body: String) {
-        let error = #expect(throws: DomainError.self) { try ErrorMapping.envelope(status: 200, body: Array(body.utf8)) }
+        let error = #expect(throws: BackendError.self) { try ErrorMapping.envelope(status: 200, body: Array(body.utf8)) }
         #expect(error?.kind == .decode)
         #expect(error?.code == .null)
     }
@@ -179,6 +179,6 @@ import VMHostWire
 
     @Test(arguments: [301, 302, 303, 307, 308])
     func aRedirectIsServerWithItsStatus(status: Int) {
-        #expect(throws: DomainError.server(status: status)) { try ErrorMapping.envelope(status: status, body: Self.okBody) }
+        #expect(throws: BackendError.server(status: status)) { try ErrorMapping.envelope(status: status, body: Self.okBody) }
     }
 }

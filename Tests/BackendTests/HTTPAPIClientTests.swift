@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
 import HTTPBackend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import Foundation
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The HTTP client against a real HTTP/1.1 server on loopback: what goes over the wire (paths,
 /// bodies, headers), every kind of failure, the deadline, and cancellation closing the connection.
@@ -85,18 +85,18 @@ struct HTTPAPIClientTests {
 
     @Test func aFailedLoginKeepsThePreviousToken() async throws {
         _ = try await client.login(username: "13800138000", password: "123456")
-        _ = await domainError { _ = try await client.login(username: "13800138000", password: "bad") }
+        _ = await backendError { _ = try await client.login(username: "13800138000", password: "bad") }
         #expect(client.token == "demo-token-1")
     }
 
     @Test func aBaseURLPathPrefixIsKept() async throws {
         let prefixed = HTTPAPIClient(baseURL: BackendURL("\(server.baseURL)/api/")!, clock: clock)
-        _ = await domainError { _ = try await prefixed.products(page: 1, pageSize: 20) }
+        _ = await backendError { _ = try await prefixed.products(page: 1, pageSize: 20) }
         #expect(server.requests.last?.path == "/api/products")
     }
 
     @Test func pathSegmentsArePercentEncoded() async throws {
-        _ = await domainError { try await client.deleteGroup(menuUid: "m1", groupId: "a/b c?") }
+        _ = await backendError { try await client.deleteGroup(menuUid: "m1", groupId: "a/b c?") }
         #expect(server.requests.last?.path == "/menus/m1/groups/a%2Fb%20c%3F")
     }
 
@@ -114,7 +114,7 @@ struct HTTPAPIClientTests {
     @Test func aTokenWithALineBreakIsNeverSent() async throws {
         for token in ["t\r\nX-Injected: 1", "t\nX-Injected: 1", "t\u{0}x"] {
             client.token = token
-            let error = await domainError { _ = try await client.products(page: 1, pageSize: 20) }
+            let error = await backendError { _ = try await client.products(page: 1, pageSize: 20) }
             #expect(error?.kind == .network)
             #expect(error?.detail.contains("X-Injected") == false)
         }
@@ -132,7 +132,7 @@ struct HTTPAPIClientTests {
         defer { other.stop() }
         _ = try await client.login(username: "13800138000", password: "123456")
         server.setFault(.redirect(status: status, location: "\(other.baseURL)/products?page=1&pageSize=20"), forPath: "/products")
-        let error = await domainError { _ = try await client.products(page: 1, pageSize: 20) }
+        let error = await backendError { _ = try await client.products(page: 1, pageSize: 20) }
         #expect(error == .server(status: status))
         #expect(other.requests.isEmpty)
         #expect(server.requests.filter { $0.path == "/products" }.count == 1)
@@ -142,7 +142,7 @@ struct HTTPAPIClientTests {
 
     @Test func aRedirectWithinTheOriginIsNotFollowedEither() async throws {
         server.setFault(.redirect(status: 302, location: "/menus/m1/groups"), forPath: "/products")
-        let error = await domainError { _ = try await client.products(page: 1, pageSize: 20) }
+        let error = await backendError { _ = try await client.products(page: 1, pageSize: 20) }
         #expect(error == .server(status: 302))
         #expect(server.requests.map(\.path) == ["/products"])
     }
@@ -153,14 +153,14 @@ struct HTTPAPIClientTests {
         let exact = HTTPAPIClient(baseURL: server.baseURL, clock: clock, maxResponseBytes: body.count)
         try await exact.sendSMSCode(phone: "13912345678")
         let under = HTTPAPIClient(baseURL: server.baseURL, clock: clock, maxResponseBytes: body.count - 1)
-        #expect(await domainError { try await under.sendSMSCode(phone: "13912345678") } == .decode(
+        #expect(await backendError { try await under.sendSMSCode(phone: "13912345678") } == .decode(
             "the response body is larger than the limit of \(body.count - 1) bytes"))
     }
 
     @Test func aBodyAnnouncedOverTheLimitFailsAsDecode() async throws {
         let limited = HTTPAPIClient(baseURL: server.baseURL, clock: clock, maxResponseBytes: 1024)
         server.setFault(.raw(status: 200, body: [UInt8](repeating: UInt8(ascii: " "), count: 1025)), forPath: "/products")
-        let error = await domainError { _ = try await limited.products(page: 1, pageSize: 20) }
+        let error = await backendError { _ = try await limited.products(page: 1, pageSize: 20) }
         #expect(error == .decode("the response body is larger than the limit of 1024 bytes"))
         #expect(clock.pendingCount == 0)
     }
@@ -169,7 +169,7 @@ struct HTTPAPIClientTests {
     @Test func aBodyGrowingOverTheLimitFailsAsDecodeAndItsConnectionIsClosed() async throws {
         let limited = HTTPAPIClient(baseURL: server.baseURL, clock: clock, maxResponseBytes: 256 * 1024)
         server.setFault(.endlessBody, forPath: "/products")
-        let error = await domainError { _ = try await limited.products(page: 1, pageSize: 20) }
+        let error = await backendError { _ = try await limited.products(page: 1, pageSize: 20) }
         #expect(error == .decode("the response body is larger than the limit of 262144 bytes"))
         try await server.connectionClosedByClient(path: "/products")
         #expect(clock.pendingCount == 0)
@@ -182,7 +182,7 @@ struct HTTPAPIClientTests {
 
     // MARK: Failures, of every endpoint
 
-    /// A way for a call to fail, and the ``DomainError`` it must come back as.
+    /// A way for a call to fail, and the ``BackendError`` it must come back as.
     enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
         /// Nothing listens on the port.
         case refused
@@ -217,7 +217,7 @@ struct HTTPAPIClientTests {
             }
         }
 
-        var kind: DomainError.Kind {
+        var kind: BackendError.Kind {
             switch self {
             case .refused, .reset, .dropped, .truncatedBody: .network
             case .malformed: .decode
@@ -227,7 +227,7 @@ struct HTTPAPIClientTests {
         }
 
         /// The whole error where it is fixed by the contract; transport and parser messages vary.
-        var exactError: DomainError? {
+        var exactError: BackendError? {
             switch self {
             case .refused: .network("could not connect to the server")
             case .status404: .server(status: 404)
@@ -273,7 +273,7 @@ struct HTTPAPIClientTests {
         let path = Self.path(endpoint)
         let failing = fault == .refused ? HTTPAPIClient(baseURL: try LoopbackServer.unusedURL(), clock: clock) : client
         server.setFault(fault.loopback, forPath: path)
-        let error = try #require(await domainError { try await Self.call(endpoint, on: failing) })
+        let error = try #require(await backendError { try await Self.call(endpoint, on: failing) })
         #expect(error.kind == fault.kind, "\(error)")
         if let exact = fault.exactError { #expect(error == exact) } else { #expect(error.code == .null) }
         #expect(failing.token == nil)
@@ -288,20 +288,20 @@ struct HTTPAPIClientTests {
     @Test func aBodyOfTheWrongShapeIsDecodeNamingTheMember() async throws {
         let body = #"{"success":true,"code":"0","message":"ok","data":[{"id":1}],"page":{"index":1,"size":20,"total":1}}"#
         server.setFault(.raw(status: 200, body: Array(body.utf8)), forPath: "/products")
-        let error = await domainError { _ = try await client.products(page: 1, pageSize: 20) }
+        let error = await backendError { _ = try await client.products(page: 1, pageSize: 20) }
         #expect(error?.kind == .decode)
         #expect(error?.detail.hasPrefix("data[0]: product.id") == true)
 
         server.setFault(.raw(status: 200, body: Array(#"{"success":true,"data":[]}"#.utf8)), forPath: "/products")
-        #expect(await domainError { _ = try await client.products(page: 1, pageSize: 20) } == .decode("envelope.page is missing"))
+        #expect(await backendError { _ = try await client.products(page: 1, pageSize: 20) } == .decode("envelope.page is missing"))
     }
 
     @Test(arguments: BackendEndpoint.allCases)
     func aServerThatNeverAnswersTimesOutOnTheHostClockAndTheConnectionIsClosed(endpoint: BackendEndpoint) async throws {
         let path = Self.path(endpoint)
         server.setFault(.neverAnswer, forPath: path)
-        var error: DomainError?
-        let task = EventLoop.startTask { error = await domainError { try await Self.call(endpoint, on: client) } }
+        var error: BackendError?
+        let task = EventLoop.startTask { error = await backendError { try await Self.call(endpoint, on: client) } }
         _ = try await server.request(path: path)
         await clock.advance(by: .milliseconds(14999))
         #expect(error == nil)

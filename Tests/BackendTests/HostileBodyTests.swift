@@ -1,9 +1,9 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// Bodies a hostile backend may send: extreme but well-formed values are `decode` errors naming the
 /// member, or read as backend.md says, never a trap; and no error quotes text of the body.
@@ -15,7 +15,7 @@ import VMHostWire
         """#.utf8)
     }
 
-    static func page(_ body: [UInt8]) throws(DomainError) -> Page<Product> {
+    static func page(_ body: [UInt8]) throws(BackendError) -> Page<Product> {
         try ErrorMapping.envelope(status: 200, body: body).productPage()
     }
 
@@ -36,12 +36,12 @@ import VMHostWire
         ("1", "20", "-1", "page.total: out of range (must be at least 0)"),
     ])
     func anImpossiblePageIsADecodeErrorNamingTheMember(index: String, size: String, total: String, message: String) {
-        #expect(throws: DomainError.decode(message)) { try Self.page(Self.productsBody(index: index, size: size, total: total)) }
+        #expect(throws: BackendError.decode(message)) { try Self.page(Self.productsBody(index: index, size: size, total: total)) }
     }
 
     @Test(arguments: ["1e17", "-1e17", "1e300", "-1e300", "1000000.01"])
     func anAnnualRateOutOfRangeIsADecodeErrorNamingTheMember(rate: String) {
-        #expect(throws: DomainError.decode("data[0]: product.annualRate: out of range (must be between -1000000.0 and 1000000.0)")) {
+        #expect(throws: BackendError.decode("data[0]: product.annualRate: out of range (must be between -1000000.0 and 1000000.0)")) {
             try Self.page(Self.productsBody(index: "1", rate: rate))
         }
     }
@@ -67,14 +67,14 @@ import VMHostWire
 
     @Test(arguments: secretBodies)
     func noDecodeErrorQuotesTheBody(body: String) {
-        let error = #expect(throws: DomainError.self) { try ErrorMapping.envelope(status: 200, body: Array(body.utf8)).session() }
+        let error = #expect(throws: BackendError.self) { try ErrorMapping.envelope(status: 200, body: Array(body.utf8)).session() }
         #expect(error?.kind == .decode)
         #expect(error?.detail.contains("SECRET") == false, "\(error?.detail ?? "")")
         #expect(error?.detail.hasPrefix("the response body is not JSON (") == true)
     }
 
     @Test func aLoneSurrogateIsNamedWithoutItsText() {
-        let error = #expect(throws: DomainError.self) {
+        let error = #expect(throws: BackendError.self) {
             try ErrorMapping.envelope(status: 200, body: Array(#"{"success":true,"data":"SECRET\ud800"}"#.utf8))
         }
         #expect(error?.detail.contains("invalid Unicode escape (a lone or misordered surrogate)") == true)
@@ -84,7 +84,7 @@ import VMHostWire
 
     @Test func anUnknownSaleStatusIsNotQuoted() {
         let body = String(decoding: Self.productsBody(index: "1"), as: UTF8.self).replacingOccurrences("onSale", "SECRET-status")
-        let error = #expect(throws: DomainError.self) { try Self.page(Array(body.utf8)) }
+        let error = #expect(throws: BackendError.self) { try Self.page(Array(body.utf8)) }
         #expect(error?.kind == .decode)
         #expect(error?.detail.contains("saleStatus") == true)
         #expect(error?.detail.contains("SECRET") == false)
@@ -105,17 +105,17 @@ struct HostileBodyOverHTTPTests {
         server.setFault(.raw(status: 200, body: HostileBodyTests.productsBody(index: "9223372036854775807")), forPath: "/products")
         #expect(try await !fixture.client.products(page: 1, pageSize: 20).hasMore)
         server.setFault(.raw(status: 200, body: HostileBodyTests.productsBody(index: "-9223372036854775808")), forPath: "/products")
-        #expect(await domainError { _ = try await fixture.client.products(page: 1, pageSize: 20) }
+        #expect(await backendError { _ = try await fixture.client.products(page: 1, pageSize: 20) }
             == .decode("page.index: out of range (must be at least 1)"))
         server.setFault(.raw(status: 200, body: HostileBodyTests.productsBody(index: "1", rate: "1e17")), forPath: "/products")
-        #expect(await domainError { _ = try await fixture.client.products(page: 1, pageSize: 20) }?.detail
+        #expect(await backendError { _ = try await fixture.client.products(page: 1, pageSize: 20) }?.detail
             == "data[0]: product.annualRate: out of range (must be between -1000000.0 and 1000000.0)")
     }
 
     @Test func aTruncatedLoginBodyIsADecodeErrorThatQuotesNoToken() async throws {
         defer { fixture.finish() }
         server.setFault(.raw(status: 200, body: Array(HostileBodyTests.secretBodies[0].utf8)), forPath: "/auth/login")
-        let error = await domainError { _ = try await fixture.client.login(username: "13800138000", password: "123456") }
+        let error = await backendError { _ = try await fixture.client.login(username: "13800138000", password: "123456") }
         #expect(error?.kind == .decode)
         #expect(error?.detail.contains("SECRET") == false)
     }

@@ -1,9 +1,9 @@
 import Backend
 import HTTPBackend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// A demo catalogue of another size than 57 (`vmhost --demo-products N`): the same rule, continued
 /// past `p057`, served in pages like the standard one.

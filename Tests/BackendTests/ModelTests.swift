@@ -1,7 +1,7 @@
 import Backend
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 @Suite struct ModelTests {
     static let product = Product(
@@ -32,13 +32,13 @@ import VMHostWire
             object["annualRate"] = "4.35"
             json = .object(object)
         }
-        #expect(throws: DomainError.decode("product.annualRate: expected a number, got a string")) {
+        #expect(throws: BackendError.decode("product.annualRate: expected a number, got a string")) {
             try Product(json: json)
         }
-        #expect(throws: DomainError.decode("group.dishCount is missing")) {
+        #expect(throws: BackendError.decode("group.dishCount is missing")) {
             try MenuGroup(json: ["id": "g1", "name": "x"])
         }
-        #expect(throws: DomainError.decode("session: expected an object, got an array")) { try Session(json: []) }
+        #expect(throws: BackendError.decode("session: expected an object, got an array")) { try Session(json: []) }
     }
 
     @Test func anUnknownSaleStatusIsADecodeError() {
@@ -47,7 +47,7 @@ import VMHostWire
             object["saleStatus"] = "gone"
             json = .object(object)
         }
-        let error = #expect(throws: DomainError.self) { try Product(json: json) }
+        let error = #expect(throws: BackendError.self) { try Product(json: json) }
         #expect(error?.kind == .decode)
         #expect(error?.detail.contains("saleStatus") == true)
     }
@@ -68,11 +68,11 @@ import VMHostWire
             #expect(envelope.success == success)
         }
         for text in [#"{"code": 1e3}"#, #"{"code": 0.0}"#, #"{"code": 1001.5}"#, #"{"success": false, "code": 1E3}"#] {
-            let error = #expect(throws: DomainError.self) { try Envelope(json: try JSON.parse(Array(text.utf8))) }
+            let error = #expect(throws: BackendError.self) { try Envelope(json: try JSON.parse(Array(text.utf8))) }
             #expect(error?.kind == .decode)
             #expect(error?.detail == "envelope.code: expected a string or an integer, got a number with a fraction or an exponent")
         }
-        let boolean = #expect(throws: DomainError.self) { try Envelope(json: ["code": true]) }
+        let boolean = #expect(throws: BackendError.self) { try Envelope(json: ["code": true]) }
         #expect(boolean?.detail == "envelope.code: expected a string or an integer, got a boolean")
     }
 

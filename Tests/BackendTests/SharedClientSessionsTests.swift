@@ -2,7 +2,7 @@ import Backend
 import BackendTesting
 import HTTPBackend
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 
 /// Several sessions over one HTTP client (`vmhost-web`: one ``AppSession`` per connection, one

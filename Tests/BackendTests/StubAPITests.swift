@@ -1,9 +1,9 @@
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import BackendTesting
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 @Suite(.timeLimit(.minutes(1)))
 @HostActor
@@ -27,7 +27,7 @@ struct StubAPITests {
     @Test func callsFailWithTheGivenError() async throws {
         let task = EventLoop.startTask { try await api.groups(menuUid: "m1") }
         await api.call(.groupsList).fail(.server(status: 500))
-        await #expect(throws: DomainError.server(status: 500)) { try await task.value }
+        await #expect(throws: BackendError.server(status: 500)) { try await task.value }
     }
 
     @Test func cancellationIsObserved() async throws {
@@ -42,7 +42,7 @@ struct StubAPITests {
     @Test func queuedAnswersAreTakenInOrderAndLoginKeepsTheToken() async throws {
         api.answerNext(.authLogin, with: .failure(.business(code: "1001", message: "用户名或密码错误")))
         api.answerNext(.authLogin, with: .success(.session(Session(token: "t1"))))
-        #expect(await domainError { _ = try await api.login(username: "u", password: "p") }?.kind == .business)
+        #expect(await backendError { _ = try await api.login(username: "u", password: "p") }?.kind == .business)
         #expect(try await api.login(username: "u", password: "p").token == "t1")
         #expect(api.token == "t1")
         #expect(api.calls(to: .authLogin).count == 2)
@@ -50,6 +50,6 @@ struct StubAPITests {
 
     @Test func theWrongReplyIsADecodeError() async throws {
         api.answerNext(.groupsCreate, with: .success(.done))
-        #expect(await domainError { _ = try await api.createGroup(menuUid: "m1", name: "x") }?.kind == .decode)
+        #expect(await backendError { _ = try await api.createGroup(menuUid: "m1", name: "x") }?.kind == .decode)
     }
 }

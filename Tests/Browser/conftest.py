@@ -17,7 +17,7 @@ SCREENSHOTS = ROOT / ".build" / "browser-screenshots"
 
 
 def web_binary() -> str:
-    return os.environ.get("VMHOST_WEB_BIN", str(ROOT / ".build" / "debug" / "vmhost-web"))
+    return os.environ.get("VMHOST_WEB_BIN", str(ROOT / "web" / ".build" / "debug" / "vmhost-web"))
 
 
 class WebServer:

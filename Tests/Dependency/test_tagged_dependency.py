@@ -1,9 +1,11 @@
-"""A package that depends on vmhost by version resolves and builds, and serves through the server
-entry (issue: vmhost as a framework). The repository's committed HEAD is cloned into a temporary
-directory and tagged 1.0.0 there; a tiny consumer package depends on it `from: "1.0.0"`, imports
-`VMHost`, declares one kind and a `main` of three lines, is built, and answers `initialize`,
-`ping` and `host.describe` through a pipe. Only the framework and swift-log are built: the
-reference app's modules are not part of the `VMHost` product.
+"""A package that depends on vmhost by version resolves and builds, tests its kind with the kit,
+and serves through the server entry. The repository's committed HEAD is cloned into a temporary
+directory and tagged 1.0.0 there; a tiny consumer package depends on it `from: "1.0.0"` (the
+`VMHost` and `VMHostTesting` products), declares one kind and a `main` of three lines, runs one test
+of the kind, is built, and answers `initialize`, `ping` and `host.describe` through a pipe. Its
+Package.resolved pins vmhost and swift-log and nothing else: the WebSocket transport's
+dependencies (hummingbird, SwiftNIO, …) live in a package of their own (web/). Only the framework
+and swift-log are built: the reference app's modules are not part of those products.
 """
 from __future__ import annotations
 
@@ -26,31 +28,44 @@ let package = Package(
         .package(url: "{url}", from: "1.0.0"),
     ],
     targets: [
-        .executableTarget(name: "consumer", dependencies: [.product(name: "VMHost", package: "vmhost")]),
+        .target(name: "EchoKind", dependencies: [.product(name: "VMHost", package: "vmhost")]),
+        .executableTarget(name: "consumer", dependencies: ["EchoKind", .product(name: "VMHost", package: "vmhost")]),
+        .testTarget(name: "EchoKindTests", dependencies: ["EchoKind", .product(name: "VMHostTesting", package: "vmhost")]),
     ]
 )
 """
 
-CONSUMER_MAIN = """\
+CONSUMER_KIND = """\
 import VMHost
 
 /// One kind: a text input echoed in a property.
 @HostActor
-final class EchoViewModel: ViewModel {
-    typealias Args = NoArgs
-    static let kind = "Echo"
-    let text: Property<String>
-
-    init(context: ViewModelContext) {
-        text = context.property("text", "")
-        context.value("text", of: String.self) { [unowned self] in text.value = $0 }
-        context.value("secret", of: String.self, secret: true) { _ in }
-    }
+public final class EchoViewModel: ViewModel {
+    public static let kind = "Echo"
+    @Field public var text = ""
+    @Input(secret: true) var secret = ""
+    public init() {}
 }
+"""
 
-Server(name: "consumer", version: "2.3.4") { _ in
-    ServedApp(kinds: [ViewModelFactory(EchoViewModel.self) { _, context in EchoViewModel(context: context) }])
-}.run()
+CONSUMER_MAIN = """\
+import EchoKind
+import VMHost
+
+Server(name: "consumer", version: "2.3.4") { _ in ServedApp(kinds: [ViewModelFactory { _ in EchoViewModel() }]) }.run()
+"""
+
+CONSUMER_TEST = """\
+import EchoKind
+import Testing
+import VMHostTesting
+
+@Test @HostActor func theTextIsEchoed() async {
+    let test = ViewModelTest { EchoViewModel() }
+    test.set(\\.$text, "hello")
+    test.expect([.changed(\\.$text, "hello")])
+    await test.finish()
+}
 """
 
 
@@ -64,16 +79,24 @@ def test_a_package_depending_on_a_version_tag_builds_and_serves(tmp_path):
     git("-c", "user.name=test", "-c", "user.email=test@example.invalid", "tag", "1.0.0", cwd=clone)
 
     consumer = tmp_path / "consumer"
-    (consumer / "Sources" / "consumer").mkdir(parents=True)
+    for folder in ["Sources/consumer", "Sources/EchoKind", "Tests/EchoKindTests"]:
+        (consumer / folder).mkdir(parents=True)
     (consumer / "Package.swift").write_text(CONSUMER_MANIFEST.format(url=clone.as_uri()))
+    (consumer / "Sources" / "EchoKind" / "EchoViewModel.swift").write_text(CONSUMER_KIND)
     (consumer / "Sources" / "consumer" / "main.swift").write_text(CONSUMER_MAIN)
+    (consumer / "Tests" / "EchoKindTests" / "EchoKindTests.swift").write_text(CONSUMER_TEST)
 
-    built = subprocess.run(["swift", "build", "--product", "consumer"], cwd=consumer, capture_output=True,
-                           text=True, timeout=BUILD_LIMIT)
-    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    tested = subprocess.run(["swift", "test"], cwd=consumer, capture_output=True, text=True, timeout=BUILD_LIMIT)
+    assert tested.returncode == 0, tested.stdout[-4000:] + tested.stderr[-4000:]
+    assert "theTextIsEchoed" in tested.stdout + tested.stderr
     resolved = json.loads((consumer / "Package.resolved").read_text())
     pins = {pin["identity"]: pin["state"] for pin in resolved["pins"]}
     assert pins["vmhost"].get("version") == "1.0.0", pins
+    # vmhost and swift-log, nothing else: no web server comes with the framework.
+    assert set(pins) == {"vmhost", "swift-log"}, sorted(pins)
+    built = subprocess.run(["swift", "build", "--product", "consumer"], cwd=consumer, capture_output=True,
+                           text=True, timeout=BUILD_LIMIT)
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
     # Nothing of the reference app was compiled for the consumer.
     objects = {path.parent.name for path in (consumer / ".build").rglob("*.o")}
     assert not any(name.startswith(("Backend", "ProductList", "Login", "MenuGroups")) for name in objects), objects

@@ -6,6 +6,7 @@ import Darwin
 import Synchronization
 import Testing
 import VMHost
+@_spi(Transport) import VMHostEventLoop
 
 /// A thread lending itself to the host thread: ``EventLoop/runHere(_:)``.
 @Suite struct RunHereTests {

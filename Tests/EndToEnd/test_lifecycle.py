@@ -147,7 +147,7 @@ def test_a_closed_stdout_ends_the_host_quietly():
 
 # -- command line -----------------------------------------------------------------------------
 
-OPTIONS = ["--framing", "--backend", "--timeout-ms", "--clock", "--test-controls", "--trace",
+OPTIONS = ["--framing", "--backend", "--timeout-ms", "--clock", "--test-controls", "--trace", "--record",
            "--log-level", "--max-message-bytes", "--max-response-bytes", "--version", "--help"]
 
 

@@ -45,7 +45,7 @@ def test_cli_md_lists_every_option_of_help_and_no_other():
 
 
 def test_cli_md_lists_the_options_vmhost_web_adds_and_no_other():
-    program = os.environ.get("VMHOST_WEB_BIN") or str(ROOT / ".build" / "debug" / "vmhost-web")
+    program = os.environ.get("VMHOST_WEB_BIN") or str(ROOT / "web" / ".build" / "debug" / "vmhost-web")
     added = help_options(program) - help_options()
     assert "--listen" in added and "--max-view-models" in added, added
     documented = documented_options(web=True)

@@ -1,7 +1,7 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import Testing
-import VMHostWire
-@testable import VMHostJSONRPC
+@_spi(Transport) import VMHostWire
+@_spi(Transport) @testable import VMHostJSONRPC
 
 /// An engine with a few methods whose output is collected as parsed JSON.
 @HostActor

@@ -2,10 +2,10 @@ import Backend
 import BackendTesting
 import Login
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension LoginSuites {
     /// The SMS countdown across restarts (`--state-dir`, through ``CooldownStorage``): each run is

@@ -1,9 +1,9 @@
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import Login
 extension LoginSuites {
     /// `sendCode` and the 60-second countdown on a manual clock.
@@ -11,20 +11,20 @@ extension LoginSuites {
     @HostActor
     struct LoginCountdownTests {
         /// A code-mode harness with a valid phone, its history taken.
-        func ready(locale: AppLocale = .zhHans) throws -> LoginHarness {
+        func ready(locale: AppLocale = .zhHans) -> LoginHarness {
             let harness = LoginHarness(mode: .code, locale: locale)
-            #expect(try harness.send("phone", .string(Demo.phone)) == [changed("phoneValid", true), changed("canSendCode", true)])
+            #expect(harness.send("phone", .string(Demo.phone)) == [changed("phoneValid", true), changed("canSendCode", true)])
             return harness
         }
 
-        @Test func theCountdownRunsFrom60To0OneTickPerSecond() async throws {
-            let harness = try ready()
-            try harness.recorder.execute("sendCode")
+        @Test func theCountdownRunsFrom60To0OneTickPerSecond() async {
+            let harness = ready()
+            let send = harness.execute("sendCode")
             // Sending disables the button at once; the countdown starts when the backend said yes.
             #expect(harness.recorder.take() == [changed("canSendCode", false)])
             await harness.recorder.settle()
             #expect(harness.recorder.take() == [changed("countdown", 60), changed("sendCodeTitle", "重新发送(60s)")])
-            #expect(harness.recorder.outcomes == [.succeeded(nil)])
+            #expect(send.outcome == .succeeded(nil))
             #expect(harness.backend.queuedOutcomes(for: .authSMSCode).isEmpty)
 
             // Nothing happens before a whole second has passed.
@@ -43,13 +43,13 @@ extension LoginSuites {
             #expect(await harness.advance(ms: 10_000) == [])
         }
 
-        @Test func aLongAdvanceFiresEveryTickInOrder() async throws {
-            let harness = try ready()
-            try harness.recorder.execute("sendCode")
+        @Test func aLongAdvanceFiresEveryTickInOrder() async {
+            let harness = ready()
+            harness.execute("sendCode")
             await harness.recorder.settle()
             _ = harness.recorder.take()
             let records = await harness.advance(ms: 60_000)
-            var expected: [ViewModelRecorder.Record] = []
+            var expected: [LoginRecord] = []
             for seconds in stride(from: 59, through: 1, by: -1) {
                 expected += [changed("countdown", .int(Int64(seconds))), changed("sendCodeTitle", .string("重新发送(\(seconds)s)"))]
             }
@@ -57,50 +57,46 @@ extension LoginSuites {
             #expect(records == expected)
         }
 
-        @Test func sendingIsRefusedDuringTheCountdownWithTheSecondsLeft() async throws {
-            let harness = try ready()
-            try harness.recorder.execute("sendCode")
+        @Test func sendingIsRefusedDuringTheCountdownWithTheSecondsLeft() async {
+            let harness = ready()
+            harness.execute("sendCode")
             await harness.recorder.settle()
             _ = await harness.advance(ms: 5000)
             // An outcome left in the queue proves the refused send made no call.
             harness.backend.script(.authSMSCode, [.network])
-            #expect(throws: InputError.disabled(reason: "a code was just sent; wait 55s before sending another")) {
-                try harness.recorder.execute("sendCode")
-            }
+            #expect(harness.recorder.execute("sendCode").refusal == .disabled(reason: "a code was just sent; wait 55s before sending another"))
             #expect(harness.recorder.take() == [])
             #expect(harness.backend.queuedOutcomes(for: .authSMSCode) == [.network])
         }
 
-        @Test func sendingIsRefusedWithoutAValidPhoneAndWhileASendRuns() async throws {
+        @Test func sendingIsRefusedWithoutAValidPhoneAndWhileASendRuns() async {
             let harness = LoginHarness(mode: .code)
-            #expect(throws: InputError.disabled(reason: "the phone number is not a valid mainland mobile number")) {
-                try harness.recorder.execute("sendCode")
-            }
-            _ = try harness.send("phone", .string(Demo.phone))
+            #expect(harness.recorder.execute("sendCode").refusal == .disabled(reason: "the phone number is not a valid mainland mobile number"))
+            _ = harness.send("phone", .string(Demo.phone))
             harness.backend.latency = .milliseconds(500)
-            try harness.recorder.execute("sendCode")
-            #expect(throws: InputError.disabled(reason: "already running")) { try harness.recorder.execute("sendCode") }
+            harness.execute("sendCode")
+            #expect(harness.recorder.execute("sendCode").refusal == .disabled(reason: "already running"))
             #expect(harness.recorder.take() == [changed("canSendCode", false)])
             #expect(await harness.advance(ms: 500) == [changed("countdown", 60), changed("sendCodeTitle", "重新发送(60s)")])
         }
 
-        @Test func aFailedSendEmitsErrorAndStartsNoCountdown() async throws {
-            let harness = try ready()
+        @Test func aFailedSendEmitsErrorAndStartsNoCountdown() async {
+            let harness = ready()
             harness.backend.script(.authSMSCode, [.network])
-            try harness.recorder.execute("sendCode")
+            let send = harness.execute("sendCode")
             await harness.recorder.settle()
-            let error = DomainError.network("could not connect to the server").reaching(input: "sendCode", locale: .zhHans)
+            let error = domainError(.network("could not connect to the server"), input: "sendCode")
             #expect(harness.recorder.take() == [
                 changed("canSendCode", false),
                 changed("canSendCode", true),
                 event("error", error.json),
             ])
-            #expect(harness.recorder.outcomes == [.failed(error)])
+            #expect(send.outcome == .failed(error))
             #expect(harness.recorder.value("countdown") == 0)
             #expect(harness.recorder.clock.pendingCount == 0)
             // A business refusal is an error too, with the server's code and message.
             harness.backend.script(.authSMSCode, [.business(code: "1009", message: "发送太频繁")])
-            try harness.recorder.execute("sendCode")
+            harness.execute("sendCode")
             await harness.recorder.settle()
             #expect(harness.recorder.take() == [
                 changed("canSendCode", false),
@@ -112,9 +108,9 @@ extension LoginSuites {
             ])
         }
 
-        @Test func disposingStopsTheTimer() async throws {
-            let harness = try ready()
-            try harness.recorder.execute("sendCode")
+        @Test func disposingStopsTheTimer() async {
+            let harness = ready()
+            harness.execute("sendCode")
             await harness.recorder.settle()
             _ = await harness.advance(ms: 3000)
             #expect(harness.recorder.value("countdown") == 57)
@@ -124,10 +120,10 @@ extension LoginSuites {
             #expect(harness.recorder.value("countdown") == 57)
         }
 
-        @Test func englishTitles() async throws {
-            let harness = try ready(locale: .en)
+        @Test func englishTitles() async {
+            let harness = ready(locale: .en)
             #expect(harness.recorder.value("sendCodeTitle") == "Get code")
-            try harness.recorder.execute("sendCode")
+            harness.execute("sendCode")
             await harness.recorder.settle()
             #expect(harness.recorder.take() == [
                 changed("canSendCode", false), changed("countdown", 60), changed("sendCodeTitle", "Resend (60s)"),
@@ -138,12 +134,12 @@ extension LoginSuites {
             ])
         }
 
-        @Test func theCountdownDoesNotBlockTheLogin() async throws {
-            let harness = try ready()
-            try harness.recorder.execute("sendCode")
+        @Test func theCountdownDoesNotBlockTheLogin() async {
+            let harness = ready()
+            harness.execute("sendCode")
             await harness.recorder.settle()
             _ = harness.recorder.take()
-            #expect(try harness.send("code", .string(Demo.code)) == [changed("codeValid", true), changed("canSubmit", true)])
+            #expect(harness.send("code", .string(Demo.code)) == [changed("codeValid", true), changed("canSubmit", true)])
         }
     }
 }

@@ -1,10 +1,10 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import Login
 
 extension LoginSuites {
@@ -17,7 +17,7 @@ extension LoginSuites {
     @HostActor
     struct LoginFaultMatrixTests {
         /// One failure of each kind.
-        nonisolated static let kinds: [DomainError] = [
+        nonisolated static let kinds: [BackendError] = [
             .network("could not connect to the server"),
             .timeout(),
             .server(status: 503),
@@ -68,161 +68,155 @@ extension LoginSuites {
             .code: ["", "", Demo.phone, Demo.code],
         ]
         /// A login failure shown before the fault under test.
-        static let earlierFailure = DomainError.business(code: "1001", message: "用户名或密码错误")
+        static let earlierFailure = BackendError.business(code: "1001", message: "用户名或密码错误")
 
-        let recorder = ViewModelRecorder(kind: LoginViewModel.kind)
         let api = StubAPI()
 
         /// A Login view-model in `mode` with that mode's fields filled, its records taken.
-        private func open(_ mode: LoginMode) throws -> LoginViewModel {
-            let viewModel = recorder.keep(LoginViewModel(args: LoginArgs(mode: mode), context: recorder.context, api: api))
-            for (input, text) in Self.fields[mode]! { try recorder.send(input, .string(text)) }
-            _ = recorder.take()
-            return viewModel
+        private func open(_ mode: LoginMode) -> ViewModelTest<LoginViewModel> {
+            let test = ViewModelTest(locale: .zhHans) { LoginViewModel(args: LoginArgs(mode: mode), api: api) }
+            for (input, text) in Self.fields[mode]! { #expect(test.send(input, .string(text)) == nil) }
+            _ = test.take()
+            return test
         }
 
         /// Runs `command` with its call answered by `answer`; returns its outcome.
         @discardableResult
-        private func run(_ command: String, _ endpoint: BackendEndpoint, _ answer: Result<StubReply, DomainError>) async throws
-            -> CommandOutcome?
-        {
+        private func run(
+            _ test: ViewModelTest<LoginViewModel>, _ command: String, _ endpoint: BackendEndpoint, _ answer: Result<StubReply, BackendError>
+        ) async -> CommandOutcome? {
             api.answerNext(endpoint, with: answer)
-            let index = recorder.outcomes.count
-            try recorder.execute(command)
-            return await recorder.finished(index)
+            return await test.execute(command).accepted().finished()
         }
 
         /// Every property, by name: what a subscriber's mirror holds.
-        private func snapshot() -> [String: JSON] {
-            Dictionary(uniqueKeysWithValues: recorder.context.properties.map { ($0.name, $0.json) })
+        private func snapshot(_ test: ViewModelTest<LoginViewModel>) -> [String: JSON] {
+            Dictionary(uniqueKeysWithValues: test.context.properties.map { ($0.name, $0.json) })
         }
 
         /// What the user typed, as the view-model holds it (never an output).
         private func typed(_ viewModel: LoginViewModel) -> [String] {
-            [viewModel.username.value, viewModel.password.value, viewModel.phone.value, viewModel.code.value]
+            [viewModel.username, viewModel.password, viewModel.phone, viewModel.code]
         }
 
         @Test(arguments: SubmitPoint.allCases, kinds)
-        func aFailedLoginShowsItsMessageAndChangesNothingElse(point: SubmitPoint, error: DomainError) async throws {
-            let viewModel = try open(point.mode)
-            var concurrent: StubCall?
+        func aFailedLoginShowsItsMessageAndChangesNothingElse(point: SubmitPoint, error: BackendError) async {
+            let test = open(point.mode)
+            var concurrent: (run: CommandRun, call: StubCall)?
             switch point {
             case .passwordAfterFailure:
-                try await run("submit", point.endpoint, .failure(Self.earlierFailure))
+                await run(test, "submit", point.endpoint, .failure(Self.earlierFailure))
             case .codeDuringCountdown:
-                try await run("sendCode", .authSMSCode, .success(.done))
+                await run(test, "sendCode", .authSMSCode, .success(.done))
             case .codeDuringSendCode:
-                try recorder.execute("sendCode")
-                concurrent = await api.call(.authSMSCode)
+                let send = test.execute("sendCode").accepted()
+                concurrent = (send, await api.call(.authSMSCode))
             case .password, .code:
                 break
             }
-            _ = recorder.take()
-            let before = snapshot()
-            let timers = recorder.clock.pendingCount
+            _ = test.take()
+            let before = snapshot(test)
+            let timers = test.clock.pendingCount
             let token = api.token
 
-            let index = recorder.outcomes.count
             let occurrence = api.calls(to: point.endpoint).count + 1
-            try recorder.execute("submit")
+            let submit = test.execute("submit").accepted()
             await api.call(point.endpoint, occurrence: occurrence).fail(error)
-            let failure = error.reaching(input: "submit", locale: .zhHans)
-            #expect(await recorder.finished(index) == .failed(failure))
+            let failure = domainError(error, input: "submit")
+            #expect(await submit.finished() == .failed(failure))
 
             // The attempt clears the last failure; the flag drops, the (user-facing) message shows, one
             // error; the rest is as it was.
             let message = JSON.string(failure.message)
-            #expect(recorder.take() == [changed("isSubmitting", true), changed("canSubmit", false)]
+            #expect(test.take() == [changed("canSubmit", false), changed("isSubmitting", true)]
                 + (before["failureMessage"] == .some(JSON.null) ? [] : [changed("failureMessage", nil)])
                 + [changed("failureMessage", message)]
-                + [changed("isSubmitting", false), changed("canSubmit", true), event("error", failure.json)])
+                + [changed("canSubmit", true), changed("isSubmitting", false), event("error", failure.json)])
             var expected = before
             expected["failureMessage"] = message
-            #expect(snapshot() == expected)
-            #expect(typed(viewModel) == Self.typed[point.mode])
+            #expect(snapshot(test) == expected)
+            #expect(typed(test.viewModel) == Self.typed[point.mode])
             #expect(api.token == token)
-            #expect(recorder.clock.pendingCount == timers)
-            #expect(recorder.disabledReason("submit") == nil)
+            #expect(test.clock.pendingCount == timers)
+            #expect(test.refusal("submit") == nil)
 
             if let concurrent {
                 // The send that ran beside the failed login still ends on its own terms.
-                concurrent.succeed(.done)
-                await recorder.finished(index - 1)
-                #expect(recorder.take() == [changed("countdown", 60), changed("sendCodeTitle", "重新发送(60s)")])
+                concurrent.call.succeed(.done)
+                await concurrent.run.finished()
+                #expect(test.take() == [changed("countdown", 60), changed("sendCodeTitle", "重新发送(60s)")])
             }
-            if recorder.value("countdown") == 60 {
-                await recorder.advance(ms: 1000)
-                #expect(recorder.take() == [changed("countdown", 59), changed("sendCodeTitle", "重新发送(59s)")])
+            if test.value("countdown") == 60 {
+                await test.advance(ms: 1000)
+                #expect(test.take() == [changed("countdown", 59), changed("sendCodeTitle", "重新发送(59s)")])
             }
 
             // Submitting again, answered: the message goes, the login navigates, and the open
             // session refuses a further submit.
-            #expect(try await run("submit", point.endpoint, .success(.session(Session(token: "t-2")))) == .succeeded(nil))
-            #expect(recorder.take() == [
-                changed("isSubmitting", true), changed("canSubmit", false), changed("failureMessage", nil),
+            #expect(await run(test, "submit", point.endpoint, .success(.session(Session(token: "t-2")))) == .succeeded(nil))
+            #expect(test.take() == [
+                changed("canSubmit", false), changed("isSubmitting", true), changed("failureMessage", nil),
                 event("navigate", ["route": "ProductList"]), changed("isSubmitting", false),
             ])
-            #expect(recorder.disabledReason("submit") == "the login succeeded already; the session is open")
+            #expect(test.refusal("submit") == "the login succeeded already; the session is open")
             #expect(api.token == "t-2")
             #expect(api.pendingCalls.isEmpty)
         }
 
         @Test(arguments: SendCodePoint.allCases, kinds)
-        func aFailedSendStartsNoCountdownAndChangesNothing(point: SendCodePoint, error: DomainError) async throws {
-            let viewModel = try open(.code)
-            var concurrent: (index: Int, call: StubCall)?
+        func aFailedSendStartsNoCountdownAndChangesNothing(point: SendCodePoint, error: BackendError) async {
+            let test = open(.code)
+            var concurrent: (run: CommandRun, call: StubCall)?
             switch point {
             case .afterCountdown:
-                try await run("sendCode", .authSMSCode, .success(.done))
-                await recorder.advance(ms: 60_000)
+                await run(test, "sendCode", .authSMSCode, .success(.done))
+                await test.advance(ms: 60_000)
             case .afterFailedLogin:
-                try await run("submit", .authLoginCode, .failure(Self.earlierFailure))
+                await run(test, "submit", .authLoginCode, .failure(Self.earlierFailure))
             case .duringSubmit:
-                try recorder.execute("submit")
-                concurrent = (recorder.outcomes.count - 1, await api.call(.authLoginCode))
+                let submit = test.execute("submit").accepted()
+                concurrent = (submit, await api.call(.authLoginCode))
             case .first:
                 break
             }
-            _ = recorder.take()
-            let before = snapshot()
+            _ = test.take()
+            let before = snapshot(test)
             #expect(before["countdown"] == 0)
             #expect(before["canSendCode"] == true)
-            #expect(recorder.clock.pendingCount == 0)
+            #expect(test.clock.pendingCount == 0)
 
-            let index = recorder.outcomes.count
             let occurrence = api.calls(to: .authSMSCode).count + 1
-            try recorder.execute("sendCode")
+            let send = test.execute("sendCode").accepted()
             let call = await api.call(.authSMSCode, occurrence: occurrence)
             #expect(call.arguments == ["phone": .string(Demo.phone)])
             call.fail(error)
-            var failure = error
-            failure.input = "sendCode"
-            #expect(await recorder.finished(index) == .failed(failure))
+            let failure = domainError(error, input: "sendCode")
+            #expect(await send.finished() == .failed(failure))
 
             // The button comes back, one error, no countdown; `failureMessage` is a login's only.
-            #expect(recorder.take() == [changed("canSendCode", false), changed("canSendCode", true), event("error", failure.json)])
-            #expect(snapshot() == before)
-            #expect(typed(viewModel) == Self.typed[.code])
-            #expect(recorder.clock.pendingCount == 0)
-            #expect(recorder.disabledReason("sendCode") == nil)
-            await recorder.advance(ms: 1000)
-            #expect(recorder.take() == [])
+            #expect(test.take() == [changed("canSendCode", false), changed("canSendCode", true), event("error", failure.json)])
+            #expect(snapshot(test) == before)
+            #expect(typed(test.viewModel) == Self.typed[.code])
+            #expect(test.clock.pendingCount == 0)
+            #expect(test.refusal("sendCode") == nil)
+            await test.advance(ms: 1000)
+            #expect(test.take() == [])
 
             if let concurrent {
                 // The login that ran beside the failed send still ends on its own terms.
                 concurrent.call.succeed(.session(Session(token: "t-1")))
-                #expect(await recorder.finished(concurrent.index) == .succeeded(nil))
-                #expect(recorder.take() == [
+                #expect(await concurrent.run.finished() == .succeeded(nil))
+                #expect(test.take() == [
                     event("navigate", ["route": "ProductList"]), changed("isSubmitting", false),
                 ])
             }
 
             // Sending again, answered: the countdown starts.
-            #expect(try await run("sendCode", .authSMSCode, .success(.done)) == .succeeded(nil))
-            #expect(recorder.take() == [
+            #expect(await run(test, "sendCode", .authSMSCode, .success(.done)) == .succeeded(nil))
+            #expect(test.take() == [
                 changed("canSendCode", false), changed("countdown", 60), changed("sendCodeTitle", "重新发送(60s)"),
             ])
-            #expect(recorder.disabledReason("sendCode") == "a code was just sent; wait 60s before sending another")
+            #expect(test.refusal("sendCode") == "a code was just sent; wait 60s before sending another")
             #expect(api.pendingCalls.isEmpty)
         }
     }

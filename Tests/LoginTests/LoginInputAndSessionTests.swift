@@ -1,10 +1,10 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import Login
 
 extension LoginSuites {
@@ -23,96 +23,91 @@ extension LoginSuites {
             #expect(LoginValidation.normalizedMobileNumber(typed) == normalized)
         }
 
-        @Test func theServerGetsTheNormalizedNumbers() async throws {
-            let recorder = ViewModelRecorder(kind: LoginViewModel.kind)
+        @Test func theServerGetsTheNormalizedNumbers() async {
             let api = StubAPI()
-            recorder.keep(LoginViewModel(args: LoginArgs(mode: .code), context: recorder.context, api: api))
-            try recorder.send("phone", "+86 139-1234-5678")
-            #expect(recorder.value("phoneValid") == true)
+            let test = ViewModelTest(locale: .zhHans) { LoginViewModel(args: LoginArgs(mode: .code), api: api) }
+            #expect(test.send("phone", "+86 139-1234-5678") == nil)
+            #expect(test.value("phoneValid") == true)
             api.answerNext(.authSMSCode, with: .success(.done))
-            try recorder.execute("sendCode")
-            await recorder.finished(0)
-            try recorder.send("code", "123456")
+            await test.execute("sendCode").accepted().finished()
+            #expect(test.send("code", "123456") == nil)
             api.answerNext(.authLoginCode, with: .success(.session(Session(token: "t"))))
-            try recorder.execute("submit")
-            await recorder.finished(1)
+            await test.execute("submit").accepted().finished()
             // The session is open: a new Login logs in with the password.
-            let second = ViewModelRecorder(kind: LoginViewModel.kind, clock: recorder.clock, handle: "vm2")
-            second.keep(LoginViewModel(args: LoginArgs(mode: .password), context: second.context, api: api))
-            try second.send("username", "１３８ ００１３ ８０００")
-            try second.send("password", "123456")
+            let second = ViewModelTest(locale: .zhHans, clock: test.clock, handle: "vm2") {
+                LoginViewModel(args: LoginArgs(mode: .password), api: api)
+            }
+            #expect(second.send("username", "１３８ ００１３ ８０００") == nil)
+            #expect(second.send("password", "123456") == nil)
             api.answerNext(.authLogin, with: .success(.session(Session(token: "t"))))
-            try second.execute("submit")
-            await second.finished(0)
+            await second.execute("submit").accepted().finished()
             #expect(api.calls(to: .authSMSCode).map(\.arguments) == [["phone": "13912345678"]])
             #expect(api.calls(to: .authLoginCode).first?.arguments["phone"] == "13912345678")
             #expect(api.calls(to: .authLogin).first?.arguments["username"] == "13800138000")
         }
 
-        @Test func aNewAttemptClearsTheLastFailureAsItStarts() async throws {
+        @Test func aNewAttemptClearsTheLastFailureAsItStarts() async {
             let harness = LoginHarness()
-            try harness.fill([("username", Demo.account), ("password", "654321")])
-            try harness.recorder.execute("submit")
+            harness.fill([("username", Demo.account), ("password", "654321")])
+            harness.execute("submit")
             await harness.recorder.settle()
             #expect(harness.recorder.value("failureMessage") == "用户名或密码错误")
             _ = harness.recorder.take()
             // The same fields again (nothing typed): the message goes when the attempt starts.
             harness.backend.latency = .milliseconds(100)
-            try harness.recorder.execute("submit")
+            harness.execute("submit")
             await harness.recorder.settle()
             #expect(harness.recorder.take() == [
-                changed("isSubmitting", true), changed("canSubmit", false), changed("failureMessage", nil),
+                changed("canSubmit", false), changed("isSubmitting", true), changed("failureMessage", nil),
             ])
             await harness.recorder.advance(ms: 100)
             #expect(harness.recorder.take() == [
-                changed("failureMessage", "用户名或密码错误"), changed("isSubmitting", false), changed("canSubmit", true),
-                event("error", DomainError.business(code: "1001", message: "用户名或密码错误").reaching(input: "submit", locale: .zhHans).json),
+                changed("failureMessage", "用户名或密码错误"), changed("canSubmit", true), changed("isSubmitting", false),
+                event("error", domainError(.business(code: "1001", message: "用户名或密码错误"), input: "submit").json),
             ])
         }
 
-        @Test func anEnglishLoginShowsTheFriendlyTextOfATransportFailure() async throws {
+        @Test func anEnglishLoginShowsTheFriendlyTextOfATransportFailure() async {
             let harness = LoginHarness(locale: .en)
-            try harness.fill([("username", Demo.account), ("password", Demo.password)])
+            harness.fill([("username", Demo.account), ("password", Demo.password)])
             harness.backend.script(.authLogin, [.network])
-            try harness.recorder.execute("submit")
+            harness.execute("submit")
             await harness.recorder.settle()
             #expect(harness.recorder.value("failureMessage") == "No connection. Check your network and try again.")
         }
 
         /// Two `Login`s of one app session (one host): the second, opened while the first one's
         /// countdown runs, does not allow an immediate resend to the same phone.
-        @Test func reopeningLoginKeepsTheCountdownOfThePhone() async throws {
+        @Test func reopeningLoginKeepsTheCountdownOfThePhone() async {
             let session = AppSession()
-            let first = try await session.loginThatSentACode()
+            let first = await session.loginThatSentACode()
             #expect(first.value("countdown") == 60)
             await first.advance(ms: 20_500)
             first.context.dispose()
 
             let second = session.login(handle: "l2")
             // Typed differently, the same phone: 39.5 s are left, shown as 40.
-            try second.send("phone", "139 1234 5678")
+            #expect(second.send("phone", "139 1234 5678") == nil)
             #expect(second.take() == [
                 changed("countdown", 40), changed("sendCodeTitle", "重新发送(40s)"), changed("phoneValid", true),
             ])
             #expect(second.value("canSendCode") == false)
-            #expect(throws: InputError.disabled(reason: "a code was just sent; wait 40s before sending another")) {
-                try second.execute("sendCode")
-            }
+            #expect(second.execute("sendCode").refusal == .disabled(reason: "a code was just sent; wait 40s before sending another"))
             // The first tick comes when the shown second is over, then one per second.
             #expect(await advance(second, ms: 499) == [])
             #expect(await advance(second, ms: 1) == [changed("countdown", 39), changed("sendCodeTitle", "重新发送(39s)")])
             #expect(await advance(second, ms: 39_000) .last == changed("canSendCode", true))
             #expect(second.value("countdown") == 0)
-            try second.execute("sendCode")
+            second.execute("sendCode").accepted()
             await second.settle()
             #expect(second.value("countdown") == 60)
         }
 
-        @Test func anotherPhoneIsNotHeldBack() async throws {
+        @Test func anotherPhoneIsNotHeldBack() async {
             let session = AppSession()
-            _ = try await session.loginThatSentACode()
+            _ = await session.loginThatSentACode()
             let second = session.login(handle: "l2")
-            try second.send("phone", "13800138000")
+            #expect(second.send("phone", "13800138000") == nil)
             #expect(second.take() == [changed("phoneValid", true), changed("canSendCode", true)])
             #expect(session.cooldown.remaining(for: "13800138000", at: session.clock.now) == .zero)
             #expect(session.cooldown.remaining(for: Demo.phone, at: session.clock.now) == .seconds(60))
@@ -143,23 +138,23 @@ extension LoginSuites {
             init() { backend = EmbeddedBackend(clock: clock) }
 
             /// A code-mode `Login` of this session.
-            func login(handle: String) -> ViewModelRecorder {
-                let recorder = ViewModelRecorder(kind: LoginViewModel.kind, clock: clock, handle: handle)
-                recorder.keep(LoginViewModel(args: LoginArgs(mode: .code), context: recorder.context, api: backend, cooldown: cooldown))
-                return recorder
+            func login(handle: String) -> ViewModelTest<LoginViewModel> {
+                ViewModelTest(locale: .zhHans, clock: clock, handle: handle) {
+                    LoginViewModel(args: LoginArgs(mode: .code), api: backend, cooldown: cooldown)
+                }
             }
 
             /// A `Login` ("l1") that sent a code to the demo phone just now.
-            func loginThatSentACode() async throws -> ViewModelRecorder {
+            func loginThatSentACode() async -> ViewModelTest<LoginViewModel> {
                 let first = login(handle: "l1")
-                try first.send("phone", .string(Demo.phone))
-                try first.execute("sendCode")
+                #expect(first.send("phone", .string(Demo.phone)) == nil)
+                first.execute("sendCode").accepted()
                 await first.settle()
                 return first
             }
         }
 
-        private func advance(_ recorder: ViewModelRecorder, ms: Int) async -> [ViewModelRecorder.Record] {
+        private func advance(_ recorder: ViewModelTest<LoginViewModel>, ms: Int) async -> [LoginRecord] {
             await recorder.advance(ms: ms)
             return recorder.take()
         }

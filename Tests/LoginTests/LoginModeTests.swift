@@ -1,7 +1,8 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
+import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import Login
 extension LoginSuites {
     /// The mode and everything derived from it alone: tab colours, hidden lines and containers.
@@ -11,7 +12,7 @@ extension LoginSuites {
         @Test func passwordModeIsTheDefaultAndCreatingChangesNothing() {
             let harness = LoginHarness()
             #expect(harness.recorder.take() == [])
-            let values = harness.recorder.context.properties.map { ($0.name, $0.json) }
+            let values: [(String, JSON)] = harness.recorder.context.properties.map { ($0.name, $0.json) }
             #expect(values.map(\.0) == [
                 "mode", "codeTabColor", "passwordTabColor", "hideCodeLine", "hideCodeContainer", "hidePasswordLine",
                 "hidePasswordContainer", "usernameValid", "passwordValid", "phoneValid", "codeValid", "canSubmit",
@@ -35,9 +36,9 @@ extension LoginSuites {
             #expect(harness.recorder.value("hidePasswordContainer") == true)
         }
 
-        @Test func switchingModesIsOneInputThatFlipsEveryDerivedOutput() throws {
+        @Test func switchingModesIsOneInputThatFlipsEveryDerivedOutput() {
             let harness = LoginHarness()
-            #expect(try harness.send("mode", "code") == [
+            #expect(harness.send("mode", "code") == [
                 changed("mode", "code"),
                 changed("codeTabColor", "#1E88E5"),
                 changed("passwordTabColor", "#212121"),
@@ -47,8 +48,8 @@ extension LoginSuites {
                 changed("hidePasswordContainer", true),
             ])
             // The same mode again: distinctUntilChanged, nothing is sent.
-            #expect(try harness.send("mode", "code") == [])
-            #expect(try harness.send("mode", "password") == [
+            #expect(harness.send("mode", "code") == [])
+            #expect(harness.send("mode", "password") == [
                 changed("mode", "password"),
                 changed("codeTabColor", "#212121"),
                 changed("passwordTabColor", "#1E88E5"),
@@ -59,12 +60,12 @@ extension LoginSuites {
             ])
         }
 
-        @Test func canSubmitFollowsTheFieldsOfTheModeShown() throws {
+        @Test func canSubmitFollowsTheFieldsOfTheModeShown() {
             let harness = LoginHarness()
-            try harness.fill([("username", Demo.account), ("password", Demo.password)])
+            harness.fill([("username", Demo.account), ("password", Demo.password)])
             #expect(harness.recorder.value("canSubmit") == true)
             // The code form is empty: switching to it makes submitting impossible, and back again possible.
-            #expect(try harness.send("mode", "code") == [
+            #expect(harness.send("mode", "code") == [
                 changed("mode", "code"),
                 changed("codeTabColor", "#1E88E5"),
                 changed("passwordTabColor", "#212121"),
@@ -74,7 +75,7 @@ extension LoginSuites {
                 changed("hidePasswordContainer", true),
                 changed("canSubmit", false),
             ])
-            #expect(try harness.send("mode", "password").last == changed("canSubmit", true))
+            #expect(harness.send("mode", "password").last == changed("canSubmit", true))
         }
 
         @Test(arguments: [
@@ -85,12 +86,10 @@ extension LoginSuites {
         ])
         func theModeInputAcceptsOnlyPasswordOrCode(value: JSON, message: String) {
             let harness = LoginHarness()
-            do throws(InputError) {
-                try harness.recorder.send("mode", value)
-                Issue.record("the mode input accepted \(value)")
-            } catch {
-                guard case .invalidValue(let decoding) = error else { Issue.record("expected an invalid value, got \(error)"); return }
-                #expect(decoding.description == message)
+            switch harness.recorder.send("mode", value) {
+            case nil: Issue.record("the mode input accepted \(value)")
+            case .invalidValue(let decoding)?: #expect(decoding.description == message)
+            case let error?: Issue.record("expected an invalid value, got \(error)")
             }
             #expect(harness.recorder.take() == [])
         }

@@ -1,6 +1,7 @@
+@_spi(Transport) import VMHostCore
 import Foundation
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 extension LoginSuites {
     /// The password and the code never leave the host: a whole login session through the real binary,
     /// with `--trace` and `--log-level trace`, then a search of everything it wrote.

@@ -1,19 +1,27 @@
+@_spi(Transport) import VMHostCore
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import Login
 extension LoginSuites {
     /// The Login kind on the wire, through an in-process host over the embedded backend.
     @Suite("Login: on the wire")
     @HostActor
     struct LoginWireTests {
+        /// A host serving only `Login` on `clock`, in the reference app's locales: Simplified Chinese
+        /// until a client chooses English (each app chooses its default locale; the kit's is English).
+        func connection(clock: ManualClock = ManualClock()) -> InProcessConnection {
+            InProcessConnection(configuration: .init(
+                clock: clock, factories: [LoginViewModel.factory(api: EmbeddedBackend(clock: clock))], testControls: true,
+                defaultLocale: .zhHans, locales: AppLocale.referenceApp))
+        }
+
         /// A host serving only `Login` on a manual clock, with a view-model `l` subscribed as `s1`.
         func host(locale: String? = nil, args: JSON? = nil) async -> InProcessConnection {
-            let clock = ManualClock()
-            let client = InProcessConnection(kinds: [LoginViewModel.factory(api: EmbeddedBackend(clock: clock))], clock: clock)
+            let client = connection()
             if let locale { await client.request("initialize", ["locale": .string(locale)]) }
             var create: JSONObject = ["kind": "Login", "id": "l"]
             if let args { create["args"] = args }
@@ -29,7 +37,7 @@ extension LoginSuites {
         }
 
         @Test func subscribingReturnsEveryPropertyInDeclarationOrder() async {
-            let client = InProcessConnection(kinds: [LoginViewModel.factory(api: EmbeddedBackend(clock: ManualClock()))])
+            let client = connection()
             await client.request("vm.create", ["kind": "Login", "id": "l", "args": ["mode": "code"]])
             let reply = await client.request("vm.subscribe", ["vm": "l"])
             #expect(reply.result?["values"] == [
@@ -42,7 +50,7 @@ extension LoginSuites {
         }
 
         @Test func badArgsAndModesAreInvalidParamsNamingThem() async {
-            let client = InProcessConnection(kinds: [LoginViewModel.factory(api: EmbeddedBackend(clock: ManualClock()))])
+            let client = connection()
             let badMode = await client.request("vm.create", ["kind": "Login", "args": ["mode": "sms"]])
             #expect(badMode.errorCode == -32602)
             #expect(badMode.error?["message"]?.stringValue?.contains("params.args.mode: must be \"password\" or \"code\"") == true)
@@ -80,7 +88,7 @@ extension LoginSuites {
             #expect(submit.result == [:])
             // The turn that started the command, then the turn that ended it; all before the reply.
             #expect(submit.notifications.map { $0["params"] } == [
-                ["subscription": "s1", "vm": "l", "values": ["isSubmitting": true, "canSubmit": false]],
+                ["subscription": "s1", "vm": "l", "values": ["canSubmit": false, "isSubmitting": true]],
                 ["subscription": "s1", "vm": "l", "name": "navigate", "value": ["route": "ProductList"]],
                 ["subscription": "s1", "vm": "l", "values": ["isSubmitting": false]],
             ])
@@ -99,8 +107,8 @@ extension LoginSuites {
             #expect(submit.errorCode == -32004)
             #expect(submit.error?["data"] == error)
             #expect(submit.notifications.map { $0["params"] } == [
-                ["subscription": "s1", "vm": "l", "values": ["isSubmitting": true, "canSubmit": false]],
-                ["subscription": "s1", "vm": "l", "values": ["failureMessage": "验证码错误", "isSubmitting": false, "canSubmit": true]],
+                ["subscription": "s1", "vm": "l", "values": ["canSubmit": false, "isSubmitting": true]],
+                ["subscription": "s1", "vm": "l", "values": ["failureMessage": "验证码错误", "canSubmit": true, "isSubmitting": false]],
                 ["subscription": "s1", "vm": "l", "name": "error", "value": error],
             ])
             // Correcting the code clears the message.

@@ -1,9 +1,9 @@
 import Backend
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import Login
 
 /// A storage that keeps the session in memory and records what was asked of it; `failure`, when
@@ -49,10 +49,8 @@ extension LoginSuites {
             api = AuthenticatedAPI(backend, session: session)
         }
 
-        func makeSession(_ handle: String = "s") -> ViewModelRecorder {
-            let recorder = ViewModelRecorder(kind: SessionViewModel.kind, clock: clock, handle: handle)
-            _ = recorder.keep(SessionViewModel(args: NoArgs(), context: recorder.context, session: session))
-            return recorder
+        func makeSession(_ handle: String = "s") -> ViewModelTest<SessionViewModel> {
+            ViewModelTest(locale: .zhHans, clock: clock, handle: handle) { SessionViewModel(session: session) }
         }
 
         @Test func aLoginOpensTheSessionAndLogoutEndsIt() async throws {
@@ -65,16 +63,16 @@ extension LoginSuites {
             #expect(backend.token == "demo-token-1")
             #expect(storage.log == ["save 13800138000"])
 
-            try recorder.execute("logout")
+            let logout = recorder.execute("logout").accepted()
             await recorder.settle()
             #expect(recorder.take() == [
                 .changed("isLoggedIn", false), .changed("username", .null), .event("navigate", ["route": "Login"]),
             ])
-            #expect(recorder.outcomes == [.succeeded(nil)])
+            #expect(logout.outcome == .succeeded(nil))
             #expect(storage.log == ["save 13800138000", "delete"])
             #expect(storage.stored == nil)
             // No session: logging out again changes nothing.
-            try recorder.execute("logout")
+            recorder.execute("logout").accepted()
             await recorder.settle()
             #expect(recorder.take() == [])
         }
@@ -94,8 +92,8 @@ extension LoginSuites {
             _ = second.take()
 
             backend.script(.products, [.http(status: 401)])
-            await #expect(throws: DomainError.unauthorized()) { _ = try await api.products(page: 1, pageSize: 20) }
-            let ended: [ViewModelRecorder.Record] = [
+            await #expect(throws: BackendError.unauthorized()) { _ = try await api.products(page: 1, pageSize: 20) }
+            let ended: [ViewModelTest<SessionViewModel>.Record] = [
                 .changed("isLoggedIn", false), .changed("username", .null), .event("navigate", ["route": "Login"]),
             ]
             #expect(first.take() == ended)
@@ -103,7 +101,7 @@ extension LoginSuites {
             #expect(backend.token == nil)
             #expect(session.token == nil)
             // The storage deletes it in the background: the token is refused already.
-            await first.until { storage.stored == nil }
+            await first.until("the storage to delete the login") { storage.stored == nil }
             // Later calls go without a token.
             _ = try await api.products(page: 1, pageSize: 20)
             #expect(backend.token == nil)
@@ -114,29 +112,29 @@ extension LoginSuites {
             _ = try await api.login(username: "13800138000", password: "123456")
             _ = recorder.take()
             storage.failure = SessionStorageError("state.sqlite3: locked", isBusy: true)
-            try recorder.execute("logout")
+            let logout = recorder.execute("logout").accepted()
             await recorder.settle()
-            guard case .failed(let error) = recorder.outcomes.last ?? nil else {
-                Issue.record("logout did not fail: \(recorder.outcomes)")
+            guard case .failed(let error) = logout.outcome else {
+                Issue.record("logout did not fail: \(String(describing: logout.outcome))")
                 return
             }
-            #expect(error.kind == .timeout)
+            #expect(error.kind == BackendError.Kind.timeout.rawValue)
             #expect(error.detail.contains("the logout could not delete the stored login"))
             // No pretending: still logged in, on every screen and in the storage.
-            #expect(recorder.take().filter { if case .event("navigate", _) = $0 { true } else { false } } == [])
+            #expect(recorder.take().filter { $0.outputName == "navigate" } == [])
             #expect(recorder.value("isLoggedIn") == true)
             #expect(session.isLoggedIn && storage.stored != nil)
             // Once the storage can, the logout goes through.
             storage.failure = nil
-            try recorder.execute("logout")
+            let retry = recorder.execute("logout").accepted()
             await recorder.settle()
-            #expect(recorder.outcomes.last == .succeeded(nil))
+            #expect(retry.outcome == .succeeded(nil))
             #expect(!session.isLoggedIn && storage.stored == nil)
         }
 
         @Test func aLoginTheStorageCannotStoreFailsAndChangesNothing() async throws {
             storage.failure = SessionStorageError("state.sqlite3: disk I/O error", isBusy: false)
-            await #expect(throws: DomainError.self) { _ = try await api.login(username: "13800138000", password: "123456") }
+            await #expect(throws: BackendError.self) { _ = try await api.login(username: "13800138000", password: "123456") }
             #expect(!session.isLoggedIn)
             #expect(storage.stored == nil)
         }
@@ -146,13 +144,13 @@ extension LoginSuites {
             _ = try await api.login(username: "13800138000", password: "123456")
             _ = recorder.take()
             backend.script(.authLogin, [.http(status: 401)])
-            await #expect(throws: DomainError.server(status: 401)) { _ = try await api.login(username: "13800138000", password: "wrong1") }
+            await #expect(throws: BackendError.server(status: 401)) { _ = try await api.login(username: "13800138000", password: "wrong1") }
             #expect(recorder.take() == [])
             #expect(session.isLoggedIn && session.username == "13800138000")
             #expect(storage.log == ["save 13800138000"])
             // The same for a code login and for sending a code.
             backend.script(.authSMSCode, [.http(status: 401)])
-            await #expect(throws: DomainError.server(status: 401)) { try await api.sendSMSCode(phone: "13912345678") }
+            await #expect(throws: BackendError.server(status: 401)) { try await api.sendSMSCode(phone: "13912345678") }
             #expect(session.isLoggedIn)
         }
 
@@ -169,7 +167,7 @@ extension LoginSuites {
         @Test func a401WithoutASessionIsAServerErrorAndChangesNothing() async throws {
             let recorder = makeSession()
             backend.script(.products, [.http(status: 401)])
-            await #expect(throws: DomainError.server(status: 401)) { _ = try await api.products(page: 1, pageSize: 20) }
+            await #expect(throws: BackendError.server(status: 401)) { _ = try await api.products(page: 1, pageSize: 20) }
             #expect(recorder.take() == [])
             #expect(storage.log == [])
         }
@@ -180,7 +178,7 @@ extension LoginSuites {
             _ = recorder.take()
             backend.script(.products, [.http(status: 403), .http(status: 500), .network])
             for _ in 0..<3 {
-                await #expect(throws: DomainError.self) { _ = try await api.products(page: 1, pageSize: 20) }
+                await #expect(throws: BackendError.self) { _ = try await api.products(page: 1, pageSize: 20) }
             }
             #expect(recorder.take() == [])
             #expect(session.isLoggedIn)
@@ -192,8 +190,7 @@ extension LoginSuites {
             let backend = EmbeddedBackend(clock: clock)
             _ = AuthenticatedAPI(backend, session: session)
             #expect(backend.token == "stored-token")
-            let recorder = ViewModelRecorder(kind: SessionViewModel.kind, clock: clock)
-            _ = recorder.keep(SessionViewModel(args: NoArgs(), context: recorder.context, session: session))
+            let recorder = ViewModelTest(locale: .zhHans, clock: clock) { SessionViewModel(session: session) }
             #expect(recorder.value("isLoggedIn") == true)
             #expect(recorder.value("username") == "13800138000")
         }

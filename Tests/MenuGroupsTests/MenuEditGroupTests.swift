@@ -1,149 +1,157 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
 import MenuGroups
+import Testing
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// `MenuEditGroup` on its own: title, name rule, save, cancel, args.
 @Suite(.timeLimit(.minutes(1)))
 @HostActor
 struct MenuEditGroupTests {
-    let recorder = ViewModelRecorder(kind: "MenuEditGroup")
     let api = StubAPI()
-    let keeper = Keeper()
     static let renaming = MenuEditGroupViewModel.Args(menuUid: "m1", parent: "groups1", groupId: "g2", name: "爽口凉菜")
 
-    private func editor(_ args: MenuEditGroupViewModel.Args = .init(menuUid: "m1"), _ recorder: ViewModelRecorder? = nil)
-        -> MenuEditGroupViewModel
-    {
-        keeper.keep((recorder ?? self.recorder).keep(MenuEditGroupViewModel(args: args, context: (recorder ?? self.recorder).context, api: api)))
+    /// An editor with `args`, in `locale` (Chinese unless given).
+    private func editor(_ args: MenuEditGroupViewModel.Args = .init(menuUid: "m1"), locale: AppLocale = .zhHans) -> EditGroupTest {
+        ViewModelTest(locale: locale) { MenuEditGroupViewModel(args: args, api: api) }
     }
 
-    @Test func initialOutputs() {
+    @Test func initialOutputs() async {
         let create = editor()
-        #expect(create.title.value == "新建分组")
-        #expect(create.name.value == "")
-        #expect(create.canSave.value == false)
-        #expect(create.isSaving.value == false)
-        let rename = editor(Self.renaming, ViewModelRecorder())
-        #expect(rename.title.value == "重命名分组")
-        #expect(rename.name.value == "爽口凉菜")
-        #expect(rename.canSave.value == false)
+        #expect(create.viewModel.title == "新建分组")
+        #expect(create.viewModel.name == "")
+        #expect(create.viewModel.canSave == false)
+        #expect(create.viewModel.isSaving == false)
+        let rename = editor(Self.renaming)
+        #expect(rename.viewModel.title == "重命名分组")
+        #expect(rename.viewModel.name == "爽口凉菜")
+        #expect(rename.viewModel.canSave == false)
+        await create.finish()
+        await rename.finish()
     }
 
-    @Test func englishTitles() {
-        #expect(editor(.init(menuUid: "m1"), ViewModelRecorder(locale: .en)).title.value == "New group")
-        #expect(editor(Self.renaming, ViewModelRecorder(locale: .en)).title.value == "Rename group")
+    @Test func englishTitles() async {
+        let create = editor(locale: .en)
+        let rename = editor(Self.renaming, locale: .en)
+        #expect(create.viewModel.title == "New group")
+        #expect(rename.viewModel.title == "Rename group")
+        await create.finish()
+        await rename.finish()
     }
 
-    @Test func canSaveFollowsTheTrimmedLength() throws {
-        _ = editor()
-        try recorder.send("name", " ")
-        try recorder.send("name", " 特色小炒 ")
-        try recorder.send("name", "特色小炒特色小炒特色小炒特色小炒特色小炒")  // 20
-        try recorder.send("name", "特色小炒特色小炒特色小炒特色小炒特色小炒汤")  // 21
-        try recorder.send("name", "\t特色小炒特色小炒特色小炒特色小炒特色小炒\n")  // 20 once trimmed
-        #expect(recorder.take() == [
+    @Test func canSaveFollowsTheTrimmedLength() async {
+        let test = editor()
+        #expect(test.send("name", " ") == nil)
+        #expect(test.send("name", " 特色小炒 ") == nil)
+        #expect(test.send("name", "特色小炒特色小炒特色小炒特色小炒特色小炒") == nil)  // 20
+        #expect(test.send("name", "特色小炒特色小炒特色小炒特色小炒特色小炒汤") == nil)  // 21
+        #expect(test.send("name", "\t特色小炒特色小炒特色小炒特色小炒特色小炒\n") == nil)  // 20 once trimmed
+        test.expect([
             .changed("name", " "),
             .changed("name", " 特色小炒 "), .changed("canSave", true),
             .changed("name", "特色小炒特色小炒特色小炒特色小炒特色小炒"),
             .changed("name", "特色小炒特色小炒特色小炒特色小炒特色小炒汤"), .changed("canSave", false),
             .changed("name", "\t特色小炒特色小炒特色小炒特色小炒特色小炒\n"), .changed("canSave", true),
         ])
+        await test.finish()
     }
 
-    @Test func renamingNeedsADifferentName() throws {
-        _ = editor(Self.renaming)
-        try recorder.send("name", " 爽口凉菜 ")
-        try recorder.send("name", "凉菜")
-        try recorder.send("name", "爽口凉菜")
-        #expect(recorder.take() == [
+    @Test func renamingNeedsADifferentName() async {
+        let test = editor(Self.renaming)
+        #expect(test.send("name", " 爽口凉菜 ") == nil)
+        #expect(test.send("name", "凉菜") == nil)
+        #expect(test.send("name", "爽口凉菜") == nil)
+        test.expect([
             .changed("name", " 爽口凉菜 "),
             .changed("name", "凉菜"), .changed("canSave", true),
             .changed("name", "爽口凉菜"), .changed("canSave", false),
         ])
+        await test.finish()
     }
 
-    @Test func saveIsDisabledWithAReasonWhileTheNameCannotBeSaved() throws {
-        _ = editor()
-        #expect(throws: InputError.disabled(reason: "the name is empty")) { try recorder.execute("save") }
-        try recorder.send("name", .string(String(repeating: "菜", count: 21)))
-        #expect(throws: InputError.disabled(reason: "the name is longer than 20 characters")) { try recorder.execute("save") }
-        let renaming = ViewModelRecorder()
-        _ = editor(Self.renaming, renaming)
-        #expect(throws: InputError.disabled(reason: "the name is unchanged")) { try renaming.execute("save") }
+    @Test func saveIsDisabledWithAReasonWhileTheNameCannotBeSaved() async {
+        let test = editor()
+        #expect(test.execute("save").refusal == .disabled(reason: "the name is empty"))
+        #expect(test.send("name", .string(String(repeating: "菜", count: 21))) == nil)
+        #expect(test.execute("save").refusal == .disabled(reason: "the name is longer than 20 characters"))
+        let renaming = editor(Self.renaming)
+        #expect(renaming.execute("save").refusal == .disabled(reason: "the name is unchanged"))
         #expect(api.calls.isEmpty)
+        _ = test.take()
+        await test.finish()
+        await renaming.finish()
     }
 
-    @Test func saveCreatesWithTheTrimmedNameThenHandsTheGroupBackAndDismisses() async throws {
-        _ = editor()
-        try recorder.send("name", " 特色小炒 ")
-        _ = recorder.take()
-        try recorder.execute("save")
+    @Test func saveCreatesWithTheTrimmedNameThenHandsTheGroupBackAndDismisses() async {
+        let test = editor()
+        #expect(test.send("name", " 特色小炒 ") == nil)
+        _ = test.take()
+        let save = test.execute("save")
         let call = await api.call(.groupsCreate)
         #expect(call.arguments == ["menuUid": "m1", "name": "特色小炒"])
-        #expect(recorder.take() == [.changed("isSaving", true)])
-        #expect(throws: InputError.disabled(reason: "already running")) { try recorder.execute("save") }
+        test.expect([.changed("isSaving", true)])
+        #expect(test.execute("save").refusal == .disabled(reason: "already running"))
 
         let group = MenuGroup(id: "g5", name: "特色小炒", dishCount: 0)
         call.succeed(.group(group))
-        await recorder.finished(0)
-        #expect(recorder.take() == [
+        #expect(await save.finished() == .succeeded(group.json))
+        test.expect([
             .event("saved", ["group": group.json]), .event("dismiss", nil), .changed("isSaving", false),
         ])
-        #expect(recorder.outcomes.first == .succeeded(group.json))
+        await test.finish(also: [api.verifyNothingPending])
     }
 
-    @Test func saveRenamesTheGroup() async throws {
-        _ = editor(Self.renaming)
-        try recorder.send("name", "凉菜 ")
-        _ = recorder.take()
+    @Test func saveRenamesTheGroup() async {
+        let test = editor(Self.renaming)
+        #expect(test.send("name", "凉菜 ") == nil)
+        _ = test.take()
         let group = MenuGroup(id: "g2", name: "凉菜", dishCount: 8)
         api.answerNext(.groupsRename, with: .success(.group(group)))
-        try recorder.execute("save")
-        await recorder.finished(0)
+        #expect(await test.execute("save").finished() == .succeeded(group.json))
         #expect(api.calls.map(\.arguments) == [["menuUid": "m1", "groupId": "g2", "name": "凉菜"]])
-        #expect(recorder.take() == [
+        test.expect([
             .changed("isSaving", true), .event("saved", ["group": group.json]), .event("dismiss", nil),
             .changed("isSaving", false),
         ])
+        await test.finish(also: [api.verifyNothingPending])
     }
 
-    @Test func aFailedSaveReportsOnceAndStaysOpen() async throws {
-        _ = editor(Self.renaming)
-        try recorder.send("name", "凉菜")
-        _ = recorder.take()
-        let failure = DomainError.business(code: "2001", message: "分组名称须为1到20个字符")
+    @Test func aFailedSaveReportsOnceAndStaysOpen() async {
+        let test = editor(Self.renaming)
+        #expect(test.send("name", "凉菜") == nil)
+        _ = test.take()
+        let failure = BackendError.business(code: "2001", message: "分组名称须为1到20个字符")
         api.answerNext(.groupsRename, with: .failure(failure))
-        try recorder.execute("save")
-        await recorder.finished(0)
-        #expect(recorder.take() == [
+        #expect(await test.execute("save").finished() == .failed(Fixtures.failure(failure, input: "save")))
+        test.expect([
             .changed("isSaving", true), .changed("isSaving", false), .event("error", Fixtures.error(failure, input: "save")),
         ])
-        #expect(recorder.value("name") == "凉菜")
-        #expect(recorder.value("canSave") == true)
+        #expect(test.value("name") == "凉菜")
+        #expect(test.value("canSave") == true)
+        await test.finish(also: [api.verifyNothingPending])
     }
 
-    @Test func cancelAbandonsASaveInFlightAndDismisses() async throws {
-        _ = editor()
-        try recorder.send("name", "特色小炒")
-        _ = recorder.take()
-        try recorder.execute("save")
+    @Test func cancelAbandonsASaveInFlightAndDismisses() async {
+        let test = editor()
+        #expect(test.send("name", "特色小炒") == nil)
+        _ = test.take()
+        let save = test.execute("save")
         let call = await api.call(.groupsCreate)
-        try recorder.send("cancel")
-        await recorder.settle()
+        #expect(test.send("cancel") == nil)
+        #expect(await save.finished() == .cancelled)
         #expect(call.wasCancelled)
-        #expect(recorder.outcomes == [.cancelled])
-        #expect(recorder.take() == [.changed("isSaving", true), .changed("isSaving", false), .event("dismiss", nil)])
+        test.expect([.changed("isSaving", true), .changed("isSaving", false), .event("dismiss", nil)])
+        await test.finish(also: [api.verifyNothingPending])
     }
 
-    @Test func cancelWithoutASaveOnlyDismisses() throws {
-        _ = editor()
-        try recorder.send("cancel")
-        #expect(recorder.take() == [.event("dismiss", nil)])
+    @Test func cancelWithoutASaveOnlyDismisses() async {
+        let test = editor()
+        #expect(test.send("cancel") == nil)
+        test.expect([.event("dismiss", nil)])
+        await test.finish()
     }
 
     @Test(arguments: [
@@ -156,7 +164,7 @@ struct MenuEditGroupTests {
     func argsAreValidatedByName(args: JSON?, message: String) {
         let factory = MenuEditGroupViewModel.factory(api: api)
         do {
-            _ = try factory.make(args: args, context: recorder.context)
+            _ = try factory.make(args: args, context: Fixtures.context(kind: MenuEditGroupViewModel.kind))
             Issue.record("\(String(describing: args)) was accepted")
         } catch {
             #expect(error.description == message)

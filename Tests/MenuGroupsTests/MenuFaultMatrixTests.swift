@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import MenuGroups
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// Every error kind at every point where `MenuSubGroup` (`load`, `delete`, the reload an editor
 /// starts) and `MenuEditGroup` (`save`, creating and renaming) call the backend, with and without
@@ -18,7 +18,7 @@ import VMHostWire
 @HostActor
 struct MenuFaultMatrixTests {
     /// One failure of each kind.
-    nonisolated static let kinds: [DomainError] = [
+    nonisolated static let kinds: [BackendError] = [
         .network("could not connect to the server"),
         .timeout(),
         .server(status: 503),
@@ -75,142 +75,146 @@ struct MenuFaultMatrixTests {
     static let created = MenuGroup(id: "g5", name: "特色小炒", dishCount: 0)
     static let renamed = MenuGroup(id: "g2", name: "凉菜", dishCount: 8)
 
-    let recorder = ViewModelRecorder(kind: "MenuSubGroup", handle: "groups1")
     let api = StubAPI()
-    let keeper = Keeper()
+    /// A `MenuSubGroup` on menu `m1` (handle `groups1`) that has not loaded yet.
+    let test: SubGroupTest
+
+    init() {
+        test = .subGroup(api: api, handle: "groups1")
+    }
 
     // MARK: Helpers
 
-    /// A `MenuSubGroup` on menu `m1` that has not loaded yet.
-    private func subGroup() -> MenuSubGroupViewModel {
-        keeper.keep(recorder.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: api)))
-    }
-
-    /// Runs `command` on `recorder` with its call answered by `answer`; returns its outcome.
+    /// Runs `command` on `test` (the `MenuSubGroup` unless given) with its call answered by
+    /// `answer`; returns its outcome.
     @discardableResult
     private func run(
-        _ command: String, _ value: JSON = .null, on recorder: ViewModelRecorder? = nil,
-        answering endpoint: BackendEndpoint, with answer: Result<StubReply, DomainError>
-    ) async throws -> CommandOutcome? {
-        let recorder = recorder ?? self.recorder
+        _ command: String, _ value: JSON = .null, answering endpoint: BackendEndpoint, with answer: Result<StubReply, BackendError>
+    ) async -> CommandOutcome? {
+        await run(command, value, on: test, answering: endpoint, with: answer)
+    }
+
+    @discardableResult
+    private func run<VM>(
+        _ command: String, _ value: JSON = .null, on test: ViewModelTest<VM>,
+        answering endpoint: BackendEndpoint, with answer: Result<StubReply, BackendError>
+    ) async -> CommandOutcome? {
         api.answerNext(endpoint, with: answer)
-        let index = recorder.outcomes.count
-        try recorder.execute(command, value)
-        return await recorder.finished(index)
+        return await test.execute(command, value).finished()
     }
 
     /// Starts `command` and waits for its backend call, left pending.
-    private func start(_ command: String, _ value: JSON = .null, calling endpoint: BackendEndpoint) async throws
-        -> (index: Int, call: StubCall)
+    private func start(_ command: String, _ value: JSON = .null, calling endpoint: BackendEndpoint) async
+        -> (run: CommandRun, call: StubCall)
     {
         let occurrence = api.calls(to: endpoint).count + 1
-        try recorder.execute(command, value)
-        return (recorder.outcomes.count - 1, await api.call(endpoint, occurrence: occurrence))
+        let run = test.execute(command, value)
+        return (run, await api.call(endpoint, occurrence: occurrence))
     }
 
-    /// The named properties of `recorder`, as a subscriber's mirror holds them.
-    private func snapshot(_ names: [String], of recorder: ViewModelRecorder? = nil) -> [String: JSON] {
-        let recorder = recorder ?? self.recorder
-        return Dictionary(uniqueKeysWithValues: names.map { ($0, recorder.value($0) ?? nil) })
+    /// The named properties of `test`, as a subscriber's mirror holds them.
+    private func snapshot<VM>(_ names: [String], of test: ViewModelTest<VM>) -> [String: JSON] {
+        Dictionary(uniqueKeysWithValues: names.map { ($0, test.value($0) ?? nil) })
     }
 
-    private func groupsSnapshot() -> [String: JSON] { snapshot(["groups", "isEmpty", "loading"]) }
+    private func groupsSnapshot() -> [String: JSON] { snapshot(["groups", "isEmpty", "loading"], of: test) }
 
     /// The failure as `error` and -32004 carry it.
-    private func failure(_ error: DomainError, input: String) -> DomainError {
-        error.reaching(input: input, locale: .zhHans)
+    private func failure(_ error: BackendError, input: String) -> DomainError {
+        Fixtures.failure(error, input: input)
     }
 
-    private func hasEvents(_ records: [ViewModelRecorder.Record]) -> Bool {
-        records.contains { if case .event = $0 { true } else { false } }
+    /// Whether `records` hold an event (`error`, `navigate`) of `test`.
+    private func hasEvents<VM>(_ records: [ViewModelTest<VM>.Record], of test: ViewModelTest<VM>) -> Bool {
+        let events = test.context.events.map(\.name)
+        return records.contains { events.contains($0.outputName) }
     }
 
     // MARK: MenuSubGroup.load
 
     @Test(arguments: LoadPoint.allCases, kinds)
-    func aFailedLoadKeepsTheLastGoodGroupsAndTheNextOneRecovers(point: LoadPoint, error: DomainError) async throws {
-        _ = subGroup()
+    func aFailedLoadKeepsTheLastGoodGroupsAndTheNextOneRecovers(point: LoadPoint, error: BackendError) async {
         var server = Self.demo
-        var concurrent: (index: Int, call: StubCall)?
+        var concurrent: (run: CommandRun, call: StubCall)?
         switch point {
         case .first:
             break
         case .reload:
-            try await run("load", answering: .groupsList, with: .success(.demoGroups))
+            await run("load", answering: .groupsList, with: .success(.demoGroups))
         case .reloadEmpty:
             server = []
-            try await run("load", answering: .groupsList, with: .success(.groups([])))
+            await run("load", answering: .groupsList, with: .success(.groups([])))
         case .reloadAfterDelete:
-            try await run("load", answering: .groupsList, with: .success(.demoGroups))
-            try await run("delete", ["groupId": "g2"], answering: .groupsDelete, with: .success(.done))
+            await run("load", answering: .groupsList, with: .success(.demoGroups))
+            await run("delete", ["groupId": "g2"], answering: .groupsDelete, with: .success(.done))
             server.removeAll { $0.id == "g2" }
         case .duringDelete:
-            try await run("load", answering: .groupsList, with: .success(.demoGroups))
-            concurrent = try await start("delete", ["groupId": "g2"], calling: .groupsDelete)
+            await run("load", answering: .groupsList, with: .success(.demoGroups))
+            concurrent = await start("delete", ["groupId": "g2"], calling: .groupsDelete)
             server.removeAll { $0.id == "g2" }
         }
-        _ = recorder.take()
+        _ = test.take()
         let before = groupsSnapshot()
 
-        let (index, call) = try await start("load", calling: .groupsList)
+        let (load, call) = await start("load", calling: .groupsList)
         call.fail(error)
-        #expect(await recorder.finished(index) == .failed(failure(error, input: "load")))
+        #expect(await load.finished() == .failed(failure(error, input: "load")))
 
         // One error; `loading` stays up only while the other request runs; no row changed; the load
         // state says `failed` with the error until a load succeeds.
-        let loading: [ViewModelRecorder.Record] = concurrent == nil ? [.changed("loading", true), .changed("loading", false)] : []
-        #expect(recorder.take() == [.changed("loadState", "loading")] + loading + [
+        let loading: [SubGroupTest.Record] = concurrent == nil ? [.changed("loading", true), .changed("loading", false)] : []
+        test.expect([.changed("loadState", "loading")] + loading + [
             .changed("lastError", Fixtures.error(error, input: "load")), .changed("loadState", "failed"),
             .event("error", Fixtures.error(error, input: "load")),
         ])
         #expect(groupsSnapshot() == before)
         if let concurrent {
             concurrent.call.succeed(.done)
-            #expect(await recorder.finished(concurrent.index) == .succeeded(nil))
-            #expect(recorder.take() == [.changed("loading", false), .changed("groups", Fixtures.rows(server))])
+            #expect(await concurrent.run.finished() == .succeeded(nil))
+            test.expect([.changed("groups", Fixtures.rows(server)), .changed("loading", false)])
         }
-        #expect(recorder.value("loading") == false)
+        #expect(test.value("loading") == false)
 
         // Loading again, answered: the server's list is shown.
-        #expect(try await run("load", answering: .groupsList, with: .success(.groups(server))) == .succeeded(nil))
-        #expect(!hasEvents(recorder.take()))
+        #expect(await run("load", answering: .groupsList, with: .success(.groups(server))) == .succeeded(nil))
+        #expect(!hasEvents(test.take(), of: test))
         #expect(groupsSnapshot() == ["groups": Fixtures.rows(server), "isEmpty": .bool(server.isEmpty), "loading": false])
-        #expect(recorder.value("loadState") == (server.isEmpty ? "empty" : "loaded"))
-        #expect(recorder.value("lastError") == .null)
-        #expect(api.pendingCalls.isEmpty)
+        #expect(test.value("loadState") == (server.isEmpty ? "empty" : "loaded"))
+        #expect(test.value("lastError") == .null)
+        await test.finish(also: [api.verifyNothingPending])
     }
 
     // MARK: MenuSubGroup.delete
 
     @Test(arguments: DeletePoint.allCases, kinds)
-    func aFailedDeleteKeepsTheRowAndTheNextOneRecovers(point: DeletePoint, error: DomainError) async throws {
-        try await recorder.loadedSubGroup(api: api, keeper: keeper)
+    func aFailedDeleteKeepsTheRowAndTheNextOneRecovers(point: DeletePoint, error: BackendError) async {
+        await test.loadDemo(api: api)
         var server = Self.demo
-        var concurrent: (index: Int, call: StubCall)?
+        var concurrent: (run: CommandRun, call: StubCall)?
         switch point {
         case .first, .duringLoad:
             break
         case .afterDelete:
-            try await run("delete", ["groupId": "g1"], answering: .groupsDelete, with: .success(.done))
+            await run("delete", ["groupId": "g1"], answering: .groupsDelete, with: .success(.done))
             server.removeAll { $0.id == "g1" }
         case .besideDelete:
-            concurrent = try await start("delete", ["groupId": "g1"], calling: .groupsDelete)
+            concurrent = await start("delete", ["groupId": "g1"], calling: .groupsDelete)
         }
-        if point == .duringLoad { concurrent = try await start("load", calling: .groupsList) }
-        _ = recorder.take()
+        if point == .duringLoad { concurrent = await start("load", calling: .groupsList) }
+        _ = test.take()
         let before = groupsSnapshot()
 
-        let (index, call) = try await start("delete", ["groupId": "g2"], calling: .groupsDelete)
+        let (delete, call) = await start("delete", ["groupId": "g2"], calling: .groupsDelete)
         #expect(call.arguments == ["menuUid": "m1", "groupId": "g2"])
         call.fail(error)
-        #expect(await recorder.finished(index) == .failed(failure(error, input: "delete")))
+        #expect(await delete.finished() == .failed(failure(error, input: "delete")))
 
-        let loading: [ViewModelRecorder.Record] = concurrent == nil ? [.changed("loading", true), .changed("loading", false)] : []
-        #expect(recorder.take() == loading + [.event("error", Fixtures.error(error, input: "delete"))])
+        let loading: [SubGroupTest.Record] = concurrent == nil ? [.changed("loading", true), .changed("loading", false)] : []
+        test.expect(loading + [.event("error", Fixtures.error(error, input: "delete"))])
         #expect(groupsSnapshot() == before)
         // The row is still there to act on: rename finds it with its name.
-        try recorder.send("rename", ["groupId": "g2"])
-        #expect(recorder.take() == [
+        #expect(test.send("rename", ["groupId": "g2"]) == nil)
+        test.expect([
             .event(
                 "navigate",
                 ["route": "MenuEditGroup", "args": ["menuUid": "m1", "parent": "groups1", "groupId": "g2", "name": "爽口凉菜"]]),
@@ -223,154 +227,159 @@ struct MenuFaultMatrixTests {
             } else {
                 concurrent.call.succeed(.groups(server))
             }
-            #expect(await recorder.finished(concurrent.index) == .succeeded(nil))
-            let rows: [ViewModelRecorder.Record] =
-                point == .besideDelete ? [.changed("groups", Fixtures.rows(server))] : [.changed("loadState", "loaded")]
-            #expect(recorder.take() == [.changed("loading", false)] + rows)
+            #expect(await concurrent.run.finished() == .succeeded(nil))
+            // The delete's rows apply before its run ends; the load changes no row, only its state.
+            test.expect(
+                point == .besideDelete
+                    ? [.changed("groups", Fixtures.rows(server)), .changed("loading", false)]
+                    : [.changed("loading", false), .changed("loadState", "loaded")])
         }
-        #expect(recorder.value("loading") == false)
+        #expect(test.value("loading") == false)
 
         // Deleting again, answered: the row goes.
-        #expect(try await run("delete", ["groupId": "g2"], answering: .groupsDelete, with: .success(.done)) == .succeeded(nil))
+        #expect(await run("delete", ["groupId": "g2"], answering: .groupsDelete, with: .success(.done)) == .succeeded(nil))
         server.removeAll { $0.id == "g2" }
-        #expect(!hasEvents(recorder.take()))
+        #expect(!hasEvents(test.take(), of: test))
         #expect(groupsSnapshot() == ["groups": Fixtures.rows(server), "isEmpty": false, "loading": false])
         #expect(api.calls(to: .groupsDelete).last?.arguments == ["menuUid": "m1", "groupId": "g2"])
-        #expect(api.pendingCalls.isEmpty)
+        await test.finish(also: [api.verifyNothingPending])
     }
 
     /// A load the server answered before it deleted a group, arriving after the delete was confirmed,
     /// must not put the deleted row back: the server said that row is gone.
     @Test(arguments: [false, true])
-    func aLoadOverlappingASuccessfulDeleteDoesNotBringTheRowBack(loadStartedFirst: Bool) async throws {
-        try await recorder.loadedSubGroup(api: api, keeper: keeper)
-        let (deleteIndex, deleteCall): (Int, StubCall)
-        let (loadIndex, loadCall): (Int, StubCall)
+    func aLoadOverlappingASuccessfulDeleteDoesNotBringTheRowBack(loadStartedFirst: Bool) async {
+        await test.loadDemo(api: api)
+        let (delete, deleteCall): (CommandRun, StubCall)
+        let (load, loadCall): (CommandRun, StubCall)
         if loadStartedFirst {
-            (loadIndex, loadCall) = try await start("load", calling: .groupsList)
-            (deleteIndex, deleteCall) = try await start("delete", ["groupId": "g2"], calling: .groupsDelete)
+            (load, loadCall) = await start("load", calling: .groupsList)
+            (delete, deleteCall) = await start("delete", ["groupId": "g2"], calling: .groupsDelete)
         } else {
-            (deleteIndex, deleteCall) = try await start("delete", ["groupId": "g2"], calling: .groupsDelete)
-            (loadIndex, loadCall) = try await start("load", calling: .groupsList)
+            (delete, deleteCall) = await start("delete", ["groupId": "g2"], calling: .groupsDelete)
+            (load, loadCall) = await start("load", calling: .groupsList)
         }
         let rest = Self.demo.filter { $0.id != "g2" }
         deleteCall.succeed(.done)
-        #expect(await recorder.finished(deleteIndex) == .succeeded(nil))
-        let started: [ViewModelRecorder.Record] = loadStartedFirst
+        #expect(await delete.finished() == .succeeded(nil))
+        let started: [SubGroupTest.Record] = loadStartedFirst
             ? [.changed("loadState", "loading"), .changed("loading", true)]
             : [.changed("loading", true), .changed("loadState", "loading")]
-        #expect(recorder.take() == started + [.changed("groups", Fixtures.rows(rest))])
+        test.expect(started + [.changed("groups", Fixtures.rows(rest))])
 
         // The list as the server had it before the delete.
         loadCall.succeed(.demoGroups)
-        #expect(await recorder.finished(loadIndex) == .succeeded(nil))
-        #expect(recorder.take() == [.changed("loading", false), .changed("loadState", "loaded")])
-        #expect(recorder.value("groups") == Fixtures.rows(rest))
+        #expect(await load.finished() == .succeeded(nil))
+        test.expect([.changed("loading", false), .changed("loadState", "loaded")])
+        #expect(test.value("groups") == Fixtures.rows(rest))
 
         // A load sent after the delete is shown as the server answers it.
         let again = [MenuGroup(id: "g6", name: "时令特供", dishCount: 3)] + rest
-        #expect(try await run("load", answering: .groupsList, with: .success(.groups(again))) == .succeeded(nil))
-        #expect(recorder.value("groups") == Fixtures.rows(again))
+        #expect(await run("load", answering: .groupsList, with: .success(.groups(again))) == .succeeded(nil))
+        #expect(test.value("groups") == Fixtures.rows(again))
+        _ = test.take()
+        await test.finish(also: [api.verifyNothingPending])
     }
 
     // MARK: MenuEditGroup.save
 
-    /// An editor opened from the `MenuSubGroup` of `recorder` (whose handle is its `parent`), with
-    /// `name` typed and its records taken.
-    private func editor(renaming: Bool, typing name: String, parent: MenuSubGroupViewModel) throws -> ViewModelRecorder {
-        let editorRecorder = ViewModelRecorder(kind: "MenuEditGroup", handle: "editor1")
-        editorRecorder.context.lookup = { [weak parent] in $0 == "groups1" ? parent : nil }
+    /// An editor opened from the `MenuSubGroup` under test (whose handle, `groups1`, is its
+    /// `parent`, found through the editor's lookup), with `name` typed and its records taken.
+    private func editor(renaming: Bool, typing name: String) -> EditGroupTest {
+        let parent = test
         let args = renaming
             ? MenuEditGroupViewModel.Args(menuUid: "m1", parent: "groups1", groupId: "g2", name: "爽口凉菜")
             : MenuEditGroupViewModel.Args(menuUid: "m1", parent: "groups1")
-        keeper.keep(editorRecorder.keep(MenuEditGroupViewModel(args: args, context: editorRecorder.context, api: api)))
-        try editorRecorder.send("name", .string(name))
-        _ = editorRecorder.take()
-        return editorRecorder
+        let editor = EditGroupTest(locale: .zhHans, handle: "editor1", lookup: { $0 == "groups1" ? parent.viewModel : nil }) {
+            MenuEditGroupViewModel(args: args, api: api)
+        }
+        #expect(editor.send("name", .string(name)) == nil)
+        _ = editor.take()
+        return editor
     }
 
     /// Whether the parent's `load` runs (a reload started by an editor has no outcome to wait for).
-    private var parentLoads: Bool { ((recorder.context.input(named: "load") as? Command<NoValue>)?.runningCount ?? 0) > 0 }
+    private var parentLoads: Bool { test.viewModel.load.runningCount > 0 }
 
     @Test(arguments: SavePoint.allCases, kinds)
-    func aFailedSaveKeepsTheNameAndTheParentAndTheNextOneRecovers(point: SavePoint, error: DomainError) async throws {
-        let parent = try await recorder.loadedSubGroup(api: api, keeper: keeper)
-        let editor = try editor(renaming: point.isRename, typing: point.isRename ? "凉菜 " : " 特色小炒 ", parent: parent)
+    func aFailedSaveKeepsTheNameAndTheParentAndTheNextOneRecovers(point: SavePoint, error: BackendError) async {
+        await test.loadDemo(api: api)
+        let editor = editor(renaming: point.isRename, typing: point.isRename ? "凉菜 " : " 特色小炒 ")
         let endpoint: BackendEndpoint = point.isRename ? .groupsRename : .groupsCreate
-        var parentLoad: (index: Int, call: StubCall)?
+        var parentLoad: (run: CommandRun, call: StubCall)?
         switch point {
         case .create, .rename:
             break
         case .createRetry:
-            try await run("save", on: editor, answering: endpoint, with: .failure(.server(status: 500)))
+            await run("save", on: editor, answering: endpoint, with: .failure(.server(status: 500)))
             _ = editor.take()
         case .createDuringParentLoad:
-            parentLoad = try await start("load", calling: .groupsList)
+            parentLoad = await start("load", calling: .groupsList)
         }
-        _ = recorder.take()
+        _ = test.take()
         let parentBefore = groupsSnapshot()
         let editorBefore = snapshot(["title", "name", "canSave", "isSaving"], of: editor)
         let listCalls = api.calls(to: .groupsList).count
 
-        let index = editor.outcomes.count
         let occurrence = api.calls(to: endpoint).count + 1
-        try editor.execute("save")
+        let save = editor.execute("save")
         let call = await api.call(endpoint, occurrence: occurrence)
         #expect(call.arguments == (point.isRename
             ? ["menuUid": "m1", "groupId": "g2", "name": "凉菜"] : ["menuUid": "m1", "name": "特色小炒"]))
         call.fail(error)
-        #expect(await editor.finished(index) == .failed(failure(error, input: "save")))
+        #expect(await save.finished() == .failed(failure(error, input: "save")))
 
         // The editor stays open with its text, reports once, and can save again; the parent is untouched.
-        #expect(editor.take() == [
+        editor.expect([
             .changed("isSaving", true), .changed("isSaving", false), .event("error", Fixtures.error(error, input: "save")),
         ])
         #expect(snapshot(["title", "name", "canSave", "isSaving"], of: editor) == editorBefore)
-        #expect(editor.disabledReason("save") == nil)
-        #expect(recorder.take() == [])
+        #expect(editor.refusal("save") == nil)
+        test.expect([])
         #expect(groupsSnapshot() == parentBefore)
         #expect(api.calls(to: .groupsList).count == listCalls)
         if let parentLoad {
             #expect(!parentLoad.call.wasCancelled)
             parentLoad.call.succeed(.demoGroups)
-            #expect(await recorder.finished(parentLoad.index) == .succeeded(nil))
-            #expect(recorder.take() == [.changed("loading", false), .changed("loadState", "loaded")])
+            #expect(await parentLoad.run.finished() == .succeeded(nil))
+            test.expect([.changed("loading", false), .changed("loadState", "loaded")])
         }
 
         // Saving again, answered: saved, dismissed, and the parent reloads the server's list.
         let group = point.isRename ? Self.renamed : Self.created
         let server = point.isRename ? Self.demo.map { $0.id == "g2" ? group : $0 } : Self.demo + [group]
         api.answerNext(.groupsList, with: .success(.groups(server)))
-        #expect(try await run("save", on: editor, answering: endpoint, with: .success(.group(group))) == .succeeded(group.json))
-        #expect(editor.take() == [
+        #expect(await run("save", on: editor, answering: endpoint, with: .success(.group(group))) == .succeeded(group.json))
+        editor.expect([
             .changed("isSaving", true), .event("saved", ["group": group.json]), .event("dismiss", nil), .changed("isSaving", false),
         ])
-        await recorder.until { !parentLoads }
-        #expect(!hasEvents(recorder.take()))
+        await test.until("the parent's reload to end") { !parentLoads }
+        #expect(!hasEvents(test.take(), of: test))
         #expect(groupsSnapshot() == ["groups": Fixtures.rows(server), "isEmpty": false, "loading": false])
-        #expect(api.pendingCalls.isEmpty)
+        await editor.finish(also: [api.verifyNothingPending])
+        await test.finish(also: [api.verifyNothingPending])
     }
 
     /// The save succeeds and the parent's reload (started inside the host) fails: the editor's save
     /// stands, the parent shows the saved group (applied before the reload), keeps it when the
     /// reload fails, and reports the failure on its own `error`.
     @Test(arguments: [false, true], kinds)
-    func aFailedReloadAfterASaveKeepsTheParentsGroups(renaming: Bool, error: DomainError) async throws {
-        let parent = try await recorder.loadedSubGroup(api: api, keeper: keeper)
-        let editor = try editor(renaming: renaming, typing: renaming ? "凉菜" : "特色小炒", parent: parent)
+    func aFailedReloadAfterASaveKeepsTheParentsGroups(renaming: Bool, error: BackendError) async {
+        await test.loadDemo(api: api)
+        let editor = editor(renaming: renaming, typing: renaming ? "凉菜" : "特色小炒")
         let group = renaming ? Self.renamed : Self.created
         let before = groupsSnapshot()
 
-        #expect(try await run(
+        #expect(await run(
             "save", on: editor, answering: renaming ? .groupsRename : .groupsCreate, with: .success(.group(group))
         ) == .succeeded(group.json))
-        #expect(editor.take() == [
+        editor.expect([
             .changed("isSaving", true), .event("saved", ["group": group.json]), .event("dismiss", nil), .changed("isSaving", false),
         ])
         let server = renaming ? Self.demo.map { $0.id == "g2" ? group : $0 } : Self.demo + [group]
         await api.call(.groupsList, occurrence: 2).fail(error)
-        await recorder.until { !parentLoads }
-        #expect(recorder.take() == [
+        await test.until("the parent's reload to end") { !parentLoads }
+        test.expect([
             .changed("groups", Fixtures.rows(server)),
             .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
             .changed("lastError", Fixtures.error(error, input: "load")), .changed("loadState", "failed"),
@@ -378,11 +387,13 @@ struct MenuFaultMatrixTests {
         ])
         #expect(before["groups"] == Fixtures.rows(Self.demo))
         #expect(groupsSnapshot() == ["groups": Fixtures.rows(server), "isEmpty": false, "loading": false])
-        #expect(editor.take() == [])
+        editor.expect([])
+        await editor.finish(also: [api.verifyNothingPending])
 
         // The parent's next load, answered, shows the saved group.
-        #expect(try await run("load", answering: .groupsList, with: .success(.groups(server))) == .succeeded(nil))
-        #expect(!hasEvents(recorder.take()))
+        #expect(await run("load", answering: .groupsList, with: .success(.groups(server))) == .succeeded(nil))
+        #expect(!hasEvents(test.take(), of: test))
         #expect(groupsSnapshot() == ["groups": Fixtures.rows(server), "isEmpty": false, "loading": false])
+        await test.finish(also: [api.verifyNothingPending])
     }
 }

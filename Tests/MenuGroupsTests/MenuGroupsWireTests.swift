@@ -1,14 +1,17 @@
+@_spi(Transport) import VMHostCore
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import MenuGroups
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The two kinds together on a real host, in-process: navigation through the client, and the
 /// editor's save reloading its parent inside the host. The embedded backend and the host share
-/// one manual clock, so latency and timeouts are driven by `control.clock.advance`.
+/// one manual clock, so latency and timeouts are driven by `control.clock.advance`. The host is
+/// configured as the reference app's: Simplified Chinese unless a client asks for English, and the
+/// backend's error kinds.
 @Suite(.timeLimit(.minutes(1)))
 @HostActor
 struct MenuGroupsWireTests {
@@ -19,7 +22,9 @@ struct MenuGroupsWireTests {
     init() {
         backend = EmbeddedBackend(clock: clock, timeout: .milliseconds(1000))
         client = InProcessConnection(
-            kinds: [MenuSubGroupViewModel.factory(api: backend), MenuEditGroupViewModel.factory(api: backend)], clock: clock)
+            configuration: .init(
+                clock: clock, factories: [MenuSubGroupViewModel.factory(api: backend), MenuEditGroupViewModel.factory(api: backend)],
+                testControls: true, defaultLocale: .zhHans, locales: AppLocale.referenceApp, errorKinds: BackendError.kindNames))
     }
 
     static let demo = Fixtures.rows(Fixtures.demo)
@@ -248,7 +253,7 @@ struct MenuGroupsWireTests {
         #expect(outputs.map { $0["name"]?.stringValue } == [
             "groups", "loading", "isEmpty", "isStale", "loadState", "lastError", "error", "navigate",
         ])
-        #expect(outputs.first?["schema"]?["items"] == GroupRow.jsonSchema)
+        #expect(outputs.first?["schema"]?["items"] == MenuGroup.jsonSchema)
         let inputs = kind?["inputs"]?.arrayValue ?? []
         #expect(inputs.map { $0["name"]?.stringValue } == ["load", "create", "rename", "delete", "cancel"])
         #expect(inputs.map { $0["policy"]?.stringValue } == ["latest", nil, nil, "ignorePerKey", nil])

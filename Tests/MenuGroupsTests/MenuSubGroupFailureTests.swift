@@ -1,19 +1,19 @@
 import Backend
-import VMHostEventLoop
 import MenuGroups
+import Testing
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// Every way a request can fail keeps the last good `groups` and reports once on `error`; driven by
-/// the embedded backend's scripted outcomes, on the recorder's manual clock.
+/// the embedded backend's scripted outcomes, on the test's manual clock.
 @Suite(.timeLimit(.minutes(1)))
 @HostActor
 struct MenuSubGroupFailureTests {
     static let timeoutMs = 500
 
-    nonisolated static let failures: [(script: ScriptedOutcome, error: DomainError?)] = [
+    nonisolated static let failures: [(script: ScriptedOutcome, error: BackendError?)] = [
         (.network, .network("could not connect to the server")),
         (.timeout, .timeout()),
         (.http(status: 500), .server(status: 500)),
@@ -23,102 +23,96 @@ struct MenuSubGroupFailureTests {
         (.malformed, nil),
     ]
 
-    let recorder = ViewModelRecorder(kind: "MenuSubGroup")
+    let clock = ManualClock()
     let backend: EmbeddedBackend
-    let viewModel: MenuSubGroupViewModel
-    let keeper = Keeper()
+    let test: SubGroupTest
 
     init() {
-        backend = EmbeddedBackend(clock: recorder.clock, timeout: .milliseconds(Self.timeoutMs))
-        viewModel = recorder.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: backend))
+        backend = EmbeddedBackend(clock: clock, timeout: .milliseconds(Self.timeoutMs))
+        test = .subGroup(api: backend, clock: clock)
     }
 
-    private func loaded() async throws {
-        try recorder.execute("load")
-        await recorder.finished(0)
-        #expect(recorder.take() == [
-            .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
-            .changed("groups", Fixtures.rows(Fixtures.demo)), .changed("loadState", "loaded"),
+    private func loaded() async {
+        #expect(await test.execute("load").finished() == .succeeded(nil))
+        test.expect([
+            .changed("loadState", "loading"), .changed("loading", true), .changed("groups", Fixtures.rows(Fixtures.demo)),
+            .changed("loading", false), .changed("loadState", "loaded"),
         ])
     }
 
     /// What the backend throws for `outcome` (for `malformed`, whose message comes from the parser).
-    private func expectedError(_ outcome: ScriptedOutcome, _ known: DomainError?) async -> DomainError {
+    private func expectedError(_ outcome: ScriptedOutcome, _ known: BackendError?) async -> BackendError {
         if let known { return known }
-        let probe = EmbeddedBackend(clock: recorder.clock)
+        let probe = EmbeddedBackend(clock: ManualClock())
         probe.script(.groupsList, [outcome])
         do {
             _ = try await probe.groups(menuUid: "m1")
-        } catch let error as DomainError {
+        } catch let error as BackendError {
             return error
         } catch {}
         Issue.record("the probe backend did not fail")
         return .decode("")
     }
 
-    private func finish(_ outcome: ScriptedOutcome) async {
-        await recorder.settle()
-        if outcome == .timeout { await recorder.advance(ms: Self.timeoutMs) }
-        await recorder.finished(recorder.outcomes.count - 1)
+    /// Lets `run` end: a scripted timeout needs the clock moved past the backend's deadline.
+    private func end(_ run: CommandRun, _ outcome: ScriptedOutcome) async -> CommandOutcome? {
+        await test.settle()
+        if outcome == .timeout { await test.advance(ms: Self.timeoutMs) }
+        return await run.finished()
     }
 
     @Test(arguments: failures)
-    func aFailedLoadKeepsTheGroups(outcome: ScriptedOutcome, known: DomainError?) async throws {
-        try await loaded()
+    func aFailedLoadKeepsTheGroups(outcome: ScriptedOutcome, known: BackendError?) async {
+        await loaded()
         let expected = await expectedError(outcome, known)
         backend.script(.groupsList, [outcome])
-        try recorder.execute("load")
-        await finish(outcome)
-        #expect(recorder.take() == [
+        #expect(await end(test.execute("load"), outcome) == .failed(Fixtures.failure(expected, input: "load")))
+        test.expect([
             .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
             .changed("lastError", Fixtures.error(expected, input: "load")), .changed("loadState", "failed"),
             .event("error", Fixtures.error(expected, input: "load")),
         ])
-        let failed = expected.reaching(input: "load", locale: .zhHans)
-        #expect(recorder.outcomes.last == .failed(failed))
-        #expect(recorder.value("groups") == Fixtures.rows(Fixtures.demo))
+        #expect(test.value("groups") == Fixtures.rows(Fixtures.demo))
+        await test.finish()
     }
 
     @Test(arguments: failures)
-    func aFailedDeleteKeepsTheGroups(outcome: ScriptedOutcome, known: DomainError?) async throws {
-        try await loaded()
+    func aFailedDeleteKeepsTheGroups(outcome: ScriptedOutcome, known: BackendError?) async {
+        await loaded()
         let expected = await expectedError(outcome, known)
         backend.script(.groupsDelete, [outcome])
-        try recorder.execute("delete", ["groupId": "g2"])
-        await finish(outcome)
-        #expect(recorder.take() == [
+        #expect(await end(test.execute("delete", ["groupId": "g2"]), outcome) == .failed(Fixtures.failure(expected, input: "delete")))
+        test.expect([
             .changed("loading", true), .changed("loading", false), .event("error", Fixtures.error(expected, input: "delete")),
         ])
-        let failed = expected.reaching(input: "delete", locale: .zhHans)
         // A failed delete is no failed load: the list is still `loaded`.
-        #expect(recorder.value("loadState") == "loaded")
-        #expect(recorder.value("lastError") == .null)
-        #expect(recorder.outcomes.last == .failed(failed))
-        #expect(viewModel.groups.value.map(\.id) == ["g1", "g2", "g3", "g4"])
+        #expect(test.value("loadState") == "loaded")
+        #expect(test.value("lastError") == .null)
+        #expect(test.viewModel.groups.map(\.id) == ["g1", "g2", "g3", "g4"])
+        await test.finish()
     }
 
-    @Test func aFirstLoadThatFailsShowsNothingAndIsNotEmpty() async throws {
+    @Test func aFirstLoadThatFailsShowsNothingAndIsNotEmpty() async {
         backend.script(.groupsList, [.network])
-        try recorder.execute("load")
-        await recorder.finished(0)
-        #expect(recorder.take() == [
+        let failure = BackendError.network("could not connect to the server")
+        #expect(await test.execute("load").finished() == .failed(Fixtures.failure(failure, input: "load")))
+        test.expect([
             .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
-            .changed("lastError", Fixtures.error(.network("could not connect to the server"), input: "load")),
-            .changed("loadState", "failed"),
-            .event("error", Fixtures.error(.network("could not connect to the server"), input: "load")),
+            .changed("lastError", Fixtures.error(failure, input: "load")), .changed("loadState", "failed"),
+            .event("error", Fixtures.error(failure, input: "load")),
         ])
-        #expect(recorder.value("isEmpty") == false)
+        #expect(test.value("isEmpty") == false)
+        await test.finish()
     }
 
-    @Test func anUnknownMenuIsAServerError() async throws {
-        let recorder = ViewModelRecorder(kind: "MenuSubGroup")
-        keeper.keep(recorder.keep(MenuSubGroupViewModel(args: .init(menuUid: "nope"), context: recorder.context, api: backend)))
-        try recorder.execute("load")
-        await recorder.finished(0)
-        #expect(recorder.take() == [
+    @Test func anUnknownMenuIsAServerError() async {
+        let test = SubGroupTest.subGroup(api: backend, menuUid: "nope", clock: clock)
+        #expect(await test.execute("load").finished() == .failed(Fixtures.failure(.server(status: 404), input: "load")))
+        test.expect([
             .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
             .changed("lastError", Fixtures.error(.server(status: 404), input: "load")), .changed("loadState", "failed"),
             .event("error", Fixtures.error(.server(status: 404), input: "load")),
         ])
+        await test.finish()
     }
 }

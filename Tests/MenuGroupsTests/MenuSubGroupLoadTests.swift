@@ -1,180 +1,180 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
 import MenuGroups
+import Testing
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// `load`, `loading` and `isEmpty` of `MenuSubGroup`, with whole output histories.
 @Suite(.timeLimit(.minutes(1)))
 @HostActor
 struct MenuSubGroupLoadTests {
-    let recorder = ViewModelRecorder(kind: "MenuSubGroup")
     let api = StubAPI()
-    let keeper = Keeper()
+    let test: SubGroupTest
 
-    @Test func loadShowsTheGroupsInServerOrder() async throws {
-        let viewModel = keeper.keep(recorder.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: api)))
-        #expect(recorder.value("groups") == [])
-        #expect(recorder.value("loading") == false)
-        #expect(recorder.value("isEmpty") == false)
-
-        try recorder.execute("load")
-        let call = await api.call(.groupsList)
-        #expect(call.arguments == ["menuUid": "m1"])
-        #expect(recorder.take() == [.changed("loadState", "loading"), .changed("loading", true)])
-
-        call.succeed(.demoGroups)
-        await recorder.finished(0)
-        #expect(recorder.take() == [
-            .changed("loading", false), .changed("groups", Fixtures.rows(Fixtures.demo)), .changed("loadState", "loaded"),
-        ])
-        #expect(recorder.outcomes == [.succeeded(nil)])
-        #expect(viewModel.groups.value.map(\.id) == ["g1", "g2", "g3", "g4"])
+    init() {
+        test = .subGroup(api: api)
     }
 
-    @Test func anEmptyMenuIsEmptyOnlyAfterALoad() async throws {
-        keeper.keep(recorder.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: api)))
+    @Test func loadShowsTheGroupsInServerOrder() async {
+        #expect(test.value("groups") == [])
+        #expect(test.value("loading") == false)
+        #expect(test.value("isEmpty") == false)
+
+        let load = test.execute("load")
+        let call = await api.call(.groupsList)
+        #expect(call.arguments == ["menuUid": "m1"])
+        test.expect([.changed("loadState", "loading"), .changed("loading", true)])
+
+        call.succeed(.demoGroups)
+        #expect(await load.finished() == .succeeded(nil))
+        test.expect([
+            .changed("groups", Fixtures.rows(Fixtures.demo)), .changed("loading", false), .changed("loadState", "loaded"),
+        ])
+        #expect(test.viewModel.groups.map(\.id) == ["g1", "g2", "g3", "g4"])
+        await test.finish(also: [api.verifyNothingPending])
+    }
+
+    @Test func anEmptyMenuIsEmptyOnlyAfterALoad() async {
         api.answerNext(.groupsList, with: .success(.groups([])))
-        try recorder.execute("load")
-        await recorder.finished(0)
-        #expect(recorder.take() == [
-            .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false), .changed("isEmpty", true),
+        #expect(await test.execute("load").finished() == .succeeded(nil))
+        test.expect([
+            .changed("loadState", "loading"), .changed("loading", true), .changed("isEmpty", true), .changed("loading", false),
             .changed("loadState", "empty"),
         ])
 
         api.answerNext(.groupsList, with: .success(.demoGroups))
-        try recorder.execute("load")
-        await recorder.finished(1)
-        #expect(recorder.take() == [
-            .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
-            .changed("groups", Fixtures.rows(Fixtures.demo)), .changed("isEmpty", false), .changed("loadState", "loaded"),
+        #expect(await test.execute("load").finished() == .succeeded(nil))
+        test.expect([
+            .changed("loadState", "loading"), .changed("loading", true), .changed("groups", Fixtures.rows(Fixtures.demo)),
+            .changed("isEmpty", false), .changed("loading", false), .changed("loadState", "loaded"),
         ])
+        await test.finish(also: [api.verifyNothingPending])
     }
 
-    @Test func deletingTheLastGroupMakesTheListEmpty() async throws {
-        keeper.keep(recorder.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: api)))
+    @Test func deletingTheLastGroupMakesTheListEmpty() async {
         let only = MenuGroup(id: "g1", name: "招牌热菜", dishCount: 12)
         api.answerNext(.groupsList, with: .success(.groups([only])))
-        try recorder.execute("load")
-        await recorder.finished(0)
-        _ = recorder.take()
+        #expect(await test.execute("load").finished() == .succeeded(nil))
+        _ = test.take()
 
         api.answerNext(.groupsDelete, with: .success(.done))
-        try recorder.execute("delete", ["groupId": "g1"])
-        await recorder.finished(1)
-        #expect(recorder.take() == [
-            .changed("loading", true), .changed("loading", false), .changed("groups", []), .changed("isEmpty", true),
+        #expect(await test.execute("delete", ["groupId": "g1"]).finished() == .succeeded(nil))
+        test.expect([
+            .changed("loading", true), .changed("groups", []),
             // The list a late subscriber renders is now the empty state, though no load ran.
             .changed("loadState", "empty"),
+            .changed("isEmpty", true), .changed("loading", false),
         ])
+        await test.finish(also: [api.verifyNothingPending])
     }
 
     /// The demo groups loaded, then a reload and a delete of g1 sent and left pending.
-    private func loadAndDeleteInFlight() async throws -> (load: StubCall, delete: StubCall) {
-        try await recorder.loadedSubGroup(api: api, keeper: keeper)
-        try recorder.execute("load")
-        try recorder.execute("delete", ["groupId": "g1"])
-        return (await api.call(.groupsList, occurrence: 2), await api.call(.groupsDelete))
+    private func loadAndDeleteInFlight() async -> (load: CommandRun, loadCall: StubCall, delete: CommandRun, deleteCall: StubCall) {
+        await test.loadDemo(api: api)
+        let load = test.execute("load")
+        let delete = test.execute("delete", ["groupId": "g1"])
+        return (load, await api.call(.groupsList, occurrence: 2), delete, await api.call(.groupsDelete))
     }
 
     /// ActivityIndicator: two requests in flight keep `loading` true until the second one ends.
-    @Test func overlappingRequestsKeepLoadingUntilBothEnd() async throws {
-        let (load, delete) = try await loadAndDeleteInFlight()
-        #expect(recorder.take() == [.changed("loadState", "loading"), .changed("loading", true)])
+    @Test func overlappingRequestsKeepLoadingUntilBothEnd() async {
+        let (load, loadCall, delete, deleteCall) = await loadAndDeleteInFlight()
+        test.expect([.changed("loadState", "loading"), .changed("loading", true)])
 
-        delete.succeed(.done)
-        await recorder.finished(2)
+        deleteCall.succeed(.done)
+        #expect(await delete.finished() == .succeeded(nil))
         let withoutFirst = Array(Fixtures.demo.dropFirst())
-        #expect(recorder.take() == [.changed("groups", Fixtures.rows(withoutFirst))])
-        #expect(recorder.value("loading") == true)
+        test.expect([.changed("groups", Fixtures.rows(withoutFirst))])
+        #expect(test.value("loading") == true)
 
-        load.succeed(.groups(withoutFirst))
-        await recorder.finished(1)
-        #expect(recorder.take() == [.changed("loading", false), .changed("loadState", "loaded")])
-        #expect(recorder.outcomes.suffix(2) == [.succeeded(nil), .succeeded(nil)])
+        loadCall.succeed(.groups(withoutFirst))
+        #expect(await load.finished() == .succeeded(nil))
+        test.expect([.changed("loading", false), .changed("loadState", "loaded")])
+        await test.finish(also: [api.verifyNothingPending])
     }
 
-    /// A load replaced by a newer one (`latest`) is cancelled for real, still counts until it has
-    /// unwound, and reports nothing.
-    @Test func aCancelledLoadCountsUntilItEndsAndReportsNothing() async throws {
-        try await recorder.loadedSubGroup(api: api, keeper: keeper)
+    /// A load replaced by a newer one (`latest`) is cancelled for real: it ends at once, hands its
+    /// activity to the new load (`loading` stays true, with no dip) and reports nothing.
+    @Test func aReplacedLoadIsCancelledAndHandsItsActivityOn() async {
+        await test.loadDemo(api: api)
 
-        try recorder.execute("load")
+        let replaced = test.execute("load")
         let first = await api.call(.groupsList, occurrence: 2)
-        try recorder.execute("load")
+        test.expect([.changed("loadState", "loading"), .changed("loading", true)])
+        let latest = test.execute("load")
         let second = await api.call(.groupsList, occurrence: 3)
-        // The replaced load has unwound: only the new one is still counted.
-        await recorder.until { recorder.context.activity.count == 1 }
+        #expect(await replaced.finished() == .cancelled)
         #expect(first.wasCancelled)
-        #expect(recorder.outcomes[1] == .cancelled)
-        // The replaced load's unwinding and the new load's start may reach the host thread in
-        // either order, so `loading` may dip within one turn; it ends true while the new one runs.
-        let history = recorder.take().filter { $0 != .changed("loadState", "loading") && $0 != .changed("loadState", "loaded") }
-        #expect(recorder.value("loadState") == "loading")
-        #expect(history == [.changed("loading", true)]
-            || history == [.changed("loading", true), .changed("loading", false), .changed("loading", true)])
-        #expect(recorder.value("loading") == true)
+        // The replaced run ends (its flags drop) before the new one starts: the load state steps
+        // back to what the replaced run found, then to `loading` again, in the same turn; `loading`
+        // never dips.
+        test.expect([.changed("loadState", "loaded"), .changed("loadState", "loading")])
+        #expect(test.value("loading") == true)
+        #expect(test.viewModel.load.runningCount == 1)
 
         second.succeed(.groups([]))
-        await recorder.finished(2)
-        #expect(recorder.take() == [
-            .changed("loading", false), .changed("groups", []), .changed("isEmpty", true), .changed("loadState", "empty"),
+        #expect(await latest.finished() == .succeeded(nil))
+        test.expect([
+            .changed("groups", []), .changed("isEmpty", true), .changed("loading", false), .changed("loadState", "empty"),
         ])
+        await test.finish(also: [api.verifyNothingPending])
     }
 
-    @Test func aLoadCancelledAloneEndsLoadingWithoutAnError() async throws {
-        try await recorder.loadedSubGroup(api: api, keeper: keeper)
+    @Test func aLoadCancelledAloneEndsLoadingWithoutAnError() async {
+        await test.loadDemo(api: api)
 
-        let execution = try recorder.execute("load")
+        let load = test.execute("load")
         let call = await api.call(.groupsList, occurrence: 2)
-        #expect(recorder.take() == [.changed("loadState", "loading"), .changed("loading", true)])
-        execution.cancel()
-        await recorder.until { recorder.context.activity.count == 0 }
+        test.expect([.changed("loadState", "loading"), .changed("loading", true)])
+        load.cancel()
+        #expect(await load.finished() == .cancelled)
         #expect(call.wasCancelled)
-        #expect(recorder.outcomes[1] == .cancelled)
         // Back to the state before the load: the last list is still what is shown. (The activity
         // is released as the run ends, before the load state is put back.)
-        #expect(recorder.take() == [.changed("loading", false), .changed("loadState", "loaded")])
-        #expect(recorder.value("lastError") == .null)
-        #expect(recorder.value("groups") == Fixtures.rows(Fixtures.demo))
+        test.expect([.changed("loading", false), .changed("loadState", "loaded")])
+        #expect(test.value("lastError") == .null)
+        #expect(test.value("groups") == Fixtures.rows(Fixtures.demo))
+        await test.finish(also: [api.verifyNothingPending])
     }
 
     /// The seed's base view-model `cancel`: every request of the screen in flight is cancelled, the
     /// list and the load state stay as they were, and nothing is reported.
-    @Test func theCancelTriggerCancelsTheLoadAndTheDeletes() async throws {
-        let (load, delete) = try await loadAndDeleteInFlight()
-        _ = recorder.take()
-        try recorder.send("cancel")
-        await recorder.until { recorder.context.activity.count == 0 }
-        #expect(load.wasCancelled)
-        #expect(delete.wasCancelled)
-        #expect(recorder.outcomes.suffix(2) == [.cancelled, .cancelled])
-        #expect(recorder.take() == [.changed("loadState", "loaded"), .changed("loading", false)])
-        #expect(recorder.value("groups") == Fixtures.rows(Fixtures.demo))
+    @Test func theCancelTriggerCancelsTheLoadAndTheDeletes() async {
+        let (load, loadCall, delete, deleteCall) = await loadAndDeleteInFlight()
+        _ = test.take()
+        #expect(test.send("cancel") == nil)
+        #expect(await load.finished() == .cancelled)
+        #expect(await delete.finished() == .cancelled)
+        #expect(loadCall.wasCancelled)
+        #expect(deleteCall.wasCancelled)
+        test.expect([.changed("loadState", "loaded"), .changed("loading", false)])
+        #expect(test.value("groups") == Fixtures.rows(Fixtures.demo))
         // With nothing in flight it does nothing.
-        try recorder.send("cancel")
-        #expect(recorder.take() == [])
+        #expect(test.send("cancel") == nil)
+        test.expect([])
+        await test.finish(also: [api.verifyNothingPending])
     }
 
     /// A failed load in English: the error a late subscriber reads is written for an English user.
-    @Test func lastErrorIsInTheViewModelsLocale() async throws {
-        let recorder = ViewModelRecorder(kind: "MenuSubGroup", locale: .en)
-        keeper.keep(recorder.keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: recorder.context, api: api)))
+    @Test func lastErrorIsInTheViewModelsLocale() async {
+        let test = SubGroupTest.subGroup(api: api, locale: .en)
         api.answerNext(.groupsList, with: .failure(.server(status: 502)))
-        try recorder.execute("load")
-        await recorder.finished(0)
-        #expect(recorder.value("loadState") == "failed")
-        #expect(recorder.value("lastError")?["message"] == "Server error (502). Please try again later.")
-        #expect(recorder.value("lastError")?["detail"] == "the server answered HTTP 502")
-        #expect(recorder.value("isEmpty") == false)
+        #expect(await test.execute("load").finished() == .failed(Fixtures.failure(.server(status: 502), input: "load", locale: .en)))
+        #expect(test.value("loadState") == "failed")
+        #expect(test.value("lastError")?["message"] == "Server error (502). Please try again later.")
+        #expect(test.value("lastError")?["detail"] == "the server answered HTTP 502")
+        #expect(test.value("isEmpty") == false)
+        _ = test.take()
+        await test.finish(also: [api.verifyNothingPending])
     }
 
-    @Test func englishChangesNoDataOutput() async throws {
-        let recorder = ViewModelRecorder(kind: "MenuSubGroup", locale: .en)
-        try await recorder.loadedSubGroup(api: api, keeper: keeper)
-        #expect(recorder.value("groups") == Fixtures.rows(Fixtures.demo))
+    @Test func englishChangesNoDataOutput() async {
+        let test = SubGroupTest.subGroup(api: api, locale: .en)
+        await test.loadDemo(api: api)
+        #expect(test.value("groups") == Fixtures.rows(Fixtures.demo))
+        await test.finish(also: [api.verifyNothingPending])
     }
 }

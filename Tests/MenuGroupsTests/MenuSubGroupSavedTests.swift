@@ -2,10 +2,10 @@ import Backend
 import BackendTesting
 import MenuGroups
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The groups saved between runs (`--state-dir`, through ``ListCache``): saved whenever the server
 /// confirmed them, shown at once by the next `MenuSubGroup` of the same menu with `isStale` true.
@@ -14,78 +14,71 @@ import VMHostWire
 struct MenuSubGroupSavedTests {
     let cache = MemoryListCache()
     let api = StubAPI()
-    let keeper = Keeper()
 
-    func subGroup(_ recorder: ViewModelRecorder, menuUid: String = "m1", cache: (any ListCache)?) -> MenuSubGroupViewModel {
-        keeper.keep(recorder.keep(MenuSubGroupViewModel(args: .init(menuUid: menuUid), context: recorder.context, api: api, cache: cache)))
-    }
-
-    @Test func withoutACacheNothingIsStale() async throws {
-        let recorder = ViewModelRecorder(kind: "MenuSubGroup")
-        _ = subGroup(recorder, cache: nil)
-        #expect(recorder.value("isStale") == false)
+    @Test func withoutACacheNothingIsStale() async {
+        let test = SubGroupTest.subGroup(api: api, cache: nil)
+        #expect(test.value("isStale") == false)
         api.answerNext(.groupsList, with: .success(.demoGroups))
-        try recorder.execute("load")
-        await recorder.finished(0)
-        #expect(recorder.value("isStale") == false)
+        #expect(await test.execute("load").finished() == .succeeded(nil))
+        #expect(test.value("isStale") == false)
         #expect(cache.saves == 0)
+        _ = test.take()
+        await test.finish(also: [api.verifyNothingPending])
     }
 
-    @Test func aLoadSavesTheGroupsAndTheNextScreenOfThatMenuStartsWithThemStale() async throws {
-        let first = ViewModelRecorder(kind: "MenuSubGroup")
-        _ = subGroup(first, cache: cache)
+    @Test func aLoadSavesTheGroupsAndTheNextScreenOfThatMenuStartsWithThemStale() async {
+        let first = SubGroupTest.subGroup(api: api, cache: cache)
         api.answerNext(.groupsList, with: .success(.demoGroups))
-        try first.execute("load")
-        await first.finished(0)
+        #expect(await first.execute("load").finished() == .succeeded(nil))
         #expect(cache.groups["m1"] == Fixtures.demo)
+        _ = first.take()
+        await first.finish()
 
-        let other = ViewModelRecorder(kind: "MenuSubGroup", handle: "vm2")
-        _ = subGroup(other, menuUid: "m2", cache: cache)
+        let other = SubGroupTest.subGroup(api: api, menuUid: "m2", handle: "vm2", cache: cache)
         #expect(other.value("groups") == [])
         #expect(other.value("isStale") == false)
+        await other.finish()
 
-        let second = ViewModelRecorder(kind: "MenuSubGroup", handle: "vm3")
-        _ = subGroup(second, cache: cache)
+        let second = SubGroupTest.subGroup(api: api, handle: "vm3", cache: cache)
         #expect(second.value("groups") == Fixtures.rows(Fixtures.demo))
         #expect(second.value("isStale") == true)
         #expect(second.value("isEmpty") == false)
         #expect(second.value("loadState") == "loaded")
-        #expect(second.take() == [])
+        second.expect([])
 
         let fresh = [MenuGroup(id: "g9", name: "新品", dishCount: 1)]
         api.answerNext(.groupsList, with: .success(.groups(fresh)))
-        try second.execute("load")
-        await second.finished(0)
-        #expect(second.take() == [
-            .changed("loadState", "loading"), .changed("loading", true), .changed("loading", false),
-            .changed("groups", Fixtures.rows(fresh)), .changed("isStale", false), .changed("loadState", "loaded"),
+        #expect(await second.execute("load").finished() == .succeeded(nil))
+        second.expect([
+            .changed("loadState", "loading"), .changed("loading", true), .changed("groups", Fixtures.rows(fresh)),
+            .changed("isStale", false), .changed("loading", false), .changed("loadState", "loaded"),
         ])
         #expect(cache.groups["m1"] == fresh)
+        await second.finish(also: [api.verifyNothingPending])
     }
 
-    @Test func aFailedLoadKeepsTheStaleGroupsAndADeleteIsSaved() async throws {
+    @Test func aFailedLoadKeepsTheStaleGroupsAndADeleteIsSaved() async {
         cache.groups["m1"] = Fixtures.demo
-        let recorder = ViewModelRecorder(kind: "MenuSubGroup")
-        _ = subGroup(recorder, cache: cache)
+        let test = SubGroupTest.subGroup(api: api, cache: cache)
         api.answerNext(.groupsList, with: .failure(.network("offline")))
-        try recorder.execute("load")
-        await recorder.finished(0)
-        #expect(recorder.value("groups") == Fixtures.rows(Fixtures.demo))
-        #expect(recorder.value("isStale") == true)
-        #expect(recorder.value("loadState") == "failed")
+        #expect(await test.execute("load").finished() == .failed(Fixtures.failure(.network("offline"), input: "load")))
+        #expect(test.value("groups") == Fixtures.rows(Fixtures.demo))
+        #expect(test.value("isStale") == true)
+        #expect(test.value("loadState") == "failed")
 
         api.answerNext(.groupsDelete, with: .success(.done))
-        try recorder.execute("delete", ["groupId": "g1"])
-        await recorder.finished(1)
+        #expect(await test.execute("delete", ["groupId": "g1"]).finished() == .succeeded(nil))
         #expect(cache.groups["m1"]?.map(\.id) == ["g2", "g3", "g4"])
+        _ = test.take()
+        await test.finish(also: [api.verifyNothingPending])
     }
 
-    @Test func aSavedEmptyMenuIsShownAsEmpty() {
+    @Test func aSavedEmptyMenuIsShownAsEmpty() async {
         cache.groups["m1"] = []
-        let recorder = ViewModelRecorder(kind: "MenuSubGroup")
-        _ = subGroup(recorder, cache: cache)
-        #expect(recorder.value("isEmpty") == true)
-        #expect(recorder.value("loadState") == "empty")
-        #expect(recorder.value("isStale") == true)
+        let test = SubGroupTest.subGroup(api: api, cache: cache)
+        #expect(test.value("isEmpty") == true)
+        #expect(test.value("loadState") == "empty")
+        #expect(test.value("isStale") == true)
+        await test.finish()
     }
 }

@@ -1,8 +1,8 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import ProductList
 import VMHostRuntime
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension ProductListSuites {
     /// `{pageSize?: 1…100 = 20}`; anything else fails naming `params.args.pageSize`.

@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import ProductList
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension ProductListSuites {
     /// The `cancel` input and a refresh during load-more, against a stub API: the fetch is cancelled
@@ -15,39 +15,40 @@ extension ProductListSuites {
     @HostActor
     struct CancellationTests {
         let harness = ProductListHarness()
-        var recorder: ViewModelRecorder { harness.recorder }
+        var recorder: ViewModelTest<ProductListViewModel> { harness.recorder }
 
-        @Test func cancelStopsARefresh() async throws {
-            let refresh = try harness.start("refresh")
+        @Test func cancelStopsARefresh() async {
+            let refresh = harness.start("refresh")
             let call = await harness.api.call(.products)
-            try recorder.send("cancel")
-            #expect(recorder.outcomes[refresh] == .cancelled)
+            #expect(recorder.send("cancel") == nil)
+            #expect(refresh.outcome == .cancelled)
             // The fetch's task was cancelled: the stub sees it (once its task gets there).
-            await harness.until { !call.isPending }
+            await recorder.until("the fetch to be cancelled") { !call.isPending }
             #expect(call.wasCancelled)
             // The server answering late changes nothing.
             #expect(!call.succeed(.demoProducts(page: 1)))
             await recorder.settle()
             // A cancelled first load goes back to idle, with no error.
-            #expect(recorder.take() == [
+            recorder.expect([
                 .changed("isRefreshing", true), .changed("loadState", "loading"),
                 .changed("isRefreshing", false), .changed("loadState", "idle"),
             ])
             #expect(recorder.value("page") == 0)
             #expect(recorder.value("lastError") == .null)
+            await harness.finish()
         }
 
-        @Test func cancelStopsALoadMoreAndKeepsTheList() async throws {
+        @Test func cancelStopsALoadMoreAndKeepsTheList() async {
             await harness.loadFirstPage()
-            let more = try harness.start("loadMore")
+            let more = harness.start("loadMore")
             let call = await harness.api.call(.products, occurrence: 2)
-            try recorder.send("cancel")
-            #expect(recorder.outcomes[more] == .cancelled)
-            await harness.until { !call.isPending }
+            #expect(recorder.send("cancel") == nil)
+            #expect(more.outcome == .cancelled)
+            await recorder.until("the fetch to be cancelled") { !call.isPending }
             #expect(call.wasCancelled)
             #expect(!call.succeed(.demoProducts(page: 2)))
             await recorder.settle()
-            #expect(recorder.take() == [
+            recorder.expect([
                 .changed("isLoadingMore", true), .changed("loadState", "loading"),
                 .changed("isLoadingMore", false), .changed("loadState", "loaded"),
             ])
@@ -55,27 +56,35 @@ extension ProductListSuites {
             #expect(recorder.value("page") == 1)
 
             // The same page is asked for again next time.
-            let retry = try harness.start("loadMore")
+            let retry = harness.start("loadMore")
             #expect(await harness.api.call(.products, occurrence: 3).arguments == ["page": 2, "pageSize": 20])
             #expect(await harness.answer(retry, occurrence: 3, with: .demoProducts(page: 2)) == .succeeded(nil))
+            recorder.expect([
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
+                .changed("items", Expect.cells(1...40)),
+                .changed("page", 2),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
+            ])
+            await harness.finish()
         }
 
-        @Test func cancelWithNothingInFlightDoesNothing() throws {
-            try recorder.send("cancel")
-            #expect(recorder.take() == [])
+        @Test func cancelWithNothingInFlightDoesNothing() async {
+            #expect(recorder.send("cancel") == nil)
+            recorder.expect([])
             #expect(harness.api.calls.isEmpty)
+            await harness.finish()
         }
 
-        @Test func refreshDuringLoadMoreCancelsTheLoadMore() async throws {
+        @Test func refreshDuringLoadMoreCancelsTheLoadMore() async {
             await harness.loadFirstPage()
-            let more = try harness.start("loadMore")
+            let more = harness.start("loadMore")
             let moreCall = await harness.api.call(.products, occurrence: 2)
-            let refresh = try harness.start("refresh")
+            let refresh = harness.start("refresh")
             // Cancelled as the refresh starts, before it fetches: the two spinners never show together.
-            #expect(recorder.outcomes[more] == .cancelled)
-            await harness.until { !moreCall.isPending }
+            #expect(more.outcome == .cancelled)
+            await recorder.until("the load-more's fetch to be cancelled") { !moreCall.isPending }
             #expect(moreCall.wasCancelled)
-            #expect(recorder.take() == [
+            recorder.expect([
                 .changed("isLoadingMore", true), .changed("loadState", "loading"),
                 // Still loading: the refresh starts in the same turn.
                 .changed("isLoadingMore", false),
@@ -88,11 +97,12 @@ extension ProductListSuites {
             #expect(refreshCall.arguments == ["page": 1, "pageSize": 20])
             let fresh = Expect.page(Array(3...22), index: 1)
             #expect(await harness.answer(refresh, occurrence: 3, with: fresh) == .succeeded(nil))
-            #expect(recorder.take() == [
+            recorder.expect([
                 .changed("items", Expect.cells(3...22)),
                 .changed("isRefreshing", false), .changed("loadState", "loaded"),
             ])
             #expect(recorder.value("page") == 1)
+            await harness.finish()
         }
     }
 }

@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import ProductList
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension ProductListSuites {
     /// Every failure kind, from either command, reaches the one `error` channel once, fails the command,
@@ -13,7 +13,7 @@ extension ProductListSuites {
     @Suite(.timeLimit(.minutes(1)))
     @HostActor
     struct FailureTests {
-        nonisolated static let failures: [DomainError] = [
+        nonisolated static let failures: [BackendError] = [
             .network("could not connect to the server"),
             .timeout(),
             .server(status: 404),
@@ -23,14 +23,13 @@ extension ProductListSuites {
         ]
 
         @Test(arguments: failures)
-        func aFailedLoadMoreKeepsTheList(error: DomainError) async throws {
+        func aFailedLoadMoreKeepsTheList(error: BackendError) async {
             let harness = ProductListHarness()
             await harness.loadFirstPage()
-            let more = try harness.start("loadMore")
-            var expected = error
-            expected.input = "loadMore"
+            let more = harness.start("loadMore")
+            let expected = Expect.failure(error, input: "loadMore")
             #expect(await harness.fail(more, occurrence: 2, with: error) == .failed(expected))
-            #expect(harness.recorder.take() == [
+            harness.recorder.expect([
                 .changed("isLoadingMore", true), .changed("loadState", "loading"),
                 .changed("lastError", Expect.error(error, input: "loadMore")),
                 .changed("isLoadingMore", false), .changed("loadState", "failed"),
@@ -39,17 +38,17 @@ extension ProductListSuites {
             #expect(harness.recorder.value("items") == Expect.cells(1...20))
             #expect(harness.recorder.value("page") == 1)
             #expect(harness.recorder.value("hasMore") == true)
+            await harness.finish()
         }
 
         @Test(arguments: failures)
-        func aFailedRefreshKeepsTheList(error: DomainError) async throws {
+        func aFailedRefreshKeepsTheList(error: BackendError) async {
             let harness = ProductListHarness()
             await harness.loadFirstPage()
-            let refresh = try harness.start("refresh")
-            var expected = error
-            expected.input = "refresh"
+            let refresh = harness.start("refresh")
+            let expected = Expect.failure(error, input: "refresh")
             #expect(await harness.fail(refresh, occurrence: 2, with: error) == .failed(expected))
-            #expect(harness.recorder.take() == [
+            harness.recorder.expect([
                 .changed("isRefreshing", true), .changed("loadState", "loading"),
                 .changed("lastError", Expect.error(error, input: "refresh")),
                 .changed("isRefreshing", false), .changed("loadState", "failed"),
@@ -57,13 +56,14 @@ extension ProductListSuites {
             ])
             #expect(harness.recorder.value("items") == Expect.cells(1...20))
             #expect(harness.recorder.value("page") == 1)
+            await harness.finish()
         }
 
-        @Test func aFailedFirstLoadLeavesTheListEmptyButNotMarkedEmpty() async throws {
+        @Test func aFailedFirstLoadLeavesTheListEmptyButNotMarkedEmpty() async {
             let harness = ProductListHarness()
-            let refresh = try harness.start("refresh")
+            let refresh = harness.start("refresh")
             _ = await harness.fail(refresh, occurrence: 1, with: .network("offline"))
-            #expect(harness.recorder.take() == [
+            harness.recorder.expect([
                 .changed("isRefreshing", true), .changed("loadState", "loading"),
                 .changed("lastError", Expect.error(.network("offline"), input: "refresh")),
                 .changed("isRefreshing", false), .changed("loadState", "failed"),
@@ -71,19 +71,21 @@ extension ProductListSuites {
             ])
             #expect(harness.recorder.value("isEmpty") == false)
             #expect(harness.recorder.value("page") == 0)
+            await harness.finish()
         }
 
-        @Test func bothCommandsFailIntoTheOneChannel() async throws {
+        @Test func bothCommandsFailIntoTheOneChannel() async {
             let harness = ProductListHarness()
-            let refresh = try harness.start("refresh")
+            let refresh = harness.start("refresh")
             _ = await harness.fail(refresh, occurrence: 1, with: .server(status: 500))
-            let more = try harness.start("loadMore")
+            let more = harness.start("loadMore")
             _ = await harness.fail(more, occurrence: 2, with: .timeout())
-            let events = harness.recorder.take().filter { if case .event = $0 { true } else { false } }
+            let events = harness.recorder.take().filter { $0.outputName == "error" }
             #expect(events == [
                 .event("error", Expect.error(.server(status: 500), input: "refresh")),
                 .event("error", Expect.error(.timeout(), input: "loadMore")),
             ])
+            await harness.finish()
         }
     }
 }

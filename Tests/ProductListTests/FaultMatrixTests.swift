@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import ProductList
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension ProductListSuites {
     /// Every error kind at every point where `refresh` and `loadMore` call the backend, with and
@@ -16,7 +16,7 @@ extension ProductListSuites {
     @HostActor
     struct FaultMatrixTests {
         /// One failure of each kind.
-        nonisolated static let kinds: [DomainError] = [
+        nonisolated static let kinds: [BackendError] = [
             .network("could not connect to the server"),
             .timeout(),
             .server(status: 503),
@@ -69,7 +69,7 @@ extension ProductListSuites {
             var values: [String: JSON]
 
             @HostActor
-            init(_ recorder: ViewModelRecorder) {
+            init(_ recorder: ViewModelTest<ProductListViewModel>) {
                 values = Dictionary(uniqueKeysWithValues: ["items", "page", "hasMore", "isEmpty", "isRefreshing", "isLoadingMore"].map {
                     ($0, recorder.value($0) ?? nil)
                 })
@@ -98,78 +98,79 @@ extension ProductListSuites {
         }
 
         let harness = ProductListHarness()
-        var recorder: ViewModelRecorder { harness.recorder }
+        var recorder: ViewModelTest<ProductListViewModel> { harness.recorder }
 
         /// Runs `command` and answers its fetch with demo page `page`.
-        private func succeed(_ command: String, page: Int) async throws {
+        private func succeed(_ command: String, page: Int) async {
             let occurrence = harness.api.calls.count + 1
-            let index = try harness.start(command)
-            #expect(await harness.answer(index, occurrence: occurrence, with: .demoProducts(page: page)) == .succeeded(nil))
+            let run = harness.start(command)
+            #expect(await harness.answer(run, occurrence: occurrence, with: .demoProducts(page: page)) == .succeeded(nil))
         }
 
         /// Brings the list to the state `point` starts from, and forgets the records of the way there.
-        private func prepare(_ point: Point) async throws {
+        private func prepare(_ point: Point) async {
             for page in 0..<point.pagesBefore {
-                try await succeed(page == 0 ? "refresh" : "loadMore", page: page + 1)
+                await succeed(page == 0 ? "refresh" : "loadMore", page: page + 1)
             }
             if point == .loadMoreRetry {
-                let index = try harness.start("loadMore")
-                _ = await harness.fail(index, occurrence: 2, with: .server(status: 500))
+                let run = harness.start("loadMore")
+                _ = await harness.fail(run, occurrence: 2, with: .server(status: 500))
             }
             _ = recorder.take()
         }
 
         @Test(arguments: Point.allCases, kinds)
-        func aFailedFetchChangesNothingAndTheNextOneRecovers(point: Point, error: DomainError) async throws {
-            try await prepare(point)
+        func aFailedFetchChangesNothingAndTheNextOneRecovers(point: Point, error: BackendError) async {
+            await prepare(point)
             let before = Snapshot(recorder)
             #expect(before == Snapshot(pages: point.pagesBefore))
-            let reasonBefore = recorder.disabledReason("loadMore")
+            let reasonBefore = recorder.refusal("loadMore")
 
-            var history: [ViewModelRecorder.Record] = []
-            var overtaken: (index: Int, call: StubCall)?
+            var history: [ProductListHarness.Record] = []
+            var overtaken: (run: CommandRun, call: StubCall)?
             if point == .refreshOverLoadMore {
-                let index = try harness.start("loadMore")
-                overtaken = (index, await harness.api.call(.products, occurrence: harness.api.calls.count + 1))
+                let run = harness.start("loadMore")
+                overtaken = (run, await harness.api.call(.products, occurrence: harness.api.calls.count + 1))
                 history = [.changed("isLoadingMore", true), .changed("loadState", "loading"), .changed("isLoadingMore", false)]
             }
 
             let occurrence = harness.api.calls.count + 1
-            let index = try harness.start(point.command)
+            let run = harness.start(point.command)
             #expect(await harness.api.call(.products, occurrence: occurrence).arguments == [
                 "page": .int(Int64(point.requestedPage)), "pageSize": 20,
             ])
-            let failure = error.reaching(input: point.command, locale: .zhHans)
-            #expect(await harness.fail(index, occurrence: occurrence, with: error) == .failed(failure))
+            let failure = Expect.failure(error, input: point.command)
+            #expect(await harness.fail(run, occurrence: occurrence, with: error) == .failed(failure))
 
             // One error, after the flag dropped; nothing else changed but the load state.
-            let started: [ViewModelRecorder.Record] =
+            let started: [ProductListHarness.Record] =
                 overtaken == nil ? [.changed(point.flag, true), .changed("loadState", "loading")] : [.changed(point.flag, true)]
-            #expect(recorder.take() == history + started + [
+            recorder.expect(history + started + [
                 .changed("lastError", Expect.error(error, input: point.command)),
                 .changed(point.flag, false), .changed("loadState", "failed"),
                 .event("error", Expect.error(error, input: point.command)),
             ])
             #expect(recorder.value("lastError") == Expect.error(error, input: point.command))
             #expect(Snapshot(recorder) == before)
-            #expect(recorder.disabledReason("loadMore") == reasonBefore)
-            #expect(recorder.disabledReason("loadMore") == (point == .refreshAtTheEnd ? "no more pages" : nil))
+            #expect(recorder.refusal("loadMore") == reasonBefore)
+            #expect(recorder.refusal("loadMore") == (point == .refreshAtTheEnd ? "no more pages" : nil))
             if let overtaken {
                 // The load-more the refresh overtook ended as cancelled, not as a second failure.
-                #expect(recorder.outcomes[overtaken.index] == .cancelled)
-                await harness.until { !overtaken.call.isPending }
+                #expect(overtaken.run.outcome == .cancelled)
+                await recorder.until("the overtaken fetch to be cancelled") { !overtaken.call.isPending }
                 #expect(overtaken.call.wasCancelled)
             }
 
             // The same command again, answered: everything recovers and no error is left to report.
-            try await succeed(point.command, page: point.requestedPage)
-            #expect(!recorder.take().contains { if case .event = $0 { true } else { false } })
+            await succeed(point.command, page: point.requestedPage)
+            #expect(!recorder.take().contains { $0.outputName == "error" })
             #expect(harness.api.calls.last?.arguments["page"] == .int(Int64(point.requestedPage)))
             #expect(Snapshot(recorder) == Snapshot(pages: point.command == "refresh" ? 1 : point.requestedPage))
             #expect(harness.api.pendingCalls.isEmpty)
             // The state a late subscriber reads: loaded, and the error gone.
             #expect(recorder.value("loadState") == "loaded")
             #expect(recorder.value("lastError") == .null)
+            await harness.finish()
         }
     }
 }

@@ -1,11 +1,11 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import ProductList
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension ProductListSuites {
     /// Extreme values from the backend through a ProductList on a host (issue of traps on backend
@@ -38,6 +38,7 @@ extension ProductListSuites {
             #expect(await client.request("vm.get", ["vm": "pl", "outputs": ["items", "isRefreshing"]]).result
                 == ["values": ["items": [], "isRefreshing": false]])
             #expect(await client.request("ping").result == [:])
+            await client.finish()
         }
 
         @Test(arguments: ["4611686018427387904", "9223372036854775807"])
@@ -47,12 +48,14 @@ extension ProductListSuites {
             let values = await client.request("vm.get", ["vm": "pl", "outputs": ["hasMore", "page"]]).result
             #expect(values == ["values": ["hasMore": false, "page": 1]])
             #expect(await client.request("vm.send", ["vm": "pl", "input": "loadMore"]).errorCode == -32003)
+            await client.finish()
         }
 
         @Test func aNegativePageIndexFailsAsDecodeNamingIt() async {
             let client = await host(Self.body(index: "-9223372036854775808"))
             let reply = await client.request("vm.send", ["vm": "pl", "input": "refresh"])
             #expect(reply.error?["data"]?["detail"] == "page.index: out of range (must be at least 1)")
+            await client.finish()
         }
     }
 }

@@ -2,10 +2,10 @@ import Backend
 import BackendTesting
 import ProductList
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension ProductListSuites {
     /// The last good list (`--state-dir`, through ``ListCache``): saved after each load, shown at
@@ -15,20 +15,27 @@ extension ProductListSuites {
     struct SavedListTests {
         let cache = MemoryListCache()
 
-        @Test func withoutACacheNothingIsStaleAndNothingSaved() async throws {
+        @Test func withoutACacheNothingIsStaleAndNothingSaved() async {
             let harness = ProductListHarness()
             #expect(harness.recorder.value("isStale") == false)
             await harness.loadFirstPage()
             #expect(harness.recorder.value("isStale") == false)
             #expect(cache.saves == 0)
+            await harness.finish()
         }
 
-        @Test func aLoadSavesTheFirstPagesAndTheNextListStartsWithThemStale() async throws {
+        @Test func aLoadSavesTheFirstPagesAndTheNextListStartsWithThemStale() async {
             let first = ProductListHarness(cache: cache)
             #expect(first.recorder.value("isStale") == false)
             await first.loadFirstPage()
-            let more = try first.start("loadMore")
+            let more = first.start("loadMore")
             #expect(await first.answer(more, occurrence: 2, with: .demoProducts(page: 2)) == .succeeded(nil))
+            first.recorder.expect([
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
+                .changed("items", Expect.cells(1...40)),
+                .changed("page", 2),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
+            ])
             #expect(cache.products[20] == SavedProductPages(
                 products: Array(DemoCatalog.products[0..<40]), page: 2, hasMore: true))
 
@@ -41,11 +48,11 @@ extension ProductListSuites {
             #expect(recorder.value("isStale") == true)
             #expect(recorder.value("loadState") == "loaded")
             #expect(recorder.value("lastError") == .null)
-            #expect(recorder.take() == [])
+            recorder.expect([])
 
-            let refresh = try second.start("refresh")
+            let refresh = second.start("refresh")
             #expect(await second.answer(refresh, occurrence: 1, with: .demoProducts(page: 1)) == .succeeded(nil))
-            #expect(recorder.take() == [
+            recorder.expect([
                 .changed("isRefreshing", true), .changed("loadState", "loading"),
                 .changed("items", Expect.cells(1...20)),
                 .changed("page", 1),
@@ -53,53 +60,77 @@ extension ProductListSuites {
                 .changed("isRefreshing", false), .changed("loadState", "loaded"),
             ])
             #expect(cache.products[20]?.page == 1)
+            await first.finish()
+            await second.finish()
         }
 
-        @Test func aFailedRefreshKeepsTheStaleList() async throws {
+        @Test func aFailedRefreshKeepsTheStaleList() async {
             cache.products[20] = SavedProductPages(products: Array(DemoCatalog.products[0..<3]), page: 1, hasMore: false)
             let harness = ProductListHarness(cache: cache)
-            let refresh = try harness.start("refresh")
+            let refresh = harness.start("refresh")
             _ = await harness.fail(refresh, occurrence: 1, with: .network("offline"))
+            // Neither the items nor `isStale` change.
+            harness.recorder.expect([
+                .changed("isRefreshing", true), .changed("loadState", "loading"),
+                .changed("lastError", Expect.error(.network("offline"), input: "refresh")),
+                .changed("isRefreshing", false), .changed("loadState", "failed"),
+                .event("error", Expect.error(.network("offline"), input: "refresh")),
+            ])
             #expect(harness.recorder.value("items") == Expect.cells(1...3))
             #expect(harness.recorder.value("isStale") == true)
             #expect(harness.recorder.value("loadState") == "failed")
+            await harness.finish()
         }
 
-        @Test func aStaleListLoadsMoreFromPageOneAndReplaces() async throws {
+        @Test func aStaleListLoadsMoreFromPageOneAndReplaces() async {
             cache.products[20] = SavedProductPages(products: Array(DemoCatalog.products[0..<20]), page: 1, hasMore: true)
             let harness = ProductListHarness(cache: cache)
-            let more = try harness.start("loadMore")
+            let more = harness.start("loadMore")
             #expect(await harness.api.call(.products).arguments == ["page": 1, "pageSize": 20])
             #expect(await harness.answer(more, occurrence: 1, with: Expect.page([5, 6], index: 1, total: 2)) == .succeeded(nil))
-            #expect(harness.recorder.value("items") == .array([5, 6].map { ProductCell(DemoCatalog.products[$0 - 1], locale: .zhHans).json }))
+            // The saved 20 are replaced, not appended to; the page stays 1.
+            harness.recorder.expect([
+                .changed("isLoadingMore", true), .changed("loadState", "loading"),
+                .changed("items", Expect.cells(5...6)),
+                .changed("hasMore", false),
+                .changed("isStale", false),
+                .changed("isLoadingMore", false), .changed("loadState", "loaded"),
+            ])
+            #expect(harness.recorder.value("items") == .array([5, 6].map { JSONValueEncoder.encode(ProductCell(DemoCatalog.products[$0 - 1], locale: .zhHans)) }))
             #expect(harness.recorder.value("isStale") == false)
             #expect(harness.recorder.value("hasMore") == false)
+            await harness.finish()
         }
 
-        @Test func pagesPastTheFifthLeaveTheSavedFirstFive() async throws {
+        @Test func pagesPastTheFifthLeaveTheSavedFirstFive() async {
             let harness = ProductListHarness(pageSize: 5, cache: cache)
             for number in 1...6 {
-                let command = try harness.start(number == 1 ? "refresh" : "loadMore")
+                let run = harness.start(number == 1 ? "refresh" : "loadMore")
                 let items = Array((number - 1) * 5 + 1...number * 5)
-                #expect(await harness.answer(command, occurrence: number, with: Expect.page(items, index: number, size: 5)) == .succeeded(nil))
+                #expect(await harness.answer(run, occurrence: number, with: Expect.page(items, index: number, size: 5)) == .succeeded(nil))
             }
             #expect(harness.recorder.value("page") == 6)
             #expect(cache.products[5] == SavedProductPages(products: Array(DemoCatalog.products[0..<25]), page: 5, hasMore: true))
             #expect(cache.saves == 5)
+            // The histories of paging are PagingTests'.
+            _ = harness.recorder.take()
+            await harness.finish()
         }
 
-        @Test func aSavedEmptyListIsShownAsEmpty() {
+        @Test func aSavedEmptyListIsShownAsEmpty() async {
             cache.products[20] = SavedProductPages(products: [], page: 1, hasMore: false)
             let harness = ProductListHarness(cache: cache)
             #expect(harness.recorder.value("isEmpty") == true)
             #expect(harness.recorder.value("loadState") == "empty")
             #expect(harness.recorder.value("isStale") == true)
+            await harness.finish()
         }
 
-        @Test func theSavedProductsAreWrittenInTheListsLocale() {
+        @Test func theSavedProductsAreWrittenInTheListsLocale() async {
             cache.products[20] = SavedProductPages(products: Array(DemoCatalog.products[0..<2]), page: 1, hasMore: true)
             let harness = ProductListHarness(locale: .en, cache: cache)
             #expect(harness.recorder.value("items") == Expect.cells(1...2, locale: .en))
+            await harness.finish()
         }
     }
 }

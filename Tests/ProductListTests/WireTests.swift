@@ -1,10 +1,10 @@
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import ProductList
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 extension ProductListSuites {
     /// The product list over the wire, in-process, on the embedded backend and a manual clock: exact
@@ -44,6 +44,7 @@ extension ProductListSuites {
                     "data": ["input": "loadMore", "reason": "no more pages"],
                 ],
             ]])
+            await wire.client.finish()
         }
 
         @Test func cancelRequestCancelsTheFetch() async throws {
@@ -64,6 +65,7 @@ extension ProductListSuites {
                 "items": [], "page": 0, "hasMore": true, "isRefreshing": false, "isLoadingMore": false, "isEmpty": false,
                 "isStale": false, "loadState": "idle", "lastError": nil,
             ])
+            await wire.client.finish()
         }
 
         @Test func cancelRequestCancelsALoadMore() async throws {
@@ -82,6 +84,7 @@ extension ProductListSuites {
             #expect(await wire.advance(ms: 5000) == [])
             let values = await client.request("vm.get", ["vm": "pl", "outputs": ["items", "page"]]).result?["values"]
             #expect(values == ["items": Expect.cells(1...20), "page": 1])
+            await wire.client.finish()
         }
 
         @Test func disposeCancelsTheFetch() async throws {
@@ -98,6 +101,7 @@ extension ProductListSuites {
             #expect(wire.clock.pendingCount == 0)
             #expect(await wire.advance(ms: 5000) == [])
             #expect(await client.request("vm.list", id: "l1").result == [])
+            await wire.client.finish()
         }
 
         @Test func theCancelInputCancelsTheFetch() async throws {
@@ -113,6 +117,7 @@ extension ProductListSuites {
             ])
             #expect(wire.clock.pendingCount == 0)
             #expect(await wire.advance(ms: 5000) == [])
+            await wire.client.finish()
         }
 
         @Test func refreshDuringLoadMore() async throws {
@@ -137,6 +142,7 @@ extension ProductListSuites {
                 Message.changed(["isRefreshing": false, "loadState": "loaded"]),
                 Message.result("r2", [:])
             ])
+            await wire.client.finish()
         }
 
         /// Each scripted outcome, how long it takes on the clock, and the error it must produce: the
@@ -189,6 +195,7 @@ extension ProductListSuites {
                 "items": Expect.cells(1...20), "page": 1, "hasMore": true, "isRefreshing": false, "isLoadingMore": false,
                 "isEmpty": false, "isStale": false, "loadState": "failed", "lastError": lastError,
             ])
+            await wire.client.finish()
         }
 
         @Test func englishCells() async throws {
@@ -206,6 +213,7 @@ extension ProductListSuites {
                 "id": "p001", "name": "稳健增利1号", "bank": "招商银行", "profit": "4.35%", "saleStatus": "On sale",
                 "saleStatusCode": "onSale", "term": "90 days", "amount": "¥50,000",
             ])
+            await wire.client.finish()
         }
 
         @Test func describeListsTheKindWithSchemas() async throws {
@@ -230,15 +238,25 @@ extension ProductListSuites {
                 "property", "property", "property", "property", "property", "property", "property", "property", "property",
                 "event",
             ])
-            #expect(outputs[0]["schema"] == ["type": "array", "items": ProductCell.jsonSchema])
+            let string: JSON = ["type": "string"]
+            let cell: JSON = [
+                "type": "object",
+                "properties": [
+                    "id": string, "name": string, "bank": string, "profit": string, "saleStatus": string,
+                    "saleStatusCode": ["type": "string", "enum": ["onSale", "soldOut", "upcoming"]], "term": string, "amount": string,
+                ],
+                "required": ["id", "name", "bank", "profit", "saleStatus", "saleStatusCode", "term", "amount"],
+                "additionalProperties": false,
+            ]
+            #expect(outputs[0]["schema"] == ["type": "array", "items": cell])
             #expect(outputs[1]["schema"] == ["type": "integer"])
             #expect(outputs[2]["schema"] == ["type": "boolean"])
             #expect(outputs[6]["schema"] == ["type": "boolean"])
             #expect(outputs[7]["schema"] == ["type": "string", "enum": ["idle", "loading", "loaded", "empty", "failed"]])
-            #expect(outputs[9]["schema"] == DomainError.jsonSchema)
-            #expect(ProductCell.jsonSchema["required"] == [
-                "id", "name", "bank", "profit", "saleStatus", "saleStatusCode", "term", "amount",
-            ])
+            // The error object, its `kind` one of the backend's (the host's configured error kinds).
+            #expect(outputs[9]["schema"] == DomainError.jsonSchema(kinds: BackendError.kindNames))
+            #expect(BackendError.kindNames == ["network", "timeout", "server", "business", "decode", "unauthorized"])
+            await wire.client.finish()
         }
 
         @Test(arguments: [
@@ -252,6 +270,7 @@ extension ProductListSuites {
             #expect(reply.errorCode == -32602)
             #expect(reply.error?["message"]?.stringValue?.hasSuffix(problem) == true)
             #expect(await wire.client.request("vm.list").result == [])
+            await wire.client.finish()
         }
 
         @Test func pageSizeIsUsedOnTheWire() async throws {
@@ -266,6 +285,7 @@ extension ProductListSuites {
                 Message.changed(["items": Expect.cells(1...57), "page": 2, "hasMore": false, "isLoadingMore": false, "loadState": "loaded"]),
                 Message.result("m1", [:]),
             ])
+            await wire.client.finish()
         }
     }
 }

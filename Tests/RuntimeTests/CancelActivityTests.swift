@@ -1,7 +1,7 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import VMHostRuntime
 
 /// SPEC §6: a cancelled command's flags, its `isExecuting` and the activity it counted (`loading`),

@@ -1,4 +1,4 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import Testing
 @testable import VMHostRuntime
 

@@ -1,5 +1,5 @@
 import Testing
-@_spi(TestKit) import VMHostRuntime
+import VMHostRuntime
 import VMHostTesting
 
 /// A value carried by a trigger and a command: `{id}`.
@@ -72,6 +72,27 @@ struct DeclarationTests {
         #expect(input(description, "remove")?["result"] == nil)
         #expect(input(description, "load")?["value"] == ["type": "null"])
         #expect(input(description, "load")?["result"] == ["type": "integer"])
+    }
+
+    /// A synthesized optional member is written only when it has a value: its schema does not
+    /// require it, whatever its type (the basic types have overloads of their own in Codable).
+    @Test func anOptionalMemberOfAnOutputTypeIsNotRequired() {
+        struct Opened: Codable, Equatable {
+            var id: String
+            var parent: String?
+            var count: Int?
+            var tags: [String]?
+        }
+        #expect(
+            OutputSchemaProbe.schema(of: Opened.self) == [
+                "type": "object",
+                "properties": [
+                    "id": ["type": "string"], "parent": ["type": "string"], "count": ["type": "integer"],
+                    "tags": ["type": "array", "items": ["type": "string"]],
+                ],
+                "required": ["id"], "additionalProperties": false,
+            ])
+        #expect(JSONValueEncoder.encode(Opened(id: "t1")) == ["id": "t1"])
     }
 
     @Test func describeStartsNoWorkOnTheHostClock() {
@@ -188,4 +209,10 @@ struct ReleaseTests {
         _ = test.take()
         await test.finish()
     }
+}
+
+/// The schema `host.describe` gives an output of type `Value`.
+@HostActor
+enum OutputSchemaProbe {
+    static func schema<Value: Codable & Equatable>(of type: Value.Type) -> JSON { Event<Value>().schema }
 }

@@ -1,7 +1,7 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import VMHostRuntime
 
 /// `splice` applied to `list` (JavaScript `Array.splice`).

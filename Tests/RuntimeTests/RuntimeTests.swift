@@ -1,7 +1,8 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
 import VMHostTesting
 import Testing
-import VMHostWire
+@_spi(Transport) import VMHostWire
 @testable import VMHostRuntime
 
 /// A form: two fields, a validity derived from both, an event.

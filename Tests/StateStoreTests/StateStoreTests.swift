@@ -3,7 +3,7 @@ import Glibc
 #endif
 import StateStore
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 
 /// The state store: values survive reopening, writes are all-or-nothing, the files are the
 /// user's alone; what it refuses (a link, a file it did not make, an unsafe directory) is left as

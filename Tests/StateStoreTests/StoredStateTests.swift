@@ -9,9 +9,9 @@ import Logging
 @testable import StateStore
 import Synchronization
 import Testing
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// What the reference app keeps in `--state-dir` beside the session: the device id, the saved
 /// lists of each login and the SMS countdowns, each run opening the directory afresh as a new host
@@ -281,7 +281,7 @@ struct StoredStateTests {
         await clock.advance(by: StateWriter.retryWindow)
         let outcome = await logout.result
         try other.execute("ROLLBACK")
-        guard case .failure(let error as DomainError) = outcome else {
+        guard case .failure(let error as BackendError) = outcome else {
             Issue.record("the logout did not fail: \(outcome)")
             return
         }

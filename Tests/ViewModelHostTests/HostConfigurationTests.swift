@@ -1,10 +1,10 @@
 import Testing
-import VMHostEventLoop
-import VMHostJSONRPC
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
-@testable import VMHostCore
+@_spi(Transport) import VMHostWire
+@_spi(Transport) @testable import VMHostCore
 
 /// A kind with one plain and one secret input, and commands that fail with a domain error.
 @HostActor

@@ -1,9 +1,9 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
-@testable import VMHostCore
+@_spi(Transport) import VMHostWire
+@_spi(Transport) @testable import VMHostCore
 
 /// A host serving the test-only `Probe` kind, with a subscribed view-model `p`.
 private func probeHost(diff: Bool = false, outputs: [String]? = nil) async -> InProcessConnection {

@@ -1,9 +1,9 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
-@testable import VMHostCore
+@_spi(Transport) import VMHostWire
+@_spi(Transport) @testable import VMHostCore
 
 /// SPEC §3 (`initialize {locale}`) and §9 (the manual clock's ceiling), exactly as written.
 @Suite("Host limits")

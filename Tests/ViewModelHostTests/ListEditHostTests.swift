@@ -1,9 +1,9 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
 import Testing
-import VMHostWire
-@testable import VMHostCore
+@_spi(Transport) import VMHostWire
+@_spi(Transport) @testable import VMHostCore
 
 /// A test-only kind with one list edited in place: `edit [{at, remove, insert}]` applies each edit
 /// in order with `replaceSubrange` in one turn; `assign [Int]` sets the list whole.

@@ -1,9 +1,9 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import Foundation
 import VMHostTesting
 import Testing
-import VMHostWire
-@testable import VMHostCore
+@_spi(Transport) import VMHostWire
+@_spi(Transport) @testable import VMHostCore
 
 /// protocol/openrpc.json must describe exactly the methods the host serves.
 @Suite("Protocol document")

@@ -1,8 +1,8 @@
 import Testing
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
-@testable import VMHostCore
+@_spi(Transport) import VMHostWire
+@_spi(Transport) @testable import VMHostCore
 
 /// A kind whose declarations depend on what its factory passes: two factories of it describe it
 /// differently, under one kind name.

@@ -1,5 +1,5 @@
 import Testing
-@testable import VMHostWire
+@_spi(Transport) @testable import VMHostWire
 
 /// No diagnostic of the wire quotes the bytes it could not use: they may hold a password or a token
 /// (a parse error of a backend body, a header block a confused client filled with anything).

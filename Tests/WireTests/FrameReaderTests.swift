@@ -1,5 +1,5 @@
 import Testing
-@testable import VMHostWire
+@_spi(Transport) @testable import VMHostWire
 
 /// Collects what a reader reports.
 private struct Collected: Equatable {

@@ -1,5 +1,5 @@
 import Testing
-@testable import VMHostWire
+@_spi(Transport) @testable import VMHostWire
 
 @Suite("JSON object text")
 struct JSONObjectTextTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import VMHostWire
+@_spi(Transport) @testable import VMHostWire
 
 /// A mergeable message for tests: name → latest value.
 private struct Values: MergeableMessage, Equatable {

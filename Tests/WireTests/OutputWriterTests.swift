@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-@testable import VMHostWire
+@_spi(Transport) @testable import VMHostWire
 
 /// A mergeable message for tests: one named value, latest wins.
 private struct Value: MergeableMessage {

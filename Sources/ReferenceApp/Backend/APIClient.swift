@@ -1,5 +1,4 @@
-import VMHostEventLoop
-import VMHostRuntime
+import VMHost
 
 /// The backend as view-models see it: one async, cancellable call per endpoint of
 /// `protocol/backend.md`.

@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// A failure of the reference app's backend: what its API client throws, and what a command of
 /// its view-models fails with (a ``DomainFailure``: on the wire, `{kind, code, message, detail,

@@ -1,6 +1,6 @@
 import Backend
 import StateStore
-import VMHostEventLoop
+import VMHost
 
 /// The ``SessionStorage`` of one connection of `vmhost-web`: its login is never stored (it lasts
 /// as long as the connection), but what the login saved in the state directory is its own and
@@ -26,7 +26,7 @@ final class ConnectionLogin: SessionStorage, LoginHolder {
         let pending = state.writer.submit("deleting the lists of a closed connection's login") { (transaction) throws(StateStoreError) in
             try state.deleteLists(of: held, transaction)
         }
-        EventLoop.startTask {
+        HostActor.startTask {
             if case .success = await state.writer.outcome(of: pending) {
                 state.logger.debug("the lists of a closed connection's login were deleted")
             }

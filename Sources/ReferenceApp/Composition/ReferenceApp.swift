@@ -5,6 +5,8 @@ import MenuGroups
 import ProductList
 import StateStore
 import VMHost
+// The framework's version, which is the reference app's too.
+@_spi(Transport) internal import VMHostCore
 
 /// The reference app as a server: its name and version, its own command-line options (the
 /// backend), its kinds and the embedded backend's test controls. Served on stdio by `vmhost` and
@@ -63,9 +65,12 @@ public enum ReferenceApp {
         guard timeoutMs > 0 else {
             throw UsageError("--timeout-ms must be a positive number of milliseconds, got \(timeoutMs)")
         }
+        let recorded = try recordedBackend(
+            text, arguments: arguments, clock: environment.clock, timeout: .milliseconds(timeoutMs))
         let backend: BackendOption
         do throws(BackendOptionError) {
-            backend = try BackendOption(parsing: text)
+            // A recorded backend stands in for the embedded one below (no HTTP device id).
+            backend = recorded == nil ? try BackendOption(parsing: text) : .embedded
         } catch {
             throw UsageError(error.message)
         }
@@ -96,11 +101,12 @@ public enum ReferenceApp {
         // The device id is the state directory's when there is one (made there on first use).
         var deviceID: String?
         if case .http = backend { deviceID = storage?.deviceID() }
-        let transport = backend.makeClient(
+        let transport = recorded ?? backend.makeClient(
             clock: environment.clock, timeout: .milliseconds(timeoutMs),
             demoProductCount: demoProducts ?? DemoCatalog.productCount, maxResponseBytes: maxResponseBytes,
             deviceID: deviceID)
-        let api = AuthenticatedAPI(transport, session: session)
+        let api = AuthenticatedAPI(
+            recording(transport, clock: environment.clock, into: SessionRecorder.current), session: session)
         let lists = storage.map { SessionLists(state: $0, session: session, holder: $0) }
         // The sessions of the connections (WebSocket): each its own login, none stored; what a
         // login saves in the state directory is its own (``ConnectionLogin``).
@@ -116,6 +122,8 @@ public enum ReferenceApp {
                     connectionSessions.endAll(.logout)
                 },
             ]
+        } else if recorded != nil {
+            controls = recordedControls(clock: environment.clock, session: session, connectionSessions: connectionSessions)
         }
         // One cooldown per phone for the process (and, with a state directory, across runs): another
         // connection does not allow a resend.
@@ -125,8 +133,9 @@ public enum ReferenceApp {
             summary: "backend \(text)",
             connectionKinds: {
                 let (own, ownLists) = connectionSessions.make()
+                let base = recording(transport, clock: environment.clock, into: SessionRecorder.current)
                 return kinds(
-                    api: AuthenticatedAPI(transport, session: own), session: own, lists: ownLists, cooldown: cooldown)
+                    api: AuthenticatedAPI(base, session: own), session: own, lists: ownLists, cooldown: cooldown)
             })
     }
 

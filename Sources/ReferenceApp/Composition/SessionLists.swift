@@ -1,6 +1,6 @@
 import Backend
 import StateStore
-import VMHostEventLoop
+import VMHost
 
 /// The ``ListCache`` of one session (the stdio host's, or one connection's): the lists saved in the
 /// state directory by the session's current login, under its ``AppSession/loginID``.

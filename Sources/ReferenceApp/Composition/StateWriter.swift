@@ -1,7 +1,6 @@
 import Logging
 import StateStore
-import VMHostEventLoop
-import VMHostRuntime
+import VMHost
 
 /// The writes of the app's state, one transaction at a time in the order they were asked, each
 /// tried again on the host's clock while another process (another host on the same directory)
@@ -30,7 +29,7 @@ final class StateWriter {
         fileprivate var delay = StateWriter.firstRetry
         fileprivate var waited = false
         fileprivate(set) var outcome: Result<Void, StateStoreError>?
-        fileprivate var waiters: [CheckedContinuation<Result<Void, StateStoreError>, Never>] = []
+        fileprivate var waiters: [HostWaiter<Result<Void, StateStoreError>>] = []
 
         fileprivate init(what: String, deadline: Duration, body: @escaping @HostActor (StateTransaction) throws(StateStoreError) -> Void) {
             self.what = what
@@ -64,11 +63,13 @@ final class StateWriter {
     /// The outcome of `pending`, once it was written or failed in the end.
     func outcome(of pending: Pending) async -> Result<Void, StateStoreError> {
         if let outcome = pending.outcome { return outcome }
-        let outcome = await withCheckedContinuation { pending.waiters.append($0) }
-        // Released in ``finish(_:_:)``: counted until it runs here, so a manual clock's advance
-        // (and `settle`) wait for the waiter's reply too.
-        EventLoop.shared.endTransit()
-        return outcome
+        // Answered in ``finish(_:_:)``, through a cancellation of the caller too (what it asked is
+        // written anyway), and counted until the caller runs again, so a manual clock's advance
+        // (and `settle`) wait for what it does next.
+        let waiter = HostWaiter<Result<Void, StateStoreError>>()
+        pending.waiters.append(waiter)
+        // The waiter is only ever answered with the outcome, never with an error.
+        return try! await waiter.waitIgnoringCancellation()
     }
 
     /// Writes what waits, in order, until the queue is empty or the lock is held.
@@ -99,9 +100,6 @@ final class StateWriter {
         pending.outcome = outcome
         let waiters = pending.waiters
         pending.waiters = []
-        for waiter in waiters {
-            EventLoop.shared.beginTransit()
-            waiter.resume(returning: outcome)
-        }
+        for waiter in waiters { waiter.resume(with: .success(outcome)) }
     }
 }

@@ -1,9 +1,7 @@
 import Backend
 import Login
 import StateStore
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The SMS countdowns: `{phone: deadline in whole milliseconds since the Unix epoch}`, shared by
 /// every host on the directory.

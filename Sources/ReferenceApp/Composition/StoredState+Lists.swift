@@ -1,8 +1,6 @@
 import Backend
 import StateStore
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// Whoever decides whether a login is still open when its list is written: the stored session
 /// (the stdio host: the database says), or a connection's login (`vmhost-web`: its process says).

@@ -2,9 +2,7 @@ import Backend
 import HTTPBackend
 import Logging
 import StateStore
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// What the app keeps in the state directory (`--state-dir`), over one ``StateStore``:
 ///

@@ -1,6 +1,5 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
+import VMHost
 
 extension BackendOption {
     /// Makes the client; the host keeps an ``EmbeddedBackend`` to serve `control.backend.*`.

@@ -1,8 +1,7 @@
+import Backend
 import CCurlShim
 import Synchronization
-import VMHostEventLoop
-import Backend
-import VMHostRuntime
+import VMHost
 
 /// The process's one HTTP client: libcurl's multi interface driven by one thread, made by the first
 /// call (a `static let` is initialised on first use) and never stopped, so that a host which never

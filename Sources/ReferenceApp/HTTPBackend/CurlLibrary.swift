@@ -1,7 +1,7 @@
+import Backend
 import CCurlShim
 import DynamicLibrary
-import Backend
-import VMHostRuntime
+import VMHost
 
 /// The functions of libcurl the HTTP backend uses, looked up by ``CurlEngine``'s thread when the
 /// first HTTP call is made.

@@ -1,5 +1,4 @@
-import VMHostEventLoop
-import VMHostRuntime
+import VMHost
 
 /// One HTTP request through ``CurlEngine``: described on the host thread, sent by the engine's
 /// thread, and finished exactly once, by whichever comes first: the response (or the transport's

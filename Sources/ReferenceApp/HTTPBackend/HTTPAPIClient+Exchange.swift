@@ -1,7 +1,5 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 extension HTTPAPIClient {
     /// Sends one request and returns its envelope, racing it against the deadline on the host clock.

@@ -1,7 +1,5 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The backend over HTTP (`--backend http://host:port`), on libcurl loaded by the first call.
 ///

@@ -1,5 +1,5 @@
 import Backend
-import VMHostRuntime
+import VMHost
 
 /// The ``BackendError`` a failure of the HTTP transport stands for, from libcurl's `CURLcode`; the
 /// rest of the mapping (statuses, envelopes) is ``ErrorMapping``'s. A deadline on the host clock or

@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The arguments of a `Login` view-model: `{mode?: "password" | "code"}`, `"password"` by default.
 ///

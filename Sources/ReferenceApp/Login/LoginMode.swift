@@ -1,4 +1,4 @@
-import VMHostRuntime
+import VMHost
 
 /// Which login form is shown: account and password, or phone and SMS code.
 ///

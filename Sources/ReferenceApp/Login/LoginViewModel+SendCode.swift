@@ -1,6 +1,5 @@
 import Backend
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 extension LoginViewModel {
     /// `sendCode`'s body: posts the phone, then runs the countdown, which the app session remembers

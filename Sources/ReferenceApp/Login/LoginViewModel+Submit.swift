@@ -1,6 +1,5 @@
 import Backend
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 extension LoginViewModel {
     /// `submit`'s body: logs in with the current mode's credentials. On failure shows the error's
@@ -20,7 +19,7 @@ extension LoginViewModel {
             throw error
         }
         try Task.checkCancellation()
-        loggedIn.value = true
+        loggedIn = true
         navigate.emit(.productList)
     }
 }

@@ -1,7 +1,5 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The login screen: two modes (account + password, phone + SMS code), UI state derived from the
 /// mode, field validation, an SMS countdown on the host's clock, and the login command.
@@ -60,7 +58,7 @@ public final class LoginViewModel: ViewModel {
     /// The SMS countdowns of the app session, shared by every `Login` of the host.
     let cooldown: SMSCodeCooldown
     /// True once a login succeeded: a second `submit` is refused (the session is open).
-    let loggedIn = Property(false)
+    @Tracked var loggedIn = false
     /// The countdown's next tick, while one is armed.
     var countdownTimer: ClockTimer?
 
@@ -83,7 +81,7 @@ public final class LoginViewModel: ViewModel {
 
     /// Why the current mode's fields cannot be submitted, or nil when they can.
     func submitBlocker() -> String? {
-        if loggedIn.value { return Strings.Reason.alreadyLoggedIn }
+        if loggedIn { return Strings.Reason.alreadyLoggedIn }
         switch mode {
         case .password:
             if !usernameValid { return Strings.Reason.usernameInvalid }

@@ -1,6 +1,5 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
+import VMHost
 
 /// When an SMS code was last sent to each phone, for the whole app session rather than one `Login`:
 /// closing the login screen and opening it again does not allow an immediate resend to the same

@@ -1,5 +1,5 @@
 import Backend
-import VMHostRuntime
+import VMHost
 
 /// Every string of the Login view-model: display strings in both locales, then the (English,
 /// developer-facing) reasons a command is disabled.

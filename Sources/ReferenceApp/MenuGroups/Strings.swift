@@ -1,5 +1,5 @@
 import Backend
-import VMHostRuntime
+import VMHost
 
 /// Every display string of the menu-group screens, in Chinese and English.
 enum Strings {

@@ -1,6 +1,5 @@
 import Backend
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// One row of the product list: a product's fields written for display (a cell view-model).
 ///

@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 extension ProductListViewModel {
     /// `vm.create {kind:"ProductList", args:{pageSize?}}`: products per page, 1…100, default 20.

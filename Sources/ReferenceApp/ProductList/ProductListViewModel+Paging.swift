@@ -1,5 +1,5 @@
 import Backend
-import VMHostRuntime
+import VMHost
 
 extension ProductListViewModel {
     /// Fetches page `number` and applies it, unless the fetch fails or is cancelled.

@@ -1,7 +1,5 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The product list (seed `000_…`): refresh, load more, cancel, one merged error channel, and
 /// cells formatted for display.

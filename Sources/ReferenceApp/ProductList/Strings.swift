@@ -1,5 +1,5 @@
 import Backend
-import VMHostRuntime
+import VMHost
 
 /// Every display string of the product list, in both locales: the one string table of the module.
 ///

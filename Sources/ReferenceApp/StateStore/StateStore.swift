@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import VMHostEventLoop
+import VMHost
 
 /// What the app keeps between runs with `--state-dir DIR`: the session (token, username), the
 /// device id, and the last good data of each list, as text values under keys, in one SQLite

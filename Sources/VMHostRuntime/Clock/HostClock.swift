@@ -22,7 +22,8 @@ public protocol HostClock: AnyObject, Sendable {
 /// A scheduled action of a ``HostClock``.
 public struct ClockTimer: Hashable, Sendable {
     let raw: UInt64
-    public init(raw: UInt64) { self.raw = raw }
+    /// The timer numbered `raw` by its clock.
+    package init(raw: UInt64) { self.raw = raw }
 }
 
 @HostActor
@@ -33,7 +34,7 @@ extension HostClock {
     ///
     /// - Important: Isolated to ``HostActor`` so that the woken task is enqueued straight onto the
     ///   host thread when its timer fires, counted in transit until it runs there (``HostWaiter``):
-    ///   ``ManualClock/advance(by:)`` and ``EventLoop/settle()`` then wait for it, which is what
+    ///   ``ManualClock/advance(by:)`` and the test kit's settling then wait for it, which is what
     ///   makes a manual clock deterministic.
     public func sleep(for delay: Duration) async throws {
         try Task.checkCancellation()

@@ -3,28 +3,28 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 
 /// Real monotonic time; timers fire from the host thread's event loop.
 @HostActor
-public final class SystemClock: HostClock {
+package final class SystemClock: HostClock {
     private let origin = EventLoop.monotonicNanoseconds()
     private var timers: [ClockTimer: TimerID] = [:]
     private var nextID: UInt64 = 0
 
-    public init() {}
+    package init() {}
 
-    public var now: Duration { .nanoseconds(Int64(EventLoop.monotonicNanoseconds() - origin)) }
+    package var now: Duration { .nanoseconds(Int64(EventLoop.monotonicNanoseconds() - origin)) }
 
     /// The system's real-time clock (`CLOCK_REALTIME`).
-    public var wallTime: Duration {
+    package var wallTime: Duration {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
         return .seconds(Int64(time.tv_sec)) + .nanoseconds(Int64(time.tv_nsec))
     }
 
     @discardableResult
-    public func schedule(after delay: Duration, _ action: @escaping @HostActor () -> Void) -> ClockTimer {
+    package func schedule(after delay: Duration, _ action: @escaping @HostActor () -> Void) -> ClockTimer {
         nextID += 1
         let handle = ClockTimer(raw: nextID)
         // Saturating: a delay past the end of the monotonic clock never fires.
@@ -37,14 +37,14 @@ public final class SystemClock: HostClock {
         return handle
     }
 
-    public func cancel(_ timer: ClockTimer) {
+    package func cancel(_ timer: ClockTimer) {
         if let id = timers.removeValue(forKey: timer) { EventLoop.shared.cancel(id) }
     }
 }
 
 extension Duration {
     /// The duration in whole nanoseconds (saturating).
-    public var nanoseconds: Int64 {
+    package var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }

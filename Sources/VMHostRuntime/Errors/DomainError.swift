@@ -34,10 +34,11 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
         ["kind": .string(kind), "code": code, "message": .string(message), "detail": .string(detail), "input": JSON(input)]
     }
 
+    /// `kind error: detail`.
     public var description: String { "\(kind) error: \(detail)" }
 
     /// The schema of ``json`` with `kind` one of `kinds` (what an app declares in its configuration).
-    public static func jsonSchema(kinds: [String]) -> JSON {
+    package static func jsonSchema(kinds: [String]) -> JSON {
         schema(kind: ["enum": .array(kinds.map { .string($0) })])
     }
 
@@ -60,6 +61,7 @@ extension DomainError: JSONEncodable, Codable {
     /// The schema of ``json`` with any `kind`; a host narrows it to the kinds its app declares.
     public static var jsonSchema: JSON { schema(kind: ["type": "string"]) }
 
+    /// Writes ``json``.
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 
     /// Reads an error object of the wire (a client's, or a recording's).

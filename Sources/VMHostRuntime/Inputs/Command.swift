@@ -28,11 +28,11 @@ import VMHostWire
 @HostActor
 public final class ViewModelCommand<Owner: AnyObject, Value: InputValue & Sendable, Result>: AnyCommand, DeclaredMember {
     /// The command's name on the wire; empty until the view-model is bound.
-    public private(set) var name = ""
+    package private(set) var name = ""
     private let declaredSchema: JSON?
-    public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
-    public var kind: InputKind { .command }
-    public var describeExtras: JSONObject {
+    package var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
+    package var kind: InputKind { .command }
+    package var describeExtras: JSONObject {
         var extras: JSONObject = ["policy": .string(runs.policy.name)]
         if let resultSchema = resultSchema() { extras.append("result", resultSchema) }
         return extras
@@ -71,19 +71,18 @@ public final class ViewModelCommand<Owner: AnyObject, Value: InputValue & Sendab
     }
 
     /// Runs now.
-    public var runningCount: Int { runs.running.count }
+    package var runningCount: Int { runs.running.count }
 
     /// The schema of the reply's `value` and a value of its type made of placeholders, as JSON; nil
     /// for a command that answers none.
-    @_spi(TestKit)
-    public var resultSample: (schema: JSON, sample: JSON?)? {
+    package var resultSample: (schema: JSON, sample: JSON?)? {
         guard let schema = resultSchema() else { return nil }
         return (schema, OutputSample.of(Result.self))
     }
 
-    public func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value(json: value, path: "params.value") }
+    package func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value.read(sent: value) }
 
-    public func refusal(for value: JSON) -> InputError? {
+    package func refusal(for value: JSON) -> InputError? {
         do throws(InputError) {
             _ = try admit(value)
             return nil
@@ -94,9 +93,7 @@ public final class ViewModelCommand<Owner: AnyObject, Value: InputValue & Sendab
 
     /// Decodes `value` and applies the refusals, in the order a send meets them.
     private func admit(_ value: JSON) throws(InputError) -> (value: Value, key: String?) {
-        let decoded: Value
-        do throws(JSONDecodingError) { decoded = try Value(json: value, path: "params.value") } catch { throw .invalidValue(error) }
-        return try admit(decoded: decoded)
+        try admit(decoded: try Value.admit(sent: value))
     }
 
     private func admit(decoded: Value) throws(InputError) -> (value: Value, key: String?) {
@@ -108,14 +105,13 @@ public final class ViewModelCommand<Owner: AnyObject, Value: InputValue & Sendab
     }
 
     @discardableResult
-    public func execute(_ value: JSON, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution {
+    package func execute(_ value: JSON, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution {
         let (decoded, key) = try admit(value)
         return start(decoded, key: key, completion: completion)
     }
 
     /// Starts a run with a value already read, as a send of it would (the test kit's typed sends).
-    @_spi(TestKit)
-    public func execute(decoded value: Value, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution {
+    package func execute(decoded value: Value, completion: @escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution {
         let (decoded, key) = try admit(decoded: value)
         return start(decoded, key: key, completion: completion)
     }
@@ -221,7 +217,7 @@ extension ViewModelCommand where Result: Encodable {
 
 /// A command seen without its types: what the host dispatches `vm.send` to.
 @HostActor
-public protocol AnyCommand: AnyInput {
+package protocol AnyCommand: AnyInput {
     /// Starts a run with `value`, or refuses (invalid value, `check`, policy, `disabled`).
     /// `completion` is called exactly once, on the host actor, when the run ends.
     @discardableResult
@@ -230,6 +226,8 @@ public protocol AnyCommand: AnyInput {
     func refusal(for value: JSON) -> InputError?
     /// Runs now.
     var runningCount: Int { get }
+    /// Cancels every run.
     func cancelAll()
-    @_spi(TestKit) var resultSample: (schema: JSON, sample: JSON?)? { get }
+    /// The schema of the reply's `value` and a sample of it, for the test kit; nil for none.
+    var resultSample: (schema: JSON, sample: JSON?)? { get }
 }

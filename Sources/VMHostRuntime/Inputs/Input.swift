@@ -23,6 +23,7 @@ public struct Input<Value: InputValue & Equatable>: DeclaredMemberWrapper {
         member = InputMember(initial: wrappedValue, schema: schema, secret: secret, map: map, shown: false)
     }
 
+    /// The value last set (by a client, or by the view-model).
     public var wrappedValue: Value {
         get { member.state.value }
         nonmutating set { member.state.value = newValue }
@@ -47,6 +48,7 @@ public struct Field<Value: InputValue & Equatable & Encodable>: DeclaredMemberWr
         member = InputMember(initial: wrappedValue, schema: schema, secret: secret, map: map, shown: true)
     }
 
+    /// The value shown: the last set, by a client or by the view-model.
     public var wrappedValue: Value {
         get { member.state.value }
         nonmutating set { member.state.value = newValue }
@@ -80,12 +82,10 @@ final class InputMember<Value: InputValue & Equatable>: SynchronousInput, Declar
     var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
     var describeExtras: JSONObject { [:] }
 
-    func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value(json: value, path: "params.value") }
+    func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value.read(sent: value) }
 
     func send(_ value: JSON) throws(InputError) {
-        let decoded: Value
-        do throws(JSONDecodingError) { decoded = try Value(json: value, path: "params.value") } catch { throw .invalidValue(error) }
-        apply(decoded)
+        apply(try Value.admit(sent: value))
     }
 
     /// Sets a value already read, as a send of it would (``map`` applied).

@@ -2,7 +2,7 @@ import VMHostEventLoop
 import VMHostWire
 
 /// How an input is used: a value that is set, a fire-and-forget trigger, or a command with a result.
-public enum InputKind: String, Sendable {
+package enum InputKind: String, Sendable {
     case value, trigger, command
 }
 
@@ -25,7 +25,7 @@ public enum InputError: Error, Sendable, Equatable {
     }
 
     /// The message a client reads: `params.value.groupId: no group "g9" in the list`.
-    public var message: String {
+    package var message: String {
         switch self {
         case .invalidValue(let error): error.description
         case .refused(let path, let reason): "\(path): \(reason)"
@@ -72,23 +72,42 @@ extension Optional: InputValue where Wrapped: InputValue & JSONEncodable {}
 /// The value type of inputs that take no value (accepts only an absent value or `null`), and of
 /// events that carry none (`null` on the wire).
 public struct NoValue: InputValue, JSONEncodable, Codable, Sendable, Equatable {
+    /// No value.
     public init() {}
+    /// Reads `null`.
     public init(from decoder: any Decoder) throws {}
+    /// Writes `null`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encodeNil()
     }
+    /// `no value`.
     public static var jsonTypeDescription: String { "no value" }
+    /// `{"type":"null"}`.
     public static var jsonSchema: JSON { ["type": "null"] }
+    /// Reads an absent value or `null`; anything else is refused, naming `path`.
     public init(json: JSON, path: String) throws(JSONDecodingError) {
         guard json.isNull else { throw JSONDecodingError(path: path, problem: "this input takes no value, got \(json.typeName)") }
     }
+    /// `null`.
     public var json: JSON { .null }
+}
+
+extension InputValue {
+    /// Reads a value a client sent (`vm.send {value}`), its errors naming `params.value`.
+    static func read(sent value: JSON) throws(JSONDecodingError) -> Self {
+        try Self(json: value, path: "params.value")
+    }
+
+    /// ``read(sent:)``, a value that does not read refused as ``InputError/invalidValue(_:)`` (-32602).
+    static func admit(sent value: JSON) throws(InputError) -> Self {
+        do throws(JSONDecodingError) { return try read(sent: value) } catch { throw .invalidValue(error) }
+    }
 }
 
 /// An input seen without its value type: what the host dispatches `vm.send` to.
 @HostActor
-public protocol AnyInput: AnyObject {
+package protocol AnyInput: AnyObject {
     var name: String { get }
     var kind: InputKind { get }
     /// The JSON Schema of the value (`{"type":"null"}` for none).
@@ -105,11 +124,11 @@ public protocol AnyInput: AnyObject {
 
 extension AnyInput {
     /// Inputs are not secret unless declared so.
-    public var isSecret: Bool { false }
+    package var isSecret: Bool { false }
 }
 
 /// A value or trigger input: applied at once.
 @HostActor
-public protocol SynchronousInput: AnyInput {
+package protocol SynchronousInput: AnyInput {
     func send(_ value: JSON) throws(InputError)
 }

@@ -1,4 +1,4 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostWire
 
 /// What to do when a command or work is started while it runs; `Value` is what it is started with.
@@ -149,14 +149,14 @@ final class Runs<Value: Sendable> {
 
 /// One run of a command or work.
 @HostActor
-public final class CommandExecution {
+package final class CommandExecution {
     /// The key it runs under (``CommandPolicy/ignorePerKey(_:)``), if any.
-    public let key: String?
+    package let key: String?
     fileprivate let completion: (CommandOutcome) -> Void
     fileprivate var task: Task<Void, Never>?
     fileprivate var ending: ((CommandExecution, CommandOutcome) -> Void)?
     /// Whether it has ended.
-    public private(set) var isFinished = false
+    package private(set) var isFinished = false
     /// Whether it counts in its view-model's activity.
     var holdsActivity = false
 
@@ -167,7 +167,7 @@ public final class CommandExecution {
 
     /// Cancels this run: its task is cancelled, it ends now as cancelled, and nothing it does later
     /// changes an output.
-    public func cancel() {
+    package func cancel() {
         guard !isFinished else { return }
         task?.cancel()
         finish(.cancelled)

@@ -16,11 +16,11 @@ import VMHostWire
 @HostActor
 public final class ViewModelTrigger<Owner: AnyObject, Value: InputValue>: SynchronousInput, DeclaredMember {
     /// The trigger's name on the wire; empty until the view-model is bound.
-    public private(set) var name = ""
+    package private(set) var name = ""
     private let declaredSchema: JSON?
-    public var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
-    public var kind: InputKind { .trigger }
-    public var describeExtras: JSONObject { [:] }
+    package var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
+    package var kind: InputKind { .trigger }
+    package var describeExtras: JSONObject { [:] }
     private var fire: ((Owner, Value) throws(InputError) -> Void)?
     private weak var owner: Owner?
 
@@ -31,17 +31,14 @@ public final class ViewModelTrigger<Owner: AnyObject, Value: InputValue>: Synchr
         ViewModelContext.declaring?.adopt(self)
     }
 
-    public func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value(json: value, path: "params.value") }
+    package func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value.read(sent: value) }
 
-    public func send(_ value: JSON) throws(InputError) {
-        let decoded: Value
-        do throws(JSONDecodingError) { decoded = try Value(json: value, path: "params.value") } catch { throw .invalidValue(error) }
-        try fire(decoded: decoded)
+    package func send(_ value: JSON) throws(InputError) {
+        try fire(decoded: try Value.admit(sent: value))
     }
 
     /// Fires with a value already read, as a send of it would (the test kit's typed sends).
-    @_spi(TestKit)
-    public func fire(decoded value: Value) throws(InputError) {
+    package func fire(decoded value: Value) throws(InputError) {
         guard let owner, let fire else { throw .disabled(reason: "the view-model is disposed") }
         try fire(owner, value)
     }

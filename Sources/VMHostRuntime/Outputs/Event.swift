@@ -16,15 +16,14 @@ import VMHostWire
 @HostActor
 public final class Event<Value: Encodable>: AnyEvent, DeclaredMember {
     /// The event's name on the wire; empty until the view-model is bound.
-    public internal(set) var name: String
+    package internal(set) var name: String
     /// The schema given at declaration, if any; else the value type's, made when asked.
     private let declaredSchema: JSON?
-    public var schema: JSON { declaredSchema ?? OutputSchema.of(Value.self) }
+    package var schema: JSON { declaredSchema ?? OutputSchema.of(Value.self) }
     weak var owner: ViewModelContext?
 
     /// A value of the event's type made of placeholders, as JSON (nil when the type cannot make one).
-    @_spi(TestKit)
-    public var sample: JSON? { OutputSample.of(Value.self) }
+    package var sample: JSON? { OutputSample.of(Value.self) }
 
     /// An event of the view-model being built; `schema` refines the value type's schema.
     public init(schema: JSON? = nil) {
@@ -62,8 +61,11 @@ extension Event where Value == NoValue {
 
 /// An event seen without its value type.
 @HostActor
-public protocol AnyEvent: AnyObject {
+package protocol AnyEvent: AnyObject {
+    /// The event's name on the wire.
     var name: String { get }
+    /// Its value's JSON Schema.
     var schema: JSON { get }
-    @_spi(TestKit) var sample: JSON? { get }
+    /// A value of the event's type made of placeholders, as JSON, for the test kit.
+    var sample: JSON? { get }
 }

@@ -1,7 +1,7 @@
 import VMHostWire
 
 /// How a property changed since the host last took its change.
-public enum PropertyChange: Sendable, Equatable {
+package enum PropertyChange: Sendable, Equatable {
     /// Send the value whole.
     case value
     /// An array property: the splice that turns the value last taken into the current one. A
@@ -10,26 +10,26 @@ public enum PropertyChange: Sendable, Equatable {
 }
 
 /// One list edit on the wire: remove `remove` elements at `index`, insert `insert` there.
-public struct ListSplice: Sendable, Equatable {
-    public var index: Int
-    public var remove: Int
-    public var insert: [JSON]
+package struct ListSplice: Sendable, Equatable {
+    package var index: Int
+    package var remove: Int
+    package var insert: [JSON]
 
-    public init(index: Int, remove: Int, insert: [JSON]) {
+    package init(index: Int, remove: Int, insert: [JSON]) {
         self.index = index
         self.remove = remove
         self.insert = insert
     }
 
     /// `{index, remove, insert}`.
-    public var json: JSON {
+    package var json: JSON {
         ["index": .int(Int64(index)), "remove": .int(Int64(remove)), "insert": .array(insert)]
     }
 
     /// The one splice that turns `old` into `new`, both starting at `index` of their lists: their
     /// common prefix and suffix are kept, the middle is replaced, and only the middle is made JSON.
     /// Appending a page is `{index: n, remove: 0, insert: page}`. Nil when they are equal.
-    public init?<Element: Equatable & Encodable>(from old: ArraySlice<Element>, to new: ArraySlice<Element>, at index: Int) {
+    package init?<Element: Equatable & Encodable>(from old: ArraySlice<Element>, to new: ArraySlice<Element>, at index: Int) {
         let shorter = min(old.count, new.count)
         var prefix = 0
         while prefix < shorter, old[old.startIndex + prefix] == new[new.startIndex + prefix] { prefix += 1 }
@@ -42,7 +42,7 @@ public struct ListSplice: Sendable, Equatable {
     }
 
     /// The one splice that turns the list `old` into `new`; nil when they are equal.
-    public init?<Element: Equatable & Encodable>(from old: [Element], to new: [Element]) {
+    package init?<Element: Equatable & Encodable>(from old: [Element], to new: [Element]) {
         self.init(from: old[...], to: new[...], at: 0)
     }
 }

@@ -21,6 +21,7 @@ public struct Output<Value: Equatable & Encodable>: DeclaredMemberWrapper {
         member = OutputMember(property: Property(wrappedValue, schema: schema))
     }
 
+    /// The value now; setting an equal one sends nothing.
     public var wrappedValue: Value {
         get { member.property.value }
         nonmutating set { member.property.value = newValue }

@@ -25,7 +25,7 @@ import VMHostWire
 @HostActor
 public final class Property<Value: Equatable> {
     /// The output's name on the wire; empty until the view-model is bound.
-    public internal(set) var name: String
+    package internal(set) var name: String
     /// The schema given at declaration, if any; else the value type's (made when asked, not stored:
     /// every view-model of a kind would otherwise hold its own copy).
     let declaredSchema: JSON?
@@ -37,7 +37,7 @@ public final class Property<Value: Equatable> {
     /// This property as an output, once declared one (the context holds both).
     unowned(unsafe) var asOutput: (any AnyProperty)?
     /// Where it was declared among its view-model's outputs (0, 1, …); -1 when it is none.
-    public internal(set) var position = -1
+    package internal(set) var position = -1
 
     /// The change since the last ``takeChange()``, kept only while ``startRecordingChanges()`` is on.
     private enum Pending {
@@ -53,7 +53,7 @@ public final class Property<Value: Equatable> {
     private var storage: Value
 
     /// A property holding `initial`; `name` and `schema` matter only for an output.
-    public init(_ initial: Value, name: String = "", schema: JSON? = nil) {
+    package init(_ initial: Value, name: String = "", schema: JSON? = nil) {
         self.name = name
         self.storage = initial
         self.declaredSchema = schema
@@ -115,9 +115,11 @@ public final class Property<Value: Equatable> {
 
     // MARK: Changes, for the host
 
-    public func startRecordingChanges() { recordsChanges = true }
+    /// Starts keeping what changes, for ``takeChange()``.
+    package func startRecordingChanges() { recordsChanges = true }
 
-    public func stopRecordingChanges() {
+    /// Stops keeping what changes and forgets what was kept.
+    package func stopRecordingChanges() {
         recordsChanges = false
         pending = nil
     }
@@ -135,17 +137,17 @@ extension Property: DerivationSource {
 
 extension Property: AnyProperty where Value: Encodable {
     /// The value's schema: the one declared, else the value type's.
-    public var schema: JSON { declaredSchema ?? OutputSchema.of(Value.self) }
+    package var schema: JSON { declaredSchema ?? OutputSchema.of(Value.self) }
 
     /// The value as JSON, as written on the wire.
-    public var json: JSON { JSONValueEncoder.encode(storage) }
+    package var json: JSON { JSONValueEncoder.encode(storage) }
 
     /// A value of the output's type made of placeholders, as JSON (nil when the type cannot make
     /// one, or when the declaration refines the type's schema, which its placeholders need not meet).
-    @_spi(TestKit)
-    public var sample: JSON? { declaredSchema == nil ? OutputSample.of(Value.self) : nil }
+    package var sample: JSON? { declaredSchema == nil ? OutputSample.of(Value.self) : nil }
 
-    public func takeChange() -> PropertyChange? {
+    /// How the value changed since the last take, and forgets it (see ``AnyProperty/takeChange()``).
+    package func takeChange() -> PropertyChange? {
         guard let change = pending else { return nil }
         pending = nil
         switch change {
@@ -175,22 +177,27 @@ extension Property {
         didChange()
     }
 
+    /// Appends `element`.
     public func append<Element>(_ element: Element) where Value == [Element] {
         replaceSubrange(storage.count..<storage.count, with: CollectionOfOne(element))
     }
 
+    /// Appends `elements`: `diff` subscribers get one splice of them.
     public func append<Element, S: Sequence>(contentsOf elements: S) where Value == [Element], S.Element == Element {
         replaceSubrange(storage.count..<storage.count, with: Array(elements))
     }
 
+    /// Inserts `element` at `index`.
     public func insert<Element>(_ element: Element, at index: Int) where Value == [Element] {
         replaceSubrange(index..<index, with: CollectionOfOne(element))
     }
 
+    /// Inserts `elements` at `index`.
     public func insert<Element, C: Collection>(contentsOf elements: C, at index: Int) where Value == [Element], C.Element == Element {
         replaceSubrange(index..<index, with: elements)
     }
 
+    /// Removes and returns the element at `index`.
     @discardableResult
     public func remove<Element>(at index: Int) -> Element where Value == [Element] {
         let element = storage[index]
@@ -198,6 +205,7 @@ extension Property {
         return element
     }
 
+    /// Removes the elements in `range`.
     public func removeSubrange<Element>(_ range: Range<Int>) where Value == [Element] {
         replaceSubrange(range, with: EmptyCollection())
     }
@@ -244,9 +252,12 @@ extension Property {
 
 /// A property seen without its value type: what the host reads.
 @HostActor
-public protocol AnyProperty: AnyObject {
+package protocol AnyProperty: AnyObject {
+    /// The output's name on the wire.
     var name: String { get }
+    /// The value's JSON Schema.
     var schema: JSON { get }
+    /// The value as JSON.
     var json: JSON { get }
     /// Where it was declared among its view-model's properties (0, 1, …).
     var position: Int { get }
@@ -257,7 +268,8 @@ public protocol AnyProperty: AnyObject {
     /// How the value changed since the last call (or since recording started), and forgets it; nil
     /// when it ends equal to what it was then.
     func takeChange() -> PropertyChange?
-    @_spi(TestKit) var sample: JSON? { get }
+    /// A value of the output's type made of placeholders, as JSON, for the test kit.
+    var sample: JSON? { get }
 }
 
 /// Values of output types made of placeholders (``CodableSchema/placeholder(of:)``), as JSON: what

@@ -20,6 +20,7 @@ public struct Tracked<Value: Equatable>: DeclaredMemberWrapper {
         member = TrackedMember(state: Property(wrappedValue))
     }
 
+    /// The state now; a change recomputes the derived outputs that read it.
     public var wrappedValue: Value {
         get { member.state.value }
         nonmutating set { member.state.value = newValue }

@@ -3,11 +3,11 @@ import VMHostWire
 /// Values made from the JSON Schemas that `host.describe` reports (the subset the runtime writes:
 /// `type`, `enum`, `const`, `anyOf`, `properties`, `required`, `additionalProperties`, `items`,
 /// `minItems`, `minLength`, `maxLength`, `minimum`, `maximum`, `default`).
-public enum JSONSchemaExample {
+package enum JSONSchemaExample {
     /// A small value `schema` accepts: required members only, each at its lower bound, the first
     /// `enum` case or `anyOf` branch. What an ``ObjectReader`` answers for a required member while
     /// it records, and what the test kit starts from to check that a kind accepts what it describes.
-    public static func minimal(_ schema: JSON) -> JSON {
+    package static func minimal(_ schema: JSON) -> JSON {
         guard case .object(let object) = schema else { return .null }
         if let constant = object["const"] { return constant }
         if let cases = object["enum"]?.arrayValue, let first = cases.first { return first }

@@ -9,6 +9,7 @@ public struct AppLocale: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
     /// The locale of `tag`, as the app spells it.
     public init(_ tag: String) { self.tag = tag }
 
+    /// `"zh-Hans"`: the locale of that tag.
     public init(stringLiteral tag: String) { self.tag = tag }
 
     /// English: the locale of an app that declares none.
@@ -17,11 +18,12 @@ public struct AppLocale: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
     /// The language subtag, lowercased: `zh` of `zh-Hans`, `en` of `en-GB`.
     public var language: String { Self.subtags(of: tag).first ?? "" }
 
+    /// The tag.
     public var description: String { tag }
 
     /// Whether `tag` is a well-formed language tag as SPEC §3 reads it: subtags of 1 to 8 ASCII
     /// letters or digits joined by `-`. `en_US` (a POSIX locale name, not a tag) is not.
-    public static func isWellFormed(_ tag: String) -> Bool {
+    package static func isWellFormed(_ tag: String) -> Bool {
         let subtags = tag.utf8.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
         return subtags.allSatisfy { (1...8).contains($0.count) && $0.allSatisfy(isAlphanumeric) }
     }
@@ -32,7 +34,7 @@ public struct AppLocale: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
     /// 2. the longest offered tag that `requested` extends by whole subtags (`de-CH-1996` picks `de-CH`,
     ///    `en-GB` picks `en`);
     /// 3. the first offered tag of the same language (`zh-TW` and `zh` pick `zh-Hans`).
-    public static func match(_ requested: String, in offered: [AppLocale]) -> AppLocale? {
+    package static func match(_ requested: String, in offered: [AppLocale]) -> AppLocale? {
         guard isWellFormed(requested) else { return nil }
         let wanted = subtags(of: requested)
         var best: (locale: AppLocale, length: Int)?

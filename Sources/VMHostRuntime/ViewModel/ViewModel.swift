@@ -102,6 +102,7 @@ public protocol ObservableProperty: AnyObject {
 }
 
 extension Property: ObservableProperty {
+    /// Calls `handler` after every change of the value.
     public func onChange(_ handler: @escaping () -> Void) { observe { _ in handler() } }
 }
 
@@ -153,10 +154,10 @@ public struct NoArgs: ViewModelArgs {
 @HostActor
 public struct ViewModelFactory {
     /// The kind's name.
-    public let kind: String
+    package let kind: String
     /// The JSON Schema of the kind's args (``ViewModelArgs``), recorded the first time it is asked
     /// for (`host.describe`), not when the kind is registered.
-    public var argsSchema: JSON { argsType.jsonSchema }
+    package var argsSchema: JSON { argsType.jsonSchema }
     private let argsType: any ViewModelArgs.Type
     private let makeFromJSON: (JSON?, ViewModelContext) throws(JSONDecodingError) -> AnyObject
     private let makePlaceholder: (ViewModelContext) -> AnyObject
@@ -178,7 +179,7 @@ public struct ViewModelFactory {
     }
 
     /// Makes a view-model from `args` (read under `params.args`) in `context`.
-    public func make(args: JSON?, context: ViewModelContext) throws(JSONDecodingError) -> AnyObject {
+    package func make(args: JSON?, context: ViewModelContext) throws(JSONDecodingError) -> AnyObject {
         try makeFromJSON(args, context)
     }
 
@@ -188,7 +189,7 @@ public struct ViewModelFactory {
     /// that is safe to start work in: it has its own clock, which never moves (timers set in the
     /// initializer never fire), its commands and works refuse to start, and it reaches no other
     /// view-model.
-    public func describe() -> JSON {
+    package func describe() -> JSON {
         let context = ViewModelContext(handle: "describe", kind: kind, clock: ManualClock(), locale: .en, describing: true)
         let instance = makePlaceholder(context)
         defer {

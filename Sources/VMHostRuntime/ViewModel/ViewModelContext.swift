@@ -3,8 +3,10 @@ import VMHostWire
 
 /// What the host is told about a view-model's outputs as they change.
 @HostActor
-public protocol ViewModelContextObserver: AnyObject {
+package protocol ViewModelContextObserver: AnyObject {
+    /// `property` of `context` changed.
     func propertyDidChange(_ context: ViewModelContext, _ property: any AnyProperty)
+    /// `context` emitted the event `name` with `value`.
     func eventDidEmit(_ context: ViewModelContext, name: String, value: JSON)
 }
 
@@ -20,18 +22,21 @@ public final class ViewModelContext {
     /// The view-model's handle (`vm` on the wire).
     public let handle: String
     /// The kind's name.
-    public let kind: String
+    package let kind: String
     /// The host's clock: every timer, latency and deadline goes through it.
     public let clock: any HostClock
     /// The language of the view-model's display strings.
     public let locale: AppLocale
     /// The merged error channel: every failed command (and work) emits here once (the `error` event).
-    public let error: Event<DomainError>
+    package let error: Event<DomainError>
     let activity = ActivityCounter()
 
-    public private(set) var properties: [any AnyProperty] = []
-    public private(set) var events: [any AnyEvent] = []
-    public private(set) var inputs: [any AnyInput] = []
+    /// The property outputs, in declaration order.
+    package private(set) var properties: [any AnyProperty] = []
+    /// The events, `error` first.
+    package private(set) var events: [any AnyEvent] = []
+    /// The inputs, in declaration order.
+    package private(set) var inputs: [any AnyInput] = []
     /// The members made while the view-model was built, in the order they were made.
     private var adopted: [any DeclaredMember] = []
     /// The members found in the view-model's stored properties, in declaration order.
@@ -45,14 +50,16 @@ public final class ViewModelContext {
 
     /// True for the context `host.describe` builds an instance in to read its declarations: its
     /// clock is its own (timers never fire), and commands and work refuse to start.
-    public let isDescribing: Bool
-    public weak var observer: (any ViewModelContextObserver)?
+    package let isDescribing: Bool
+    /// Told of every change and emission (the host, or the test kit's recorder).
+    package weak var observer: (any ViewModelContextObserver)?
     /// The group the tasks of its commands and works belong to: set by the test kit, which settles
     /// on this view-model's work only.
-    public var workGroup: WorkGroup?
+    package var workGroup: WorkGroup?
     /// Finds another view-model of the same host by handle.
-    public var lookup: (String) -> AnyObject? = { _ in nil }
-    public private(set) var isDisposed = false
+    package var lookup: (String) -> AnyObject? = { _ in nil }
+    /// Whether ``dispose()`` ended it.
+    package private(set) var isDisposed = false
 
     /// The view-model, held while it may still run code: until disposed, and after that until its
     /// last task has unwound.
@@ -60,7 +67,7 @@ public final class ViewModelContext {
     private var liveTasks = 0
 
     /// A context for a view-model `handle` of `kind`; `describing` for the one `host.describe` reads.
-    public init(handle: String, kind: String, clock: any HostClock, locale: AppLocale, describing: Bool = false) {
+    package init(handle: String, kind: String, clock: any HostClock, locale: AppLocale, describing: Bool = false) {
         self.handle = handle
         self.kind = kind
         self.clock = clock
@@ -88,7 +95,7 @@ public final class ViewModelContext {
     /// Builds a view-model in this context: `make` runs with members adopted by it, then the
     /// view-model's stored properties name them (its declaration order is the order of
     /// `host.describe`), derived outputs compute, and work its initializer asked for starts.
-    public func build<VM: AnyObject>(_ make: () throws -> VM) rethrows -> VM {
+    package func build<VM: AnyObject>(_ make: () throws -> VM) rethrows -> VM {
         let outer = Self.declaring
         Self.declaring = self
         let instance: VM
@@ -165,13 +172,11 @@ public final class ViewModelContext {
 
     /// The view-model, until it is released (the test kit reads it through here, so that it holds
     /// it no longer than the host would).
-    @_spi(TestKit)
-    public var viewModel: AnyObject? { instance }
+    package var viewModel: AnyObject? { instance }
 
     /// Sets the value input whose value `property` holds to `value`, as a send of it would; false
     /// when no value input of this view-model holds it.
-    @_spi(TestKit)
-    public func setInput<Value: InputValue>(_ property: Property<Value>, to value: Value) -> Bool {
+    package func setInput<Value: InputValue>(_ property: Property<Value>, to value: Value) -> Bool {
         for case let input as InputMember<Value> in inputs where input.state === property {
             input.apply(value)
             return true
@@ -180,14 +185,16 @@ public final class ViewModelContext {
     }
 
     /// The commands and works with a run in flight, by name.
-    @_spi(TestKit)
-    public var running: [String] {
+    package var running: [String] {
         members.compactMap { ($0 as? any RunningMember).flatMap { $0.isBusy ? $0.memberName : nil } }
     }
 
-    public func property(named name: String) -> (any AnyProperty)? { properties.first { $0.name == name } }
-    public func event(named name: String) -> (any AnyEvent)? { events.first { $0.name == name } }
-    public func input(named name: String) -> (any AnyInput)? { inputs.first { $0.name == name } }
+    /// The property output `name`, if any.
+    package func property(named name: String) -> (any AnyProperty)? { properties.first { $0.name == name } }
+    /// The event `name`, if any.
+    package func event(named name: String) -> (any AnyEvent)? { events.first { $0.name == name } }
+    /// The input `name`, if any.
+    package func input(named name: String) -> (any AnyInput)? { inputs.first { $0.name == name } }
 
     // MARK: Lifetime
 
@@ -199,11 +206,11 @@ public final class ViewModelContext {
     }
 
     /// True while a task of one of its commands or works has not unwound yet (a cancelled one may finish late).
-    public var hasLiveTasks: Bool { liveTasks > 0 }
+    package var hasLiveTasks: Bool { liveTasks > 0 }
 
     /// A check, for once the owner of a disposed context has dropped it, that the context and its
     /// view-model are gone: see ``ReleaseCheck``.
-    public func releaseCheck() -> ReleaseCheck {
+    package func releaseCheck() -> ReleaseCheck {
         ReleaseCheck(context: self, instance: instance, skip: liveTasks > 0)
     }
 
@@ -228,7 +235,7 @@ public final class ViewModelContext {
     }
 
     /// The timers armed and not fired.
-    public var armedTimerCount: Int { timers.count }
+    package var armedTimerCount: Int { timers.count }
 
     /// Runs `handler` when the view-model is disposed.
     public func onDispose(_ handler: @escaping () -> Void) {
@@ -238,7 +245,7 @@ public final class ViewModelContext {
     /// Ends the view-model: cancels every run of its commands and works (their callers get -32800),
     /// every timer, runs the dispose handlers, and lets go of what its members hold. Outputs stop
     /// reaching the host.
-    public func dispose() {
+    package func dispose() {
         guard !isDisposed else { return }
         isDisposed = true
         for member in members { member.cancelRuns() }
@@ -321,7 +328,7 @@ protocol DeclaredMemberWrapper {
 /// owner dropped every reference (the host and the test kit do both). Skipped while a run's task
 /// still unwinds, since that task holds the view-model until it ends.
 @HostActor
-public struct ReleaseCheck {
+package struct ReleaseCheck {
     private weak var context: ViewModelContext?
     private weak var instance: AnyObject?
     private let kind: String
@@ -337,7 +344,7 @@ public struct ReleaseCheck {
     }
 
     /// The problem found, or nil when the view-model was released (or the check was skipped).
-    public var problem: String? {
+    package var problem: String? {
         guard !skip, instance != nil else { return nil }
         return "\(kind) \(handle) outlived its disposal: something still holds it (a closure that captures the view-model "
             + "instead of taking it as its parameter, or an observer of a shared object not ended in onDispose)"
@@ -345,7 +352,7 @@ public struct ReleaseCheck {
 
     /// In debug builds, stops with ``problem`` when the view-model is still alive; release builds
     /// do nothing.
-    public func verify() {
+    package func verify() {
         #if DEBUG
         if let problem { assertionFailure(problem) }
         #endif

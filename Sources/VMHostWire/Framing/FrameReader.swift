@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// What the reader found in the byte stream.
-public enum FrameEvent {
+package enum FrameEvent {
     /// One complete message body. The buffer is valid only during the callback.
     case frame(UnsafeRawBufferPointer)
     /// A message larger than the limit was skipped. `byteCount` is its announced size (LSP) or nil
@@ -23,13 +23,14 @@ public enum FrameEvent {
 /// Feed it chunks of any size (one byte at a time works) with ``consume(_:_:)``; it calls back once
 /// per complete frame, in order. Memory is bounded by the message limit: an oversized message is
 /// never buffered, only counted while it streams past.
-public struct FrameReader {
+package struct FrameReader {
     /// The framing in use: the configured one, or the detected one once ``Framing/auto`` decided.
-    public private(set) var framing: Framing
-    public let maxMessageBytes: Int
+    package private(set) var framing: Framing
+    /// The largest message read; a larger one is skipped.
+    package let maxMessageBytes: Int
     /// The longest header block accepted (LSP), from its first byte to the end of the blank line
     /// that ends it, whatever the read sizes were. Blank lines before a block do not count.
-    public static let maxHeaderBytes = 8 * 1024
+    package static let maxHeaderBytes = 8 * 1024
 
     private var buffer: [UInt8] = []
     private var start = 0
@@ -53,16 +54,17 @@ public struct FrameReader {
         case skippingHeader
     }
 
-    public init(framing: Framing, maxMessageBytes: Int) {
+    /// A reader of `framing` that skips messages over `maxMessageBytes`.
+    package init(framing: Framing, maxMessageBytes: Int) {
         self.framing = framing
         self.maxMessageBytes = max(1, maxMessageBytes)
     }
 
     /// Bytes held for a message not yet complete.
-    public var bufferedByteCount: Int { buffer.count - start }
+    package var bufferedByteCount: Int { buffer.count - start }
 
     /// Appends `bytes` and reports every complete frame (and every skip) they finish, in order.
-    public mutating func consume(_ bytes: UnsafeRawBufferPointer, _ handle: (FrameEvent) -> Void) {
+    package mutating func consume(_ bytes: UnsafeRawBufferPointer, _ handle: (FrameEvent) -> Void) {
         buffer.append(contentsOf: bytes)
         while step(handle) {}
         compact()
@@ -70,7 +72,7 @@ public struct FrameReader {
 
     /// Reports a final event for bytes left when the stream ends: a last ndjson line without a
     /// newline is a frame; an unfinished LSP message is reported as a bad header.
-    public mutating func finish(_ handle: (FrameEvent) -> Void) {
+    package mutating func finish(_ handle: (FrameEvent) -> Void) {
         if framing == .auto, start < buffer.count, hasContent(start, buffer.count) {
             // The input ended before its first line did: what came is not a header, so it is ndjson.
             framing = .ndjson

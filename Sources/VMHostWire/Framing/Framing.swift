@@ -1,4 +1,5 @@
 /// How messages are delimited on a byte stream.
+@_spi(Transport)
 public enum Framing: String, Sendable, CaseIterable {
     /// Decide from the first line, after a UTF-8 byte order mark and whitespace: a header line
     /// (`Name: value`) → ``lsp``; anything else → ``ndjson``.
@@ -11,7 +12,7 @@ public enum Framing: String, Sendable, CaseIterable {
 
 extension Framing {
     /// Appends `body` to `out` framed this way. ``auto`` writes as ``ndjson``.
-    public func frame(_ body: [UInt8], into out: inout [UInt8]) {
+    package func frame(_ body: [UInt8], into out: inout [UInt8]) {
         switch self {
         case .lsp:
             out.append(contentsOf: "Content-Length: \(body.count)\r\n\r\n".utf8)

@@ -20,11 +20,11 @@ import Synchronization
 /// recording answers (empty strings, zeros, `false`, the first case of an enum) cannot be recorded:
 /// conform it to ``JSONEncodable`` and write its `jsonSchema`. A dictionary is described as
 /// `{"type":"object"}`, and a type that contains itself stops at `{}` where it recurs.
-public enum CodableSchema {
+package enum CodableSchema {
     private static let cache = Mutex<[ObjectIdentifier: JSON]>([:])
 
     /// The schema of `type`, recorded once per type.
-    public static func of<Value: Decodable>(_ type: Value.Type) -> JSON {
+    package static func of<Value: Decodable>(_ type: Value.Type) -> JSON {
         let id = ObjectIdentifier(type)
         if let schema = cache.withLock({ $0[id] }) { return schema }
         let schema = SchemaRecorder().record(type).schema
@@ -35,7 +35,7 @@ public enum CodableSchema {
     /// A value of `type` made of the placeholders its schema's recording answers (empty strings,
     /// zeros, `false`, the first case of an enum, nil): a value to hold until the real one is
     /// computed. Nil for a type that contains itself where the recording stops.
-    public static func placeholder<Value: Decodable>(of type: Value.Type) -> Value? {
+    package static func placeholder<Value: Decodable>(of type: Value.Type) -> Value? {
         SchemaRecorder().recordStructurally(type).value
     }
 }
@@ -217,6 +217,28 @@ private struct RecordingKeyed<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        node.declare(key.stringValue, recorder.record(type).schema, required: false)
+        return nil
+    }
+
+    // The protocol's own implementations of these read `contains` and then `decode`, which would
+    // record a synthesized optional of a basic type as required.
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try optional(type, key) }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try optional(type, key) }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try optional(type, key) }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try optional(type, key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try optional(type, key) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try optional(type, key) }
+
+    private func optional<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {
         node.declare(key.stringValue, recorder.record(type).schema, required: false)
         return nil
     }

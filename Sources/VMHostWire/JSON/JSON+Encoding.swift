@@ -4,6 +4,7 @@
 /// (``JSONValueEncoder``, ``CodableSchema``). Conform for a form the declaration cannot give (a
 /// constant member, an open object) or for speed; it is then `Encodable` through ``json``.
 public protocol JSONEncodable: Encodable {
+    /// The value as JSON.
     var json: JSON { get }
     /// The JSON Schema of ``json``, for `host.describe`.
     static var jsonSchema: JSON { get }
@@ -15,47 +16,65 @@ extension JSONEncodable {
 }
 
 extension String: JSONEncodable {
+    /// The value as JSON.
     public var json: JSON { .string(self) }
+    /// `{"type":"string"}`.
     public static var jsonSchema: JSON { ["type": "string"] }
 }
 
 extension Int: JSONEncodable {
+    /// The value as JSON.
     public var json: JSON { .int(Int64(self)) }
+    /// `{"type":"integer"}`.
     public static var jsonSchema: JSON { ["type": "integer"] }
 }
 
 extension Int64: JSONEncodable {
+    /// The value as JSON.
     public var json: JSON { .int(self) }
+    /// `{"type":"integer"}`.
     public static var jsonSchema: JSON { ["type": "integer"] }
 }
 
 extension Bool: JSONEncodable {
+    /// The value as JSON.
     public var json: JSON { .bool(self) }
+    /// `{"type":"boolean"}`.
     public static var jsonSchema: JSON { ["type": "boolean"] }
 }
 
 extension Double: JSONEncodable {
+    /// The value as JSON.
     public var json: JSON { .double(self) }
+    /// `{"type":"number"}`.
     public static var jsonSchema: JSON { ["type": "number"] }
 }
 
 extension JSON: JSONEncodable {
+    /// The value itself.
     public var json: JSON { self }
+    /// `{}`: any value.
     public static var jsonSchema: JSON { [:] }
 }
 
 extension Optional: JSONEncodable where Wrapped: JSONEncodable {
+    /// The wrapped value's JSON, or `null`.
     public var json: JSON { map(\.json) ?? .null }
+    /// The wrapped type's schema, or `null`.
     public static var jsonSchema: JSON { ["anyOf": [Wrapped.jsonSchema, ["type": "null"]]] }
 }
 
 extension Array: JSONEncodable where Element: JSONEncodable {
+    /// The elements' JSON.
     public var json: JSON { .array(map(\.json)) }
+    /// An array of the element type's schema.
     public static var jsonSchema: JSON { ["type": "array", "items": Element.jsonSchema] }
 }
 
 extension Optional: JSONDecodable where Wrapped: JSONDecodable {
+    /// The wrapped type's description, `or null`.
     public static var jsonTypeDescription: String { "\(Wrapped.jsonTypeDescription) or null" }
+    /// Nil for `null`, else the wrapped type read from `json`.
     public init(json: JSON, path: String) throws(JSONDecodingError) {
         self = json.isNull ? nil : try Wrapped(json: json, path: path)
     }
@@ -120,8 +139,10 @@ extension JSON: Codable {
 }
 
 extension JSONObject: Codable {
+    /// Writes the object as it is.
     public func encode(to encoder: any Encoder) throws { try JSON.object(self).encode(to: encoder) }
 
+    /// Reads an object from any decoder.
     public init(from decoder: any Decoder) throws {
         guard case .object(let object) = try JSON(from: decoder) else {
             throw DecodingError.typeMismatch(JSONObject.self, .init(codingPath: decoder.codingPath, debugDescription: "expected an object"))

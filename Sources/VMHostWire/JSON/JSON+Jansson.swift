@@ -11,11 +11,14 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     /// What was wrong, without the input: "'[' or '{' expected", "premature end of input",
     /// "invalid Unicode escape (a lone or misordered surrogate)".
     public var message: String
-    /// 1-based line and column, and 0-based byte offset, where parsing stopped.
+    /// The 1-based line where parsing stopped.
     public var line: Int
+    /// The 1-based column where parsing stopped.
     public var column: Int
+    /// The 0-based byte offset where parsing stopped.
     public var position: Int
 
+    /// `message at line L, column C`.
     public var description: String { "\(message) at line \(line), column \(column)" }
 }
 
@@ -59,8 +62,9 @@ extension String {
 }
 
 /// Why a value could not be written as JSON (a non-finite real, or a string that is not UTF-8).
-public struct JSONSerializationError: Error, Sendable, CustomStringConvertible {
-    public var description: String
+package struct JSONSerializationError: Error, Sendable, CustomStringConvertible {
+    /// What could not be written.
+    package var description: String
 }
 
 extension JSON {
@@ -181,7 +185,7 @@ extension JSON {
     }
 
     /// The compact JSON text of this value, or an error if it holds a non-finite real.
-    public func serializedOrThrow() throws(JSONSerializationError) -> [UInt8] {
+    package func serializedOrThrow() throws(JSONSerializationError) -> [UInt8] {
         var out: [UInt8] = []
         try append(to: &out)
         return out
@@ -189,7 +193,7 @@ extension JSON {
 
     /// Appends the compact JSON text of this value to `out`; a value that cannot be written (it
     /// holds NaN or an infinity) is written as `null`.
-    public func appendSerialized(to out: inout [UInt8]) {
+    package func appendSerialized(to out: inout [UInt8]) {
         do throws(JSONSerializationError) {
             try append(to: &out)
         } catch {
@@ -198,7 +202,7 @@ extension JSON {
     }
 
     /// Appends the compact JSON text of this value to `out`; on error `out` is left as it was.
-    public func append(to out: inout [UInt8]) throws(JSONSerializationError) {
+    package func append(to out: inout [UInt8]) throws(JSONSerializationError) {
         guard let node = makeJansson() else {
             throw JSONSerializationError(description: "value holds a number that JSON cannot represent (NaN or infinity)")
         }

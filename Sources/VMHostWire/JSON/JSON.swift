@@ -7,12 +7,19 @@
 /// Equality is structural and, for objects, order-sensitive: the host builds every object it
 /// compares in one fixed order, so this is both cheaper and exact for its use.
 public enum JSON: Sendable, Hashable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// An integer (a number written without a fraction or an exponent).
     case int(Int64)
+    /// A real number.
     case double(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSON])
+    /// An object, its members in order.
     case object(JSONObject)
 }
 
@@ -29,11 +36,16 @@ extension JSON {
         }
     }
 
+    /// Whether the value is `null`.
     public var isNull: Bool { if case .null = self { true } else { false } }
 
+    /// The string, if the value is one.
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    /// The boolean, if the value is one.
     public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    /// The elements, if the value is an array.
     public var arrayValue: [JSON]? { if case .array(let a) = self { a } else { nil } }
+    /// The members, if the value is an object.
     public var objectValue: JSONObject? { if case .object(let o) = self { o } else { nil } }
 
     /// The value as a 64-bit integer: an integer, or a real with no fractional part.
@@ -68,32 +80,47 @@ extension JSON {
 /// Lookup is a linear scan: the objects the host handles are small (params, outputs, cells), for
 /// which a scan beats hashing. Setting an existing key replaces its value in place.
 public struct JSONObject: Sendable, Hashable, RandomAccessCollection, ExpressibleByDictionaryLiteral {
+    /// One member: its key and its value.
     public struct Member: Sendable, Hashable {
+        /// The member's name.
         public var key: String
+        /// The member's value.
         public var value: JSON
+        /// The member `key`: `value`.
         public init(key: String, value: JSON) {
             self.key = key
             self.value = value
         }
     }
 
+    /// The members, in order.
     public private(set) var members: [Member]
 
+    /// An empty object.
     public init() { members = [] }
+    /// An object of `members`, in their order.
     public init(members: [Member]) { self.members = members }
+    /// `["id": "t1", "done": false]`, in the order written.
     public init(dictionaryLiteral elements: (String, JSON)...) {
         members = elements.map { Member(key: $0.0, value: $0.1) }
     }
+    /// An object of the key-value `pairs`, in their order.
     public init(_ pairs: [(String, JSON)]) {
         members = pairs.map { Member(key: $0.0, value: $0.1) }
     }
 
+    /// The position of the first member.
     public var startIndex: Int { members.startIndex }
+    /// The position past the last member.
     public var endIndex: Int { members.endIndex }
+    /// The member at `position`.
     public subscript(position: Int) -> Member { members[position] }
 
+    /// The members' names, in order.
     public var keys: [String] { members.map(\.key) }
 
+    /// The value of the member `key`, or nil; setting nil removes the member, setting an existing
+    /// key replaces its value in place, and a new key is appended.
     public subscript(key: String) -> JSON? {
         get {
             for member in members where member.key == key { return member.value }
@@ -113,26 +140,35 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
         members.append(Member(key: key, value: value))
     }
 
-    public mutating func reserveCapacity(_ n: Int) { members.reserveCapacity(n) }
+    package mutating func reserveCapacity(_ n: Int) { members.reserveCapacity(n) }
 }
 
 extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// `nil`: `null`.
     public init(nilLiteral: ()) { self = .null }
+    /// `true`, `false`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// `42`: an integer.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// `4.5`: a real number.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// `"text"`: a string.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// `[1, "a"]`: an array.
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    /// `["id": "t1"]`: an object, in the order written.
     public init(dictionaryLiteral elements: (String, JSON)...) {
         self = .object(JSONObject(members: elements.map { JSONObject.Member(key: $0.0, value: $0.1) }))
     }
 }
 
 extension JSON {
+    /// An integer.
     public init(_ value: Int) { self = .int(Int64(value)) }
+    /// A string, or `null` for nil.
     public init(_ value: String?) { self = value.map { .string($0) } ?? .null }
 }
 
@@ -143,7 +179,7 @@ extension JSON: CustomStringConvertible {
 
 extension JSON {
     /// This value with every value equal to `target`, at any depth, replaced by `replacement`.
-    public func replacing(_ target: JSON, with replacement: JSON) -> JSON {
+    package func replacing(_ target: JSON, with replacement: JSON) -> JSON {
         if self == target { return replacement }
         switch self {
         case .array(let elements): return .array(elements.map { $0.replacing(target, with: replacement) })

@@ -11,10 +11,11 @@
 /// try text.appendOrThrow("result", result)
 /// let body = text.finish()   // {"jsonrpc":"2.0","id":1,"result":{}}
 /// ```
-public struct JSONObjectText {
+package struct JSONObjectText {
     private var bytes: [UInt8]
 
-    public init(capacity: Int = 128) {
+    /// An empty object's text, room made for `capacity` bytes.
+    package init(capacity: Int = 128) {
         bytes = []
         bytes.reserveCapacity(capacity)
         bytes.append(UInt8(ascii: "{"))
@@ -22,25 +23,25 @@ public struct JSONObjectText {
 
     /// Appends a member; a value that cannot be written (NaN, an infinity) is written as `null`.
     /// `key` must be a plain name that needs no escaping.
-    public mutating func append(_ key: StaticString, _ value: JSON) {
+    package mutating func append(_ key: StaticString, _ value: JSON) {
         appendKey(key)
         value.appendSerialized(to: &bytes)
     }
 
     /// Appends a member whose value is constant JSON text, written as given: `#""2.0""#`.
-    public mutating func append(_ key: StaticString, literal: StaticString) {
+    package mutating func append(_ key: StaticString, literal: StaticString) {
         appendKey(key)
         literal.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// Appends a member whose value is already JSON text (a nested object written the same way).
-    public mutating func append(_ key: StaticString, text: [UInt8]) {
+    package mutating func append(_ key: StaticString, text: [UInt8]) {
         appendKey(key)
         bytes.append(contentsOf: text)
     }
 
     /// Appends a member, or throws, leaving the text as it was, if the value cannot be written.
-    public mutating func appendOrThrow(_ key: StaticString, _ value: JSON) throws(JSONSerializationError) {
+    package mutating func appendOrThrow(_ key: StaticString, _ value: JSON) throws(JSONSerializationError) {
         let mark = bytes.count
         appendKey(key)
         do {
@@ -52,7 +53,7 @@ public struct JSONObjectText {
     }
 
     /// The text, closed.
-    public consuming func finish() -> [UInt8] {
+    package consuming func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }

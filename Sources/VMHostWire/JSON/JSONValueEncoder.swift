@@ -13,16 +13,16 @@
 /// ```
 ///
 /// Non-finite numbers have no JSON form: they are written as `null`.
-public enum JSONValueEncoder {
+package enum JSONValueEncoder {
     /// `value` as JSON.
-    public static func encode<Value: Encodable>(_ value: Value) -> JSON {
+    package static func encode<Value: Encodable>(_ value: Value) -> JSON {
         if let direct = value as? any JSONEncodable { return direct.json }
         return encodeStructurally(value)
     }
 
     /// `value` as JSON, by its `encode(to:)` (never by its own ``JSONEncodable/json``: this is what
     /// that property's default implementation calls).
-    public static func encodeStructurally<Value: Encodable>(_ value: Value) -> JSON {
+    package static func encodeStructurally<Value: Encodable>(_ value: Value) -> JSON {
         let encoder = ValueEncoder(codingPath: [])
         do {
             try value.encode(to: encoder)

@@ -1,4 +1,5 @@
 /// A message whose pending copies can merge while the reader is slow: the latest values win.
+@_spi(Transport)
 public protocol MergeableMessage: Sendable {
     /// Folds a newer message for the same key into this one.
     mutating func merge(_ newer: Self)
@@ -21,6 +22,7 @@ public protocol MergeableMessage: Sendable {
 /// property changes.
 ///
 /// Thread-safe: the host thread pushes, a writer (a thread, or a test) takes.
+@_spi(Transport)
 public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     enum Entry {
         case plain([UInt8])
@@ -60,7 +62,8 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// Called after every push that queued or merged a message (``onPush(_:)``).
     private var pushHook: (@Sendable () -> Void)?
 
-    public init() {}
+    /// An empty queue.
+    package init() {}
 
     /// Calls `hook` on the pushing thread after every message queued or merged: a transport that
     /// serves many queues learns which have output without looking at all of them. Set it before
@@ -70,7 +73,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     }
 
     /// Queues a plain message. `key` (a subscription) seals that key's waiting mergeable message.
-    public func push(_ body: [UInt8], key: Int? = nil) {
+    package func push(_ body: [UInt8], key: Int? = nil) {
         let hook = condition.withLock { () -> (@Sendable () -> Void)? in
             guard !state.closed else { return nil }
             if let key { state.open[key] = nil }
@@ -86,7 +89,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     ///
     /// `completeForMerge` is called, on the caller's thread, only when the message merges: it adds
     /// what a merge needs and a queued message does not (the full value behind a list edit).
-    public func push(merging message: Message, key: Int, completeForMerge: (inout Message) -> Void = { _ in }) {
+    package func push(merging message: Message, key: Int, completeForMerge: (inout Message) -> Void = { _ in }) {
         let hook = condition.withLock { () -> (@Sendable () -> Void)? in
             guard !state.closed else { return nil }
             if state.stalled || state.pauseMark != nil, let id = state.open[key], state.mergeables[id] != nil {
@@ -140,7 +143,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// blocking, handing what the output could not take to the taker with ``handOff(_:)``. The
     /// taker thread (``waitAndTakeAll()``) then only writes while the output is full, and after
     /// ``close()``. A sequential request is so answered without a thread hand-off.
-    public func writeOnProducerThread() {
+    package func writeOnProducerThread() {
         condition.withLock { state.producerWrites = true }
     }
 
@@ -159,7 +162,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// For the producer: the output was full; the taker thread writes `bytes` (the framed rest of
     /// what the producer took) and everything queued after them. The queue is stalled meanwhile,
     /// so property changes merge.
-    public func handOff(_ bytes: [UInt8]) {
+    package func handOff(_ bytes: [UInt8]) {
         condition.withLock {
             state.takerOwns = true
             state.leftover = bytes
@@ -178,7 +181,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// property changes merge (latest value wins) into the first one of their key held, events and
     /// responses are kept. What was pushed before is still written, and no later change merges
     /// into it. For the test controls (`control.output.pause`), which make merging deterministic.
-    public func pause() {
+    package func pause() {
         condition.withLock {
             guard state.pauseMark == nil, !state.closed else { return }
             state.pauseMark = state.entries.count
@@ -187,7 +190,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     }
 
     /// Ends ``pause()``: the held messages are written, in order.
-    public func resume() {
+    package func resume() {
         condition.withLock {
             guard state.pauseMark != nil else { return }
             state.pauseMark = nil
@@ -196,7 +199,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     }
 
     /// Forgets the waiting mergeable message of `key` (its subscription ended).
-    public func drop(key: Int) {
+    package func drop(key: Int) {
         condition.withLock {
             if let id = state.open.removeValue(forKey: key) { state.mergeables[id] = nil }
         }
@@ -204,17 +207,18 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
 
     /// Entries waiting, and the bytes held by plain ones: for tests and benchmarks of boundedness.
     public var pendingCount: Int { condition.withLock { state.entries.count - state.head } }
+    /// The bytes of the plain messages waiting (responses and events, which never merge).
     public var pendingPlainBytes: Int { condition.withLock { state.plainBytes } }
 
     /// Takes every waiting message, encoded, in order; empty if none.
-    public func takeAll() -> [[UInt8]] {
+    @_spi(Transport) public func takeAll() -> [[UInt8]] {
         let taken: ([Entry], [UInt64: Message]) = condition.withLock { takeLocked() }
         return Self.encode(taken)
     }
 
     /// Blocks until a message is waiting or the queue is closed; then takes them all.
     /// Returns nil once closed and empty.
-    public func waitAndTakeAll() -> [[UInt8]]? {
+    package func waitAndTakeAll() -> [[UInt8]]? {
         guard let taken = waitAndTake() else { return nil }
         return taken.framed.isEmpty ? taken.bodies : [taken.framed] + taken.bodies
     }
@@ -227,7 +231,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// When the producer writes (``writeOnProducerThread()``), the taker waits for a hand-off or
     /// ``close()``, keeps the output until it finds nothing waiting, then leaves it to the
     /// producer again.
-    public func waitAndTake() -> (framed: [UInt8], bodies: [[UInt8]])? {
+    package func waitAndTake() -> (framed: [UInt8], bodies: [[UInt8]])? {
         let taken: ([UInt8], [Entry], [UInt64: Message])? = condition.withLock {
             state.takerBusy = false
             condition.broadcast()
@@ -256,7 +260,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
 
     /// Blocks until everything pushed so far was taken and the taker is waiting again (written),
     /// or `nanoseconds` passed. True when flushed.
-    public func waitUntilFlushed(nanoseconds: UInt64) -> Bool {
+    package func waitUntilFlushed(nanoseconds: UInt64) -> Bool {
         condition.withLock {
             while state.head < state.takeLimit || state.takerBusy || state.leftover != nil {
                 if !condition.wait(nanoseconds: nanoseconds) { return false }
@@ -267,7 +271,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
 
     /// Refuses further messages and wakes a waiting taker; messages already queued are still taken,
     /// held ones (``pause()``) too.
-    public func close() {
+    package func close() {
         condition.withLock {
             state.closed = true
             state.pauseMark = nil
@@ -354,7 +358,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
 }
 
 /// A message type with no values, for queues that carry only plain messages (logs, traces).
-public enum PlainOnly: MergeableMessage {
-    public mutating func merge(_ newer: PlainOnly) {}
-    public func encode() -> [UInt8] { [] }
+package enum PlainOnly: MergeableMessage {
+    package mutating func merge(_ newer: PlainOnly) {}
+    package func encode() -> [UInt8] { [] }
 }

@@ -18,14 +18,15 @@ import VMHostEventLoop
 /// everything queued without blocking. Only when the output is full does the rest go to the
 /// thread, which waits for room while the queue merges changes. A request and its reply then cost
 /// no thread hand-off.
-public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable {
-    public let queue: OutputQueue<Message>
+package final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable {
+    /// What it writes.
+    package let queue: OutputQueue<Message>
     private let fd: Int32
     private let framingBox: FramingBox
     private let onClosed: @Sendable () -> Void
     private let observe: (@Sendable ([UInt8]) -> Void)?
     /// The producer writes (see the type's discussion); false for terminals and files.
-    public let producerWrites: Bool
+    package let producerWrites: Bool
     /// The producer's framing buffer; used only by ``flush()``, on the producer's thread.
     private var producerBuffer: [UInt8] = []
 
@@ -45,7 +46,7 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
     ///   - observe: sees every body as it is written (for `--trace`), on the thread that writes it.
     ///   - producerWrites: let the producer write at its quiet points (``flush()``), for a pipe or
     ///     socket; ignored for other descriptors, which the thread writes blocking.
-    public init(
+    package init(
         fd: Int32, framing: Framing, queue: OutputQueue<Message>, producerWrites: Bool = false,
         observe: (@Sendable ([UInt8]) -> Void)? = nil, onClosed: @escaping @Sendable () -> Void
     ) {
@@ -71,7 +72,8 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
         startThread { [self] in self.run() }
     }
 
-    public var framing: Framing {
+    /// The framing written (set once ``Framing/auto`` has been decided).
+    package var framing: Framing {
         get { framingBox.framing }
         set { framingBox.framing = newValue }
     }
@@ -79,7 +81,7 @@ public final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable 
     /// Writes everything queued, without blocking, on the calling (producer's) thread; what the
     /// output cannot take now goes to the writer thread. Call it from one thread only, at points
     /// where a burst of messages is complete. Does nothing unless ``producerWrites``.
-    public func flush() {
+    package func flush() {
         guard producerWrites else { return }
         while let bodies = queue.takeForProducer() {
             let framing = framingBox.framing

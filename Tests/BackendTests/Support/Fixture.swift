@@ -1,7 +1,7 @@
 import Backend
 import BackendTesting
 import HTTPBackend
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import Testing
 
@@ -40,19 +40,19 @@ final class Fixture {
     deinit { server?.stop() }
 }
 
-/// Runs `body` and returns the ``DomainError`` it threw; records an issue when it threw something
+/// Runs `body` and returns the ``BackendError`` it threw; records an issue when it threw something
 /// else or nothing.
 @HostActor
-func domainError(
+func backendError(
     _ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation
-) async -> DomainError? {
+) async -> BackendError? {
     do {
         try await body()
-        Issue.record("expected a DomainError, but the call succeeded", sourceLocation: sourceLocation)
-    } catch let error as DomainError {
+        Issue.record("expected a BackendError, but the call succeeded", sourceLocation: sourceLocation)
+    } catch let error as BackendError {
         return error
     } catch {
-        Issue.record("expected a DomainError, got \(error)", sourceLocation: sourceLocation)
+        Issue.record("expected a BackendError, got \(error)", sourceLocation: sourceLocation)
     }
     return nil
 }

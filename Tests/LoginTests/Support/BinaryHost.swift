@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The real `vmhost` executable driven through pipes, for tests that must see everything the
 /// process wrote: its stdout (kept byte for byte), its stderr and its trace file (both files).

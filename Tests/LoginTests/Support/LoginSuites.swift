@@ -4,5 +4,5 @@ import Testing
 ///
 /// The wire suite moves a manual clock through the host (`control.clock.advance`), whose
 /// synchronous advance waits on the host thread for every task in transit, process-wide; run beside
-/// recorder tests that suspend on the same thread it could wait for them, so nothing overlaps here.
+/// view-model tests that suspend on the same thread it could wait for them, so nothing overlaps here.
 @Suite(.serialized) enum LoginSuites {}

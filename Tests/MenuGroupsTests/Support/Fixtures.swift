@@ -1,10 +1,11 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
 import MenuGroups
+import Testing
+@_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// The demo groups of menu `m1` and helpers shared by the menu-group tests.
 enum Fixtures {
@@ -13,35 +14,58 @@ enum Fixtures {
     /// `groups` as the wire shows it.
     static func rows(_ groups: [MenuGroup]) -> JSON { .array(groups.map(\.json)) }
 
-    /// A domain error as the `error` event and -32004 carry it: with the failed input set.
-    static func error(_ error: DomainError, input: String, locale: AppLocale = .zhHans) -> JSON {
-        error.reaching(input: input, locale: locale).json
+    /// A backend error as a command of a view-model in `locale` fails with it (its outcome, its
+    /// `error` event, -32004): in that locale, with the failed input set.
+    static func failure(_ error: BackendError, input: String, locale: AppLocale = .zhHans) -> DomainError {
+        var failure = error.domainError(in: locale)
+        failure.input = input
+        return failure
+    }
+
+    /// ``failure(_:input:locale:)`` as the `error` event and -32004 carry it.
+    static func error(_ error: BackendError, input: String, locale: AppLocale = .zhHans) -> JSON {
+        failure(error, input: input, locale: locale).json
+    }
+
+    /// A context to make a view-model from JSON args in (the factories' argument checks).
+    @HostActor
+    static func context(kind: String) -> ViewModelContext {
+        ViewModelContext(handle: "vm1", kind: kind, clock: ManualClock(), locale: .zhHans)
     }
 }
 
-/// Keeps view-models alive for the length of a test: the host's registry does that in production,
-/// and a view-model's inputs hold it `unowned`.
-@HostActor
-final class Keeper {
-    private var objects: [AnyObject] = []
+/// A `MenuSubGroup` under test: Chinese texts, as the menu-group screens' users read them.
+typealias SubGroupTest = ViewModelTest<MenuSubGroupViewModel>
+/// A `MenuEditGroup` under test.
+typealias EditGroupTest = ViewModelTest<MenuEditGroupViewModel>
 
-    @discardableResult
-    func keep<T: AnyObject>(_ object: T) -> T {
-        objects.append(object)
-        return object
+@HostActor
+extension ViewModelTest where VM == MenuSubGroupViewModel {
+    /// A `MenuSubGroup` of `menuUid` on `api` (and `cache`), in Chinese, named `handle`.
+    static func subGroup(
+        api: any APIClient, menuUid: String = "m1", handle: String = "vm1", locale: AppLocale = .zhHans, clock: ManualClock = ManualClock(),
+        cache: (any ListCache)? = nil
+    ) -> SubGroupTest {
+        ViewModelTest(locale: locale, clock: clock, handle: handle) {
+            MenuSubGroupViewModel(args: .init(menuUid: menuUid), api: api, cache: cache)
+        }
     }
-}
 
-@HostActor
-extension ViewModelRecorder {
-    /// A `MenuSubGroup` on menu `m1` whose groups are loaded (demo data) and whose records are taken.
-    @discardableResult
-    func loadedSubGroup(api: StubAPI, keeper: Keeper) async throws -> MenuSubGroupViewModel {
-        let viewModel = keeper.keep(keep(MenuSubGroupViewModel(args: .init(menuUid: "m1"), context: context, api: api)))
+    /// Loads the demo groups of menu `m1` and takes the records.
+    func loadDemo(api: StubAPI, sourceLocation: SourceLocation = #_sourceLocation) async {
         api.answerNext(.groupsList, with: .success(.demoGroups))
-        try execute("load")
-        await finished(outcomes.count - 1)
+        #expect(await execute("load").finished() == .succeeded(nil), sourceLocation: sourceLocation)
         _ = take()
-        return viewModel
+    }
+}
+
+@HostActor
+extension StubAPI {
+    /// Fails the test when a call is still pending: for ``ViewModelTest/finish(also:sourceLocation:)``'s `also`.
+    func verifyNothingPending(sourceLocation: SourceLocation) {
+        let pending = pendingCalls
+        guard !pending.isEmpty else { return }
+        Issue.record(
+            Comment(rawValue: "calls still pending: \(pending.map(\.description).joined(separator: "; "))"), sourceLocation: sourceLocation)
     }
 }

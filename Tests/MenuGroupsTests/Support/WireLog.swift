@@ -1,5 +1,5 @@
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// One message the host wrote, reduced to what a menu-group test asserts, with object members
 /// sorted so that expectations do not depend on member order.

@@ -1,74 +1,73 @@
 import Backend
 import BackendTesting
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import ProductList
+import Testing
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
-/// A product list on a recorder and a ``StubAPI``: the test answers every fetch by hand and reads
-/// the whole history of outputs.
+/// A product list under test on a ``StubAPI``: the test answers every fetch by hand and reads the
+/// whole history of outputs.
 @HostActor
 final class ProductListHarness {
-    let api = StubAPI()
-    let recorder: ViewModelRecorder
-    let viewModel: ProductListViewModel
+    typealias Record = ViewModelTest<ProductListViewModel>.Record
+
+    let api: StubAPI
+    /// The view-model under test, its outputs recorded in order.
+    let recorder: ViewModelTest<ProductListViewModel>
 
     init(pageSize: Int = 20, locale: AppLocale = .zhHans, cache: (any ListCache)? = nil) {
-        recorder = ViewModelRecorder(kind: ProductListViewModel.kind, locale: locale)
-        viewModel = recorder.keep(ProductListViewModel(args: .init(pageSize: pageSize), context: recorder.context, api: api, cache: cache))
+        let api = StubAPI()
+        self.api = api
+        recorder = ViewModelTest(locale: locale) { ProductListViewModel(args: .init(pageSize: pageSize), api: api, cache: cache) }
     }
 
-    /// Starts a command; returns the index of its outcome in `recorder.outcomes`.
+    /// Sends the command `command`: its run, or its refusal (``CommandRun/refusal``).
     @discardableResult
-    func start(_ command: String) throws(InputError) -> Int {
-        try recorder.execute(command)
-        return recorder.outcomes.count - 1
+    func start(_ command: String, sourceLocation: SourceLocation = #_sourceLocation) -> CommandRun {
+        recorder.execute(command, sourceLocation: sourceLocation)
     }
 
-    /// Waits until the command started as `index` has ended and the work it caused has run.
-    ///
-    /// A stub's answer resumes the fetch through the global executor before it comes back to the
-    /// host thread, so settling alone could look too early: wait for the outcome itself.
-    func outcome(_ index: Int) async -> CommandOutcome {
-        while recorder.outcomes[index] == nil { await Task.yield() }
-        await recorder.settle()
-        return recorder.outcomes[index]!
-    }
-
-    /// Waits until `condition` holds, letting other work run: for effects that reach the host
-    /// thread through the global executor (a stub call noticing its task was cancelled).
-    func until(_ condition: () -> Bool) async {
-        while !condition() { await Task.yield() }
-        await recorder.settle()
-    }
-
-    /// The `occurrence`-th products call, answered with `reply`; returns the command's outcome.
-    func answer(_ index: Int, occurrence: Int, with reply: StubReply) async -> CommandOutcome {
+    /// The `occurrence`-th products call, answered with `reply`; returns the run's outcome once it
+    /// ended and the work it caused has run.
+    func answer(_ run: CommandRun, occurrence: Int, with reply: StubReply, sourceLocation: SourceLocation = #_sourceLocation) async -> CommandOutcome? {
         await api.call(.products, occurrence: occurrence).succeed(reply)
-        return await outcome(index)
+        return await run.finished(sourceLocation: sourceLocation)
     }
 
-    /// The `occurrence`-th products call, failed with `error`; returns the command's outcome.
-    func fail(_ index: Int, occurrence: Int, with error: DomainError) async -> CommandOutcome {
+    /// The `occurrence`-th products call, failed with `error`; returns the run's outcome.
+    func fail(_ run: CommandRun, occurrence: Int, with error: BackendError, sourceLocation: SourceLocation = #_sourceLocation) async -> CommandOutcome? {
         await api.call(.products, occurrence: occurrence).fail(error)
-        return await outcome(index)
+        return await run.finished(sourceLocation: sourceLocation)
     }
 
     /// Runs a refresh that the stub answers with demo page 1, and forgets its records.
-    func loadFirstPage() async {
-        let index = try! start("refresh")
-        _ = await answer(index, occurrence: api.calls(to: .products).count + 1, with: .demoProducts(page: 1))
+    func loadFirstPage(sourceLocation: SourceLocation = #_sourceLocation) async {
+        let run = start("refresh", sourceLocation: sourceLocation)
+        let outcome = await answer(run, occurrence: api.calls(to: .products).count + 1, with: .demoProducts(page: 1), sourceLocation: sourceLocation)
+        #expect(outcome == .succeeded(nil), sourceLocation: sourceLocation)
         _ = recorder.take()
+    }
+
+    /// Ends the test: every output asserted, nothing running or armed, no call left unanswered,
+    /// and the view-model released once disposed.
+    func finish(sourceLocation: SourceLocation = #_sourceLocation) async {
+        let api = self.api
+        await recorder.finish(also: [{ location in
+            let pending = api.pendingCalls
+            if !pending.isEmpty {
+                Issue.record(Comment(rawValue: "calls still pending: \(pending.map(\.description).joined(separator: "; "))"), sourceLocation: location)
+            }
+        }], sourceLocation: sourceLocation)
     }
 }
 
 /// Expected values, written out independently of the view-model where it matters.
 enum Expect {
     /// The cells of demo products `range` (1-based numbers), as JSON, in `locale`.
-    @HostActor
     static func cells(_ range: ClosedRange<Int>, locale: AppLocale = .zhHans) -> JSON {
-        .array(range.map { ProductCell(DemoCatalog.products[$0 - 1], locale: locale).json })
+        .array(range.map { JSONValueEncoder.encode(ProductCell(DemoCatalog.products[$0 - 1], locale: locale)) })
     }
 
     /// A page of the given demo products (1-based numbers) with its page info.
@@ -76,8 +75,15 @@ enum Expect {
         .products(Page(items: numbers.map { DemoCatalog.products[$0 - 1] }, info: PageInfo(index: index, size: size, total: total)))
     }
 
+    /// `error` as it fails the command `input` of a view-model in `locale`.
+    static func failure(_ error: BackendError, input: String, locale: AppLocale = .zhHans) -> DomainError {
+        var failure = error.domainError(in: locale)
+        failure.input = input
+        return failure
+    }
+
     /// The error object of `error` after the runtime set its input.
-    static func error(_ error: DomainError, input: String, locale: AppLocale = .zhHans) -> JSON {
-        error.reaching(input: input, locale: locale).json
+    static func error(_ error: BackendError, input: String, locale: AppLocale = .zhHans) -> JSON {
+        failure(error, input: input, locale: locale).json
     }
 }

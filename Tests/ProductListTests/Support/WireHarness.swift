@@ -1,9 +1,10 @@
 import Backend
-import VMHostEventLoop
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
 import ProductList
 import VMHostRuntime
 import VMHostTesting
-import VMHostWire
+@_spi(Transport) import VMHostWire
 
 /// A host serving ProductList over the embedded backend, both on ONE manual clock, with view-model
 /// `pl` created and subscribed (subscription `s1`).
@@ -16,7 +17,12 @@ final class WireHarness {
     init(latencyMs: Int = 0) {
         backend = EmbeddedBackend(clock: clock)
         backend.latency = .milliseconds(latencyMs)
-        client = InProcessConnection(kinds: [ProductListViewModel.factory(api: backend)], clock: clock)
+        // Configured as the reference app serves its kinds: Simplified Chinese unless a client asks
+        // for English, and the backend's error kinds.
+        client = InProcessConnection(
+            configuration: .init(
+                clock: clock, factories: [ProductListViewModel.factory(api: backend)], testControls: true,
+                defaultLocale: .zhHans, locales: AppLocale.referenceApp, errorKinds: BackendError.kindNames))
     }
 
     /// Creates `pl` (with `args`, in the locale set by `initialize` if any) and subscribes to it.

@@ -1,171 +1,29 @@
 // Replays every conformance transcript (protocol/conformance/*.jsonl) against the real binary,
-// one test per file. Format and matching rules: protocol/conformance/README.md; the reference
-// replayer is clients/python/tests/test_conformance.py. The binary is $VMHOST_BIN, else
-// <repo>/.build/debug/vmhost. Standard library only.
+// one test per file, and a second time with no backend for those that recorded theirs
+// (`offlineArgs`). Format and matching rules: protocol/conformance/README.md, implemented in
+// ../replay.js; the reference replayer is the Python client's vmhost.replay. The binary is
+// $VMHOST_BIN, else <repo>/.build/debug/vmhost. Standard library only.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnChild, readFrames } from "../index.js";
+import {
+  Mismatch, Secrets, diff, isInert, loadTranscript, match, resolvePattern, show, substitute, transcriptArguments,
+} from "../replay.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const TRANSCRIPTS = join(ROOT, "protocol", "conformance");
 const READ_LIMIT = 5000; // ms: only turns a missing message into a failure; nothing waits on time
 const EXIT_LIMIT = 5000;
 const BINARY = process.env.VMHOST_BIN || join(ROOT, ".build", "debug", "vmhost");
-
-class Mismatch extends Error {}
-
-const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-const show = (v) => JSON.stringify(v);
+/** The secrets a transcript names, from `<name>.secrets.json` beside it (demo values). */
+const secretsOf = (file) => {
+  const beside = join(TRANSCRIPTS, file.replace(/\.jsonl$/, ".secrets.json"));
+  return existsSync(beside) ? Secrets.fromFile(beside, {}) : new Secrets({}, {});
+};
 const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
-
-/** JSON equality: same type and value; 1 equals 1.0, true is not 1. */
-function equal(a, b) {
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length &&
-      a.every((x, i) => equal(x, b[i]));
-  }
-  if (isObject(a) || isObject(b)) {
-    if (!isObject(a) || !isObject(b)) return false;
-    const ka = Object.keys(a), kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => has(b, k) && equal(a[k], b[k]));
-  }
-  return a === b;
-}
-
-/** A pattern string that is no pattern: matched as text. */
-function isPlainText(pattern) {
-  return typeof pattern === "string" && pattern !== "$any" &&
-    !pattern.startsWith("$capture:") && !pattern.startsWith("$ref:");
-}
-
-/** Throws Mismatch naming the first difference; fills `captures`. */
-function match(expected, actual, captures, path = "$") {
-  if (typeof expected === "string") {
-    if (expected === "$any") return;
-    if (expected.startsWith("$capture:")) {
-      const name = expected.slice("$capture:".length);
-      if (captures.has(name) && !equal(captures.get(name), actual)) {
-        throw new Mismatch(`${path}: $${name} was captured as ${show(captures.get(name))}, got ${show(actual)}`);
-      }
-      captures.set(name, actual);
-      return;
-    }
-    if (expected.startsWith("$ref:")) {
-      const name = expected.slice("$ref:".length);
-      if (!captures.has(name)) throw new Mismatch(`${path}: $${name} was never captured`);
-      if (!equal(captures.get(name), actual)) {
-        throw new Mismatch(`${path}: expected $${name} = ${show(captures.get(name))}, got ${show(actual)}`);
-      }
-      return;
-    }
-  }
-  if (isObject(expected) && Object.keys(expected).length === 1 && has(expected, "$literal")) {
-    // Plain JSON equality, no pattern inside: a literal "$any", a member named "...".
-    if (!equal(expected.$literal, actual)) throw new Mismatch(`${path}: expected ${show(expected.$literal)}, got ${show(actual)}`);
-    return;
-  }
-  if (isObject(expected)) {
-    if (!isObject(actual)) throw new Mismatch(`${path}: expected an object, got ${show(actual)}`);
-    const openEnded = expected["..."] === true;
-    for (const [key, value] of Object.entries(expected)) {
-      if (key === "..." && openEnded) continue;
-      if (!has(actual, key)) throw new Mismatch(`${path}: missing member ${show(key)}`);
-      if (key === "message" && path.endsWith(".error") && isPlainText(value)) {
-        // An error's text is for people: SPEC gives it as an example; code and data decide.
-        if (typeof actual[key] !== "string" || actual[key] === "") {
-          throw new Mismatch(`${path}.message: expected a text, got ${show(actual[key])}`);
-        }
-        continue;
-      }
-      match(value, actual[key], captures, `${path}.${key}`);
-    }
-    if (!openEnded) {
-      const extra = Object.keys(actual).filter((k) => !has(expected, k)).sort();
-      if (extra.length) throw new Mismatch(`${path}: unexpected member(s) ${show(extra)}`);
-    }
-    return;
-  }
-  if (Array.isArray(expected)) {
-    if (!Array.isArray(actual)) throw new Mismatch(`${path}: expected an array, got ${show(actual)}`);
-    if (expected.length !== actual.length) {
-      throw new Mismatch(`${path}: expected ${expected.length} elements, got ${actual.length}`);
-    }
-    expected.forEach((e, i) => match(e, actual[i], captures, `${path}[${i}]`));
-    return;
-  }
-  if (!equal(expected, actual)) throw new Mismatch(`${path}: expected ${show(expected)}, got ${show(actual)}`);
-}
-
-/** Replaces "$ref:NAME" strings in a message to send by the captured values. */
-function substitute(value, captures) {
-  if (typeof value === "string" && value.startsWith("$ref:")) {
-    const name = value.slice("$ref:".length);
-    if (!captures.has(name)) throw new Mismatch(`send uses $${name}, which was never captured`);
-    return captures.get(name);
-  }
-  if (Array.isArray(value)) return value.map((v) => substitute(v, captures));
-  if (isObject(value)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, captures)]));
-  }
-  return value;
-}
-
-/**
- * The pattern as the value it stands for next to `actual`: "$any" and "$capture:" become the actual
- * value, "$ref:" the captured one, "...": true the actual extra members, and members follow the
- * order of `actual`; so a diff shows only real differences.
- */
-function resolvePattern(pattern, actual, captures) {
-  if (isObject(pattern) && Object.keys(pattern).length === 1 && has(pattern, "$literal")) return pattern.$literal;
-  if (typeof pattern === "string") {
-    if (pattern === "$any" || pattern.startsWith("$capture:")) return actual;
-    if (pattern.startsWith("$ref:") && captures.has(pattern.slice(5))) return captures.get(pattern.slice(5));
-    return pattern;
-  }
-  if (Array.isArray(pattern)) {
-    return pattern.map((p, i) => resolvePattern(p, Array.isArray(actual) ? actual[i] : undefined, captures));
-  }
-  if (isObject(pattern)) {
-    const openEnded = pattern["..."] === true;
-    const keys = Object.keys(pattern).filter((k) => !(k === "..." && openEnded));
-    const other = isObject(actual) ? actual : {};
-    const order = [...Object.keys(other).filter((k) => keys.includes(k) || openEnded),
-      ...keys.filter((k) => !has(other, k))];
-    return Object.fromEntries(order.map((k) =>
-      [k, keys.includes(k) ? resolvePattern(pattern[k], other[k], captures) : other[k]]));
-  }
-  return pattern;
-}
-
-/** A line diff (LCS) of the two values pretty-printed, with two lines of context. */
-function diff(expected, actual) {
-  const a = JSON.stringify(expected, null, 1).split("\n");
-  const b = JSON.stringify(actual, null, 1).split("\n");
-  const n = a.length, m = b.length;
-  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) {
-      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-    }
-  }
-  const ops = [];
-  let i = 0, j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && a[i] === b[j]) { ops.push(["  ", a[i]]); i++; j++; }
-    else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { ops.push(["+ ", b[j]]); j++; }
-    else { ops.push(["- ", a[i]]); i++; }
-  }
-  const keep = ops.map((op, k) => ops.slice(Math.max(0, k - 2), k + 3).some(([t]) => t !== "  "));
-  const out = ["--- expected", "+++ actual"];
-  ops.forEach(([t, line], k) => {
-    if (keep[k]) out.push(t + line);
-    else if (keep[k - 1]) out.push("  …");
-  });
-  return out.join("\n");
-}
 
 /** The binary on a pipe, read as fast as it writes (no pacing) into a queue of raw frames. */
 class Process {
@@ -233,24 +91,11 @@ class Process {
   }
 }
 
-function load(path) {
-  const steps = [];
-  readFileSync(path, "utf8").split("\n").forEach((text, index) => {
-    if (!text.trim()) return;
-    try {
-      steps.push([index + 1, JSON.parse(text)]);
-    } catch (error) {
-      throw new Error(`${path}:${index + 1}: not JSON: ${error.message}`);
-    }
-  });
-  return steps;
-}
-
-async function replay(file) {
-  const steps = load(join(TRANSCRIPTS, file));
-  const [firstLine, first] = steps[0];
-  assert.ok(first && Array.isArray(first.args), `${file}:${firstLine}: the first line must be {"args": [...]}`);
-  const host = await Process.start(first.args);
+async function replay(file, offline = false) {
+  const path = join(TRANSCRIPTS, file);
+  const steps = loadTranscript(path);
+  const host = await Process.start(transcriptArguments(path, steps, offline));
+  const SECRETS = secretsOf(file);
   const captures = new Map();
   let closed = false;
   let exited = false;
@@ -282,11 +127,11 @@ async function replay(file) {
 
   try {
     for (const [line, step] of steps.slice(1)) {
-      if (has(step, "comment")) continue;
+      if (isInert(step)) continue;
       if (has(step, "send")) {
         let message;
         try {
-          message = substitute(step.send, captures);
+          message = substitute(step.send, captures, SECRETS);
         } catch (error) {
           fail(line, error.message);
         }
@@ -296,7 +141,7 @@ async function replay(file) {
       } else if (has(step, "expect")) {
         const actual = await read(line, step.expect);
         try {
-          match(step.expect, actual, captures);
+          match(step.expect, actual, captures, "$", SECRETS);
         } catch (error) {
           if (!(error instanceof Mismatch)) throw error;
           fail(line, error.message, step.expect, actual);
@@ -344,6 +189,9 @@ test("there are conformance transcripts", () => {
 
 for (const file of files) {
   test(`conformance ${file.replace(/\.jsonl$/, "")}`, () => replay(file));
+  if (has(loadTranscript(join(TRANSCRIPTS, file))[0][1], "offlineArgs")) {
+    test(`conformance ${file.replace(/\.jsonl$/, "")} with no backend`, () => replay(file, true));
+  }
 }
 
 test("match: $literal compares plainly, patterns inside it included", () => {
@@ -356,3 +204,28 @@ test("match: $literal compares plainly, patterns inside it included", () => {
   assert.throws(() => match({ error: { code: 1, message: "x" } }, { error: { code: 1, message: 2 } }, captures), Mismatch);
   assert.throws(() => match({ error: { code: 1, message: "x" } }, { error: { code: 2, message: "x" } }, captures), Mismatch);
 });
+
+// The cases every replayer checks its rules against (protocol/conformance/matching.json).
+const CASES = JSON.parse(readFileSync(join(TRANSCRIPTS, "matching.json"), "utf8"));
+
+for (const [index, c] of CASES.match.entries()) {
+  test(`matching.json match ${index + 1}: ${c.why}`, () => {
+    const captures = new Map(Object.entries(c.captures ?? {}));
+    const secrets = new Secrets(c.secrets ?? {}, {});
+    if (c.matches) {
+      match(c.pattern, c.actual, captures, "$", secrets);
+      for (const [name, value] of Object.entries(c.capturesAfter ?? {})) assert.deepEqual(captures.get(name), value);
+    } else {
+      assert.throws(() => match(c.pattern, c.actual, captures, "$", secrets), Mismatch);
+    }
+  });
+}
+
+for (const [index, c] of CASES.send.entries()) {
+  test(`matching.json send ${index + 1}: ${c.why}`, () => {
+    const captures = new Map(Object.entries(c.captures ?? {}));
+    const secrets = new Secrets(c.secrets ?? {}, {});
+    if (has(c, "sent")) assert.deepEqual(substitute(c.send, captures, secrets), c.sent);
+    else assert.throws(() => substitute(c.send, captures, secrets), Mismatch);
+  });
+}

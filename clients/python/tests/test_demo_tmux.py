@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -377,3 +378,81 @@ def test_sending_an_sms_code_says_so(tmux: Tmux) -> None:
     tmux.keys("Enter")
     screen = tmux.wait_for("code sent: check your messages", "Resend (")
     assert "invalid" not in screen  # the code field, untouched, says nothing
+
+
+def wait_until_gone(session: Tmux, timeout: float = 20.0) -> None:
+    """Until the demo has quit (its tmux session is gone); the timeout only turns a hang into a failure."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if "demo" not in subprocess.run(["tmux", "-L", session.socket, "list-sessions"],
+                                        capture_output=True, text=True).stdout:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the demo did not quit within {timeout}s:\n{session.screen()}")
+
+
+def test_a_session_recorded_from_the_demo_replays(tmp_path: Path) -> None:
+    """`--record FILE` passes to the host: a bug seen in the demo is a transcript in one step. It
+    replays green with the embedded backend and with no backend at all (on the system clock,
+    nothing time-bound in it), and holds neither the password nor the token."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    recording = tmp_path / "demo.jsonl"
+    session = start_demo("--record", str(recording))
+    try:
+        session.wait_for("Login", "Mobile", "Account + password")
+        session.keys("13800138000", literal=True)
+        session.wait_for("13800138000")
+        session.keys("Enter")
+        session.keys("654321", literal=True)
+        session.wait_for("******")
+        session.keys("Enter")
+        session.wait_for("Log in failed")
+        session.keys("BSpace", "BSpace", "BSpace", "BSpace", "BSpace", "BSpace")
+        session.wait_for("Password", absent=("******",))
+        session.keys("123456", literal=True)
+        session.wait_for("******")
+        session.keys("Enter")
+        session.wait_for("Products", "page 1 · 20 items")
+        session.keys("m")
+        session.wait_for("page 2 · 40 items", "loaded more")
+        session.keys("g")
+        session.wait_for("Menu groups", "12 dishes")
+        session.keys("n")
+        session.wait_for("New group", "cannot save")
+        session.keys("Soup", literal=True)
+        session.wait_for("can save")
+        session.keys("Enter")
+        session.wait_for("Menu groups", "saved Soup")
+        session.keys("q")
+        wait_until_gone(session)
+    finally:
+        stop(session)
+    text = recording.read_text(encoding="utf-8")
+    for secret in ("123456", "654321", "demo-token"):
+        assert secret not in text, f"{secret!r} is in the recording"
+    assert '{"exit":0}' in text  # the demo ends with shutdown and exit
+    env = dict(os.environ, VMHOST_SECRET_PASSWORD="654321", VMHOST_SECRET_PASSWORD_2="123456",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(CLIENT), os.environ.get("PYTHONPATH")])))
+    for offline in ([], ["--offline"]):
+        done = subprocess.run([sys.executable, "-m", "vmhost.replay", *offline, str(recording)],
+                              capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"PASS {recording}" in done.stdout
+
+
+def test_the_demo_says_how_to_replay_its_recording(tmp_path: Path) -> None:
+    """On quitting, the demo names the recording and the secrets its replay needs, never their values."""
+    from vmhost.demo.app import replay_hint
+
+    recording = tmp_path / "demo.jsonl"
+    recording.write_text("\n".join(json.dumps(line) for line in [
+        {"args": []},
+        {"send": {"jsonrpc": "2.0", "id": 1, "method": "vm.send",
+                  "params": {"vm": "vm1", "input": "password", "value": "$secret:password_2:6"}}},
+        {"expect": {"jsonrpc": "2.0", "id": 1, "result": {}}},
+    ]) + "\n", encoding="utf-8")
+    hint = replay_hint(str(recording))
+    assert f"VMHOST_SECRET_PASSWORD_2=… python3 -m vmhost.replay {recording}" in hint
+    assert "--offline" in hint
+    assert replay_hint(str(tmp_path / "missing.jsonl")).count("VMHOST_SECRET_") == 0

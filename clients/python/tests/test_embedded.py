@@ -1,10 +1,11 @@
 """The client in process: ``Host.embedded`` drives the reference app's library through the C ABI
 (include/vmhost.h) with ctypes, with the same API as ``Host.spawn``.
 
-Every conformance transcript is replayed through it (the replayer of test_conformance.py, its host
-opened in the library), error texts compared word for word too: the library speaks the protocol of
-the binary, byte for byte. The library is ``$VMHOST_LIBRARY`` or this checkout's build of
-``libvmhost-embedded`` (``swift build --product vmhost-embedded``).
+Every conformance transcript is replayed through it (the client's replayer, ``vmhost.replay``, its
+host opened in the library), error texts compared word for word too, and with no backend those that
+recorded theirs: the library speaks the protocol of the binary, byte for byte. The library is
+``$VMHOST_LIBRARY`` or this checkout's build of ``libvmhost-embedded`` (``swift build --product
+vmhost-embedded``).
 """
 
 from __future__ import annotations
@@ -15,12 +16,25 @@ import pytest
 
 import vmhost
 
-from test_conformance import TRANSCRIPTS, replay
+from vmhost import replay as replayer
+
+from test_conformance import FILES, OFFLINE, secrets_of
 
 
-@pytest.mark.parametrize("path", sorted(TRANSCRIPTS.glob("*.jsonl")), ids=lambda p: p.stem)
+def replay_in_process(path: Path, offline: bool = False) -> None:
+    failure = replayer.replay(path, offline=offline, secrets=secrets_of(path), exact_texts=True, library="")
+    if failure is not None:
+        pytest.fail(failure.report(), pytrace=False)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_transcript_through_the_abi(path: Path) -> None:
-    replay(path, exact_texts=True, open_host=vmhost.Host.embedded)
+    replay_in_process(path)
+
+
+@pytest.mark.parametrize("path", OFFLINE, ids=lambda p: p.stem)
+def test_transcript_with_no_backend_through_the_abi(path: Path) -> None:
+    replay_in_process(path, offline=True)
 
 
 def test_login_and_products_in_process() -> None:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence
 
+from ._protocol import Call, command_value
 from .errors import UnknownInputError, UnknownOutputError
+
+if TYPE_CHECKING:
+    from ._session import Session
 
 __all__ = ["ViewModelBase", "Member", "MISSING"]
 
@@ -47,9 +51,12 @@ def _article(word: str) -> str:
 
 class ViewModelBase:
     """State and bookkeeping shared by :class:`~vmhost.ViewModel` and
-    :class:`~vmhost.AsyncViewModel`. Notifications are applied by the host's reader."""
+    :class:`~vmhost.AsyncViewModel`: the requests they make (as :class:`~vmhost._protocol.Call`,
+    which each starts and waits for in its own way) and the mirror. Notifications are applied by
+    the host's reader."""
 
-    def __init__(self, description: Mapping[str, Any]) -> None:
+    def __init__(self, session: Session, description: Mapping[str, Any]) -> None:
+        self._session = session
         self._handle: str = description["vm"]
         self._kind: str = description.get("kind", "")
         self._inputs: Dict[str, Member] = {d["name"]: Member(d) for d in description.get("inputs", [])}
@@ -128,6 +135,63 @@ class ViewModelBase:
         for name in outputs:
             self._check_output(name)
         return list(outputs)
+
+    # -- the requests --------------------------------------------------------
+
+    def _send_call(self, input: str, value: Any) -> Call:
+        """``vm.send`` of *input* (with *value* unless ``MISSING``); its value is the command's."""
+        self._check_input(input)
+        params: Dict[str, Any] = {"vm": self._handle, "input": input}
+        if value is not MISSING:
+            params["value"] = value
+        return Call("vm.send", params, transform=command_value)
+
+    def _get_call(self, outputs: Sequence[str]) -> Call:
+        """``vm.get`` of *outputs* (every property if none); its value is the values."""
+        params: Dict[str, Any] = {"vm": self._handle}
+        if outputs:
+            params["outputs"] = self._check_outputs(list(outputs))
+        return Call("vm.get", params, transform=lambda result: result["values"])
+
+    def _subscribe_call(self, outputs: Optional[List[str]], diff: bool) -> Call:
+        """``vm.subscribe``: its result fills the mirror and routes the subscription's
+        notifications here on the reader, before any later notification; its value is the mirror."""
+        if self._subscription is not None:
+            raise RuntimeError(f"{self._handle} is already subscribed ({self._subscription}); "
+                               "call unsubscribe() first")
+        params: Dict[str, Any] = {"vm": self._handle, "diff": diff}
+        names = self._check_outputs(outputs)
+        if names is not None:
+            params["outputs"] = names
+
+        def on_result(result: Any) -> None:  # on the reader, before any later notification
+            self._subscribed(result["subscription"], result.get("values") or {})
+            self._session.register(result["subscription"], self)
+
+        return Call("vm.subscribe", params, on_result=on_result, transform=lambda _: self.values)
+
+    def _unsubscribe_call(self) -> Optional[Call]:
+        """Stops mirroring at once (the mirror keeps its last values) and returns the
+        ``vm.unsubscribe`` that ends the subscription at the host; ``None`` if not subscribed."""
+        subscription = self._subscription
+        if subscription is None:
+            return None
+        self._session.unregister(subscription)
+        self._unsubscribed()
+        return Call("vm.unsubscribe", {"subscription": subscription})
+
+    def _dispose_call(self) -> Optional[Call]:
+        """``vm.dispose``, after whose reply the proxy is disposed and unsubscribed; ``None`` if it
+        already is."""
+        if self._disposed:
+            return None
+
+        def disposed(result: Any) -> None:  # in the caller, once the host disposed of it
+            self._disposed = True
+            self._session.unregister(self._subscription)
+            self._unsubscribed()
+
+        return Call("vm.dispose", {"vm": self._handle}, transform=disposed)
 
     # -- the mirror ----------------------------------------------------------
 
@@ -226,6 +290,6 @@ class ViewModelBase:
 
     def _invoke(self, callback: Callable[[Any], Any], argument: Any) -> None:
         try:
-            callback(argument)
+            self._session.consume(callback(argument))
         except Exception:
             log.exception("vmhost: callback %r of %s raised", callback, self._handle)

@@ -4,28 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import itertools
-import json
-import logging
 import os
 from typing import IO, Any, Awaitable, Callable, Dict, Generator, List, Mapping, Optional, Union
 
 from ._binary import find_binary
+from ._protocol import Call, Params
 from ._proxy import MISSING, ViewModelBase
-from ._stderr import StderrTail, exit_message, forward_target
+from ._session import PendingBase, Session
+from ._stderr import StderrTail, forward_target
 from .errors import HostExited, RPCError
 from . import _protocol as protocol
 
 __all__ = ["AsyncHost", "AsyncViewModel", "AsyncPendingCommand"]
 
-log = logging.getLogger("vmhost")
-
-Params = Union[Mapping[str, Any], List[Any], None]
-_OnResult = Callable[[Any], None]
 _LINE_LIMIT = 64 * 1024 * 1024  # frames may be up to --max-message-bytes (4 MiB by default)
 
 
-class AsyncPendingCommand:
+class AsyncPendingCommand(PendingBase["asyncio.Future[Any]"]):
     """A request that was sent and not yet answered; ``await`` it or :meth:`result`."""
 
     def __init__(self, host: "AsyncHost", request_id: int, future: "asyncio.Future[Any]",
@@ -34,14 +29,6 @@ class AsyncPendingCommand:
         self._future = future
         self._transform = transform
         self.id = request_id
-
-    def cancel(self) -> None:
-        """Send ``$/cancelRequest`` for this request (nothing happens if it already ended)."""
-        if not self._future.done():
-            self._host.notify("$/cancelRequest", {"id": self.id})
-
-    def done(self) -> bool:
-        return self._future.done()
 
     async def result(self, timeout: Optional[float] = None) -> Any:
         """Wait for the answer; raises its :class:`~vmhost.RPCError`, or :class:`TimeoutError`."""
@@ -53,10 +40,6 @@ class AsyncPendingCommand:
 
     def __await__(self) -> Generator[Any, None, Any]:
         return self.result().__await__()
-
-    def __repr__(self) -> str:
-        state = "done" if self._future.done() else "pending"
-        return f"<AsyncPendingCommand id={self.id} {state}>"
 
 
 class _Spawn:
@@ -89,19 +72,15 @@ class AsyncHost:
                  stderr_tail: Optional[StderrTail] = None) -> None:
         assert process.stdin is not None and process.stdout is not None
         self._process = process
-        self._stderr_tail = stderr_tail
         self._stderr_reader: "Optional[asyncio.Task[None]]" = None
         if stderr_tail is not None and process.stderr is not None:
             self._stderr_reader = asyncio.get_running_loop().create_task(
                 self._read_stderr(process.stderr, stderr_tail))
         self._stdin = process.stdin
         self._stdout = process.stdout
-        self._ids = itertools.count(1)
-        self._pending: Dict[int, "tuple[asyncio.Future[Any], Optional[_OnResult]]"] = {}
-        self._subscriptions: Dict[str, ViewModelBase] = {}
-        self._exited = False
+        self._session = Session(self._stdin.write, lambda: self._process.returncode, stderr_tail,
+                                consume=_schedule, warn_unmatched=False)
         self._closed = False
-        self._notification_callbacks: List[Callable[[str, Any], Any]] = []
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
@@ -142,9 +121,9 @@ class AsyncHost:
         if self._closed:
             return self._process.returncode
         self._closed = True
-        if not self._exited:
+        if not self._session.exited:
             try:
-                await self._start("shutdown", None).result(timeout)
+                await self._start(Call("shutdown")).result(timeout)
                 self.notify("exit")
                 await self._stdin.drain()
             except (RPCError, HostExited, TimeoutError, OSError):
@@ -168,7 +147,26 @@ class AsyncHost:
     async def request(self, method: str, params: Params = None,
                       timeout: Optional[float] = None) -> Any:
         """Send a request and return its result, or raise :class:`~vmhost.RPCError`."""
-        pending = self._start(method, params)
+        return await self._wait(self._start(Call(method, params)), timeout)
+
+    def request_async(self, method: str, params: Params = None) -> AsyncPendingCommand:
+        """Send a request without waiting for it."""
+        return self._start(Call(method, params))
+
+    def notify(self, method: str, params: Params = None) -> None:
+        """Send a notification (no reply)."""
+        self._session.notify(method, params)
+
+    def on_notification(self, callback: Callable[[str, Any], Any]) -> Callable[[], None]:
+        """Call ``callback(method, params)`` for every notification the host writes."""
+        return self._session.on_notification(callback)
+
+    def _start(self, call: Call) -> AsyncPendingCommand:
+        request_id, future = self._session.start(call, _new_future)
+        return AsyncPendingCommand(self, request_id, future, call.transform)
+
+    async def _wait(self, pending: AsyncPendingCommand, timeout: Optional[float] = None) -> Any:
+        """*pending*'s result once it was written; cancelled when *timeout* passes first."""
         await self._drain()
         try:
             return await pending.result(timeout)
@@ -176,38 +174,8 @@ class AsyncHost:
             pending.cancel()
             raise
 
-    def request_async(self, method: str, params: Params = None) -> AsyncPendingCommand:
-        """Send a request without waiting for it."""
-        return self._start(method, params)
-
-    def notify(self, method: str, params: Params = None) -> None:
-        """Send a notification (no reply)."""
-        self._write(protocol.message(method, params))
-
-    def on_notification(self, callback: Callable[[str, Any], Any]) -> Callable[[], None]:
-        """Call ``callback(method, params)`` for every notification the host writes."""
-        self._notification_callbacks.append(callback)
-        return lambda: self._notification_callbacks.remove(callback)
-
-    def _start(self, method: str, params: Params, on_result: Optional[_OnResult] = None,
-               transform: Callable[[Any], Any] = lambda result: result) -> AsyncPendingCommand:
-        if self._exited:
-            raise HostExited(exit_message("vmhost exited", self._process.returncode, self._stderr_tail))
-        request_id = next(self._ids)
-        future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = (future, on_result)
-        try:
-            self._write(protocol.message(method, params, request_id))
-        except OSError as error:
-            self._pending.pop(request_id, None)
-            # A write fails once the host has gone: say why it ended, as far as is known yet.
-            raise HostExited(exit_message(f"vmhost is not reading its input ({error})",
-                                          self._process.returncode, self._stderr_tail)) from error
-        return AsyncPendingCommand(self, request_id, future, transform)
-
-    def _write(self, message: Mapping[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        self._stdin.write(data + b"\n")
+    async def _call(self, call: Call) -> Any:
+        return await self._wait(self._start(call))
 
     async def _drain(self) -> None:
         try:
@@ -218,27 +186,20 @@ class AsyncHost:
     # -- the usual methods ---------------------------------------------------
 
     async def initialize(self, locale: Optional[str] = None, **params: Any) -> Dict[str, Any]:
-        if locale is not None:
-            params["locale"] = locale
-        return await self.request("initialize", params)  # type: ignore[no-any-return]
+        return await self._call(protocol.initialize(locale, params))  # type: ignore[no-any-return]
 
     async def ping(self) -> None:
         await self.request("ping")
 
     async def describe(self, kind: Optional[str] = None) -> Dict[str, Any]:
-        return await self.request("host.describe", {"kind": kind} if kind is not None else {})  # type: ignore[no-any-return]
+        return await self._call(protocol.describe(kind))  # type: ignore[no-any-return]
 
     async def list(self) -> List[Dict[str, Any]]:
         return await self.request("vm.list")  # type: ignore[no-any-return]
 
     async def create(self, kind: str, args: Optional[Mapping[str, Any]] = None,
                      id: Optional[str] = None) -> "AsyncViewModel":
-        params: Dict[str, Any] = {"kind": kind}
-        if args is not None:
-            params["args"] = args
-        if id is not None:
-            params["id"] = id
-        return AsyncViewModel(self, await self.request("vm.create", params))
+        return AsyncViewModel(self, await self._call(protocol.create(kind, args, id)))
 
     # -- the reader ----------------------------------------------------------
 
@@ -248,23 +209,11 @@ class AsyncHost:
                 line = await self._stdout.readline()
                 if not line:
                     break
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    message = json.loads(line)
-                except ValueError:
-                    log.warning("vmhost: unparsable frame of %d bytes", len(line))
-                    continue
-                for item in message if isinstance(message, list) else [message]:
-                    if isinstance(item, dict):
-                        self._dispatch(item)
+                self._session.receive(line)
         except (OSError, ValueError, asyncio.IncompleteReadError):
             pass
         finally:
-            self._exited = True
-            pending = list(self._pending.values())
-            self._pending.clear()
+            pending = self._session.end()
             if pending:
                 # stdout closes just before the process exits: wait a moment for its status.
                 try:
@@ -273,11 +222,7 @@ class AsyncHost:
                         await asyncio.wait_for(asyncio.shield(self._stderr_reader), 2.0)
                 except asyncio.TimeoutError:
                     pass
-            message = exit_message("vmhost exited before answering", self._process.returncode,
-                                   self._stderr_tail)
-            for future, _ in pending:
-                if not future.done():
-                    future.set_exception(HostExited(message))
+            self._session.fail(pending)
 
     @staticmethod
     async def _read_stderr(stream: asyncio.StreamReader, tail: StderrTail) -> None:
@@ -293,34 +238,11 @@ class AsyncHost:
     @property
     def stderr_tail(self) -> str:
         """The last lines the host wrote to stderr, when kept (see :meth:`spawn`); else ``""``."""
-        return self._stderr_tail.text() if self._stderr_tail is not None else ""
+        return self._session.stderr_text()
 
-    def _dispatch(self, message: Dict[str, Any]) -> None:
-        if "method" in message:
-            self._notification(message["method"], message.get("params") or {})
-            return
-        request_id = message.get("id")
-        entry = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
-        if entry is None:
-            return
-        future, on_result = entry
-        if not future.done():
-            protocol.settle(future, message, on_result)
 
-    def _notification(self, method: str, params: Dict[str, Any]) -> None:
-        if method in ("vm.changed", "vm.event"):
-            protocol.apply_to(self._subscriptions.get(params.get("subscription", "")), method, params)
-        for callback in list(self._notification_callbacks):
-            try:
-                _schedule(callback(method, params))
-            except Exception:
-                log.exception("vmhost: notification callback %r raised", callback)
-
-    def _register(self, subscription: str, vm: ViewModelBase) -> None:
-        self._subscriptions[subscription] = vm
-
-    def _unregister(self, subscription: Optional[str]) -> None:
-        self._subscriptions.pop(subscription or "", None)
+def _new_future() -> "asyncio.Future[Any]":
+    return asyncio.get_running_loop().create_future()
 
 
 def _schedule(result: Any) -> None:
@@ -336,7 +258,7 @@ class AsyncViewModel(ViewModelBase):
     """
 
     def __init__(self, host: AsyncHost, description: Mapping[str, Any]) -> None:
-        super().__init__(description)
+        super().__init__(host._session, description)
         self._host = host
 
     @property
@@ -356,67 +278,27 @@ class AsyncViewModel(ViewModelBase):
 
     async def send(self, input: str, value: Any = MISSING, timeout: Optional[float] = None) -> Any:
         """Send *input* and wait until it is applied or its command ends; see ViewModel.send."""
-        pending = self.send_async(input, value)
-        await self._host._drain()
-        try:
-            return await pending.result(timeout)
-        except TimeoutError:
-            pending.cancel()
-            raise
+        return await self._host._wait(self.send_async(input, value), timeout)
 
     def send_async(self, input: str, value: Any = MISSING) -> AsyncPendingCommand:
         """Send *input* without waiting; the pending command can be cancelled and awaited."""
-        self._check_input(input)
-        params: Dict[str, Any] = {"vm": self._handle, "input": input}
-        if value is not MISSING:
-            params["value"] = value
-        return self._host._start("vm.send", params, transform=protocol.command_value)
+        return self._host._start(self._send_call(input, value))
 
     async def get(self, *outputs: str) -> Dict[str, Any]:
-        params: Dict[str, Any] = {"vm": self._handle}
-        if outputs:
-            params["outputs"] = self._check_outputs(list(outputs))
-        return (await self._host.request("vm.get", params))["values"]  # type: ignore[no-any-return]
+        return await self._host._call(self._get_call(outputs))  # type: ignore[no-any-return]
 
     async def subscribe(self, outputs: Optional[List[str]] = None,
                         diff: bool = False) -> Dict[str, Any]:
         """Subscribe and keep the mirror current; return its values."""
-        if self._subscription is not None:
-            raise RuntimeError(f"{self._handle} is already subscribed ({self._subscription}); "
-                               "call unsubscribe() first")
-        params: Dict[str, Any] = {"vm": self._handle, "diff": diff}
-        names = self._check_outputs(outputs)
-        if names is not None:
-            params["outputs"] = names
-
-        def on_result(result: Any) -> None:
-            self._subscribed(result["subscription"], result.get("values") or {})
-            self._host._register(result["subscription"], self)
-
-        pending = self._host._start("vm.subscribe", params, on_result=on_result)
-        await self._host._drain()
-        await pending
-        return self.values
+        return await self._host._call(self._subscribe_call(outputs, diff))  # type: ignore[no-any-return]
 
     async def unsubscribe(self) -> None:
-        subscription = self._subscription
-        if subscription is None:
-            return
-        self._host._unregister(subscription)
-        self._unsubscribed()
-        await self._host.request("vm.unsubscribe", {"subscription": subscription})
+        call = self._unsubscribe_call()
+        if call is not None:
+            await self._host._call(call)
 
     async def dispose(self) -> None:
-        if self._disposed:
-            return
-        await self._host.request("vm.dispose", {"vm": self._handle})
-        self._disposed = True
-        self._host._unregister(self._subscription)
-        self._unsubscribed()
-
-    def _invoke(self, callback: Callable[[Any], Any], argument: Any) -> None:
-        try:
-            _schedule(callback(argument))
-        except Exception:
-            log.exception("vmhost: callback %r of %s raised", callback, self._handle)
+        call = self._dispose_call()
+        if call is not None:
+            await self._host._call(call)
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-import json
-import logging
 import os
 import queue
 import subprocess
@@ -15,19 +12,16 @@ from typing import IO, Any, Callable, Dict, List, Mapping, Optional, Union
 
 from ._binary import find_binary
 from ._stderr import StderrTail, exit_message, forward_target
+from ._protocol import Call, Params
 from ._proxy import MISSING, ViewModelBase
+from ._session import PendingBase, Session
 from .errors import HostExited, RPCError
 from . import _protocol as protocol
 
 __all__ = ["Host", "ViewModel", "PendingCommand"]
 
-log = logging.getLogger("vmhost")
 
-Params = Union[Mapping[str, Any], List[Any], None]
-_OnResult = Callable[[Any], None]
-
-
-class PendingCommand:
+class PendingCommand(PendingBase["Future[Any]"]):
     """A request that was sent and not yet answered.
 
     :meth:`result` waits for the answer; :meth:`cancel` asks the host to cancel it
@@ -42,14 +36,6 @@ class PendingCommand:
         self._transform = transform
         self.id = request_id
 
-    def cancel(self) -> None:
-        """Send ``$/cancelRequest`` for this request (nothing happens if it already ended)."""
-        if not self._future.done():
-            self._host.notify("$/cancelRequest", {"id": self.id})
-
-    def done(self) -> bool:
-        return self._future.done()
-
     def result(self, timeout: Optional[float] = None) -> Any:
         """Wait for the answer and return it, or raise its :class:`~vmhost.RPCError`.
 
@@ -59,10 +45,6 @@ class PendingCommand:
             return self._transform(self._future.result(timeout))
         except _FutureTimeout:
             raise TimeoutError(f"request {self.id} not answered within {timeout}s") from None
-
-    def __repr__(self) -> str:
-        state = "done" if self._future.done() else "pending"
-        return f"<PendingCommand id={self.id} {state}>"
 
 
 class Host:
@@ -91,14 +73,10 @@ class Host:
         assert process.stdin is not None and process.stdout is not None
         self._stdin: IO[bytes] = process.stdin
         self._stdout: IO[bytes] = process.stdout
-        self._ids = itertools.count(1)
-        self._lock = threading.Lock()
         self._write_lock = threading.Lock()
-        self._pending: Dict[int, "tuple[Future[Any], Optional[_OnResult]]"] = {}
-        self._subscriptions: Dict[str, ViewModelBase] = {}
-        self._exited = False
+        self._session = Session(self._write_bytes, self._exit_status, stderr_tail,
+                                consume=lambda result: None, warn_unmatched=not raw)
         self._closed = False
-        self._notification_callbacks: List[Callable[[str, Any], Any]] = []
         self._raw: "Optional[queue.Queue[Any]]" = queue.Queue() if raw else None
         self._input_closed = False
         self._reader = threading.Thread(target=self._read, name="vmhost-reader", daemon=True)
@@ -177,9 +155,9 @@ class Host:
         if self._closed:
             return self._process.poll()
         self._closed = True
-        if not self._exited and not self._input_closed:
+        if not self._session.exited and not self._input_closed:
             try:
-                self._start("shutdown", None).result(timeout)
+                self._start(Call("shutdown")).result(timeout)
                 self.notify("exit")
             except (RPCError, HostExited, TimeoutError, OSError):
                 pass
@@ -201,11 +179,7 @@ class Host:
         A ``str`` is encoded as UTF-8. Replies are not matched to anything: read them with
         :meth:`next_message` (requires ``raw=True``).
         """
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        with self._write_lock:
-            self._stdin.write(data)
-            self._stdin.flush()
+        self._write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
 
     def next_message(self, timeout: Optional[float] = None) -> Any:
         """The next message the host wrote, parsed, exactly as written (a batch reply is a list).
@@ -254,51 +228,31 @@ class Host:
         When *timeout* seconds pass, the request is cancelled and :class:`TimeoutError` raised.
         Do not call this from a callback: callbacks run on the reader, which answers requests.
         """
-        pending = self.request_async(method, params)
-        try:
-            return pending.result(timeout)
-        except TimeoutError:
-            pending.cancel()
-            raise
+        return _wait(self.request_async(method, params), timeout)
 
     def request_async(self, method: str, params: Params = None) -> PendingCommand:
         """Send a request without waiting for it; see :class:`PendingCommand`."""
-        return self._start(method, params)
+        return self._start(Call(method, params))
 
     def notify(self, method: str, params: Params = None) -> None:
         """Send a notification (no reply)."""
-        self._write(protocol.message(method, params))
+        self._session.notify(method, params)
 
     def on_notification(self, callback: Callable[[str, Any], Any]) -> Callable[[], None]:
         """Call ``callback(method, params)`` for every notification the host writes."""
-        self._notification_callbacks.append(callback)
-        return lambda: self._notification_callbacks.remove(callback)
+        return self._session.on_notification(callback)
 
-    def _start(self, method: str, params: Params, on_result: Optional[_OnResult] = None,
-               transform: Callable[[Any], Any] = lambda result: result) -> PendingCommand:
-        future: "Future[Any]" = Future()
-        with self._lock:
-            exited = self._exited
-            if not exited:
-                request_id = next(self._ids)
-                self._pending[request_id] = (future, on_result)
-        if exited:
-            raise HostExited(self._exit_message("vmhost exited"))
-        try:
-            self._write(protocol.message(method, params, request_id))
-        except OSError as error:
-            with self._lock:
-                self._pending.pop(request_id, None)
-            # A write fails once the host has gone: say why it ended (its status and last words),
-            # as a read of its end would; the status may come a moment after the pipe broke.
-            raise HostExited(self._exit_message(f"vmhost is not reading its input ({error})")) from error
-        pending = PendingCommand(self, request_id, future, transform)
+    def _start(self, call: Call) -> PendingCommand:
+        request_id, future = self._session.start(call, _new_future)
+        pending = PendingCommand(self, request_id, future, call.transform)
         if threading.current_thread() is self._reader:
             pending.result = _forbid_wait  # type: ignore[method-assign]
         return pending
 
-    def _write(self, message: Mapping[str, Any]) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    def _call(self, call: Call) -> Any:
+        return self._start(call).result()
+
+    def _write_bytes(self, data: bytes) -> None:
         with self._write_lock:
             self._stdin.write(data)
             self._stdin.flush()
@@ -307,16 +261,14 @@ class Host:
 
     def initialize(self, locale: Optional[str] = None, **params: Any) -> Dict[str, Any]:
         """``initialize``: sets the display language of view-models created afterwards."""
-        if locale is not None:
-            params["locale"] = locale
-        return self.request("initialize", params)  # type: ignore[no-any-return]
+        return self._call(protocol.initialize(locale, params))  # type: ignore[no-any-return]
 
     def ping(self) -> None:
         self.request("ping")
 
     def describe(self, kind: Optional[str] = None) -> Dict[str, Any]:
         """``host.describe``: the kinds with their args, inputs and outputs."""
-        return self.request("host.describe", {"kind": kind} if kind is not None else {})  # type: ignore[no-any-return]
+        return self._call(protocol.describe(kind))  # type: ignore[no-any-return]
 
     def list(self) -> List[Dict[str, Any]]:
         """``vm.list``: ``[{vm, kind}]`` in creation order."""
@@ -325,95 +277,50 @@ class Host:
     def create(self, kind: str, args: Optional[Mapping[str, Any]] = None,
                id: Optional[str] = None) -> "ViewModel":
         """``vm.create``: a proxy for a new view-model of *kind*."""
-        params: Dict[str, Any] = {"kind": kind}
-        if args is not None:
-            params["args"] = args
-        if id is not None:
-            params["id"] = id
-        return ViewModel(self, self.request("vm.create", params))
+        return ViewModel(self, self._call(protocol.create(kind, args, id)))
 
     # -- the reader ----------------------------------------------------------
 
     def _read(self) -> None:
+        keep = self._raw.put if self._raw is not None else None
         try:
             for line in self._stdout:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    message = json.loads(line)
-                except ValueError:
-                    log.warning("vmhost: unparsable frame of %d bytes", len(line))
-                    continue
-                if self._raw is not None:
-                    self._raw.put(message)
-                for item in message if isinstance(message, list) else [message]:
-                    if isinstance(item, dict):
-                        self._dispatch(item)
+                self._session.receive(line, keep)
         except (OSError, ValueError):
             pass  # stdout closed under us
         finally:
             if self._raw is not None:
                 self._raw.put(Host._END)
-            self._fail_pending()
+            self._session.fail(self._session.end())
 
-    def _dispatch(self, message: Dict[str, Any]) -> None:
-        if "method" in message:
-            self._notification(message["method"], message.get("params") or {})
-            return
-        request_id = message.get("id")
-        with self._lock:
-            entry = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
-        if entry is None:
-            if "error" in message and self._raw is None:
-                log.warning("vmhost: error for request %r: %s", request_id, message["error"])
-            return
-        future, on_result = entry
-        protocol.settle(future, message, on_result)
-
-    def _notification(self, method: str, params: Dict[str, Any]) -> None:
-        if method in ("vm.changed", "vm.event"):
-            with self._lock:
-                vm = self._subscriptions.get(params.get("subscription", ""))
-            protocol.apply_to(vm, method, params)
-        for callback in list(self._notification_callbacks):
-            try:
-                callback(method, params)
-            except Exception:
-                log.exception("vmhost: notification callback %r raised", callback)
-
-    def _fail_pending(self) -> None:
-        with self._lock:
-            self._exited = True
-            pending = list(self._pending.values())
-            self._pending.clear()
-        message = self._exit_message("vmhost exited before answering") if pending else ""
-        for future, _ in pending:
-            future.set_exception(HostExited(message))
-
-    def _exit_message(self, what: str) -> str:
-        """*what*, the exit status and the host's last words on stderr, once it ended (its stdout
-        closes just before it exits: wait a moment for the status)."""
+    def _exit_status(self) -> Optional[int]:
+        """The exit status and, in the tail, the host's last words on stderr, once it ended (its
+        stdout closes just before it exits: wait a moment for the status)."""
         try:
             status: Optional[int] = self._process.wait(2.0)
         except subprocess.TimeoutExpired:
             status = None
         if self._stderr_tail is not None:
             self._stderr_tail.join(2.0)
-        return exit_message(what, status, self._stderr_tail)
+        return status
 
     @property
     def stderr_tail(self) -> str:
         """The last lines the host wrote to stderr, when kept (see :meth:`spawn`); else ``""``."""
-        return self._stderr_tail.text() if self._stderr_tail is not None else ""
+        return self._session.stderr_text()
 
-    def _register(self, subscription: str, vm: ViewModelBase) -> None:
-        with self._lock:
-            self._subscriptions[subscription] = vm
 
-    def _unregister(self, subscription: Optional[str]) -> None:
-        with self._lock:
-            self._subscriptions.pop(subscription or "", None)
+def _new_future() -> "Future[Any]":
+    return Future()
+
+
+def _wait(pending: PendingCommand, timeout: Optional[float]) -> Any:
+    """*pending*'s result; cancelled when *timeout* passes first (:class:`TimeoutError`)."""
+    try:
+        return pending.result(timeout)
+    except TimeoutError:
+        pending.cancel()
+        raise
 
 
 def _forbid_wait(timeout: Optional[float] = None) -> Any:
@@ -432,7 +339,7 @@ class ViewModel(ViewModelBase):
     """
 
     def __init__(self, host: Host, description: Mapping[str, Any]) -> None:
-        super().__init__(description)
+        super().__init__(host._session, description)
         self._host = host
 
     @property
@@ -459,63 +366,32 @@ class ViewModel(ViewModelBase):
         :class:`~vmhost.RequestCancelled`, … When *timeout* passes, the send is cancelled and
         :class:`TimeoutError` raised.
         """
-        pending = self.send_async(input, value)
-        try:
-            return pending.result(timeout)
-        except TimeoutError:
-            pending.cancel()
-            raise
+        return _wait(self.send_async(input, value), timeout)
 
     def send_async(self, input: str, value: Any = MISSING) -> PendingCommand:
         """Send *input* without waiting; the :class:`PendingCommand` can be cancelled."""
-        self._check_input(input)
-        params: Dict[str, Any] = {"vm": self._handle, "input": input}
-        if value is not MISSING:
-            params["value"] = value
-        return self._host._start("vm.send", params, transform=protocol.command_value)
+        return self._host._start(self._send_call(input, value))
 
     def get(self, *outputs: str) -> Dict[str, Any]:
         """``vm.get``: the current values of *outputs* (default: every property), read once."""
-        params: Dict[str, Any] = {"vm": self._handle}
-        if outputs:
-            params["outputs"] = self._check_outputs(list(outputs))
-        return self._host.request("vm.get", params)["values"]  # type: ignore[no-any-return]
+        return self._host._call(self._get_call(outputs))  # type: ignore[no-any-return]
 
     def subscribe(self, outputs: Optional[List[str]] = None, diff: bool = False) -> Dict[str, Any]:
         """Subscribe to *outputs* (default: all) and keep the mirror current; return its values.
 
         With ``diff=True`` the host sends list splices, which are applied the same way.
         """
-        if self._subscription is not None:
-            raise RuntimeError(f"{self._handle} is already subscribed ({self._subscription}); "
-                               "call unsubscribe() first")
-        params: Dict[str, Any] = {"vm": self._handle, "diff": diff}
-        names = self._check_outputs(outputs)
-        if names is not None:
-            params["outputs"] = names
-
-        def on_result(result: Any) -> None:  # on the reader, before any later notification
-            self._subscribed(result["subscription"], result.get("values") or {})
-            self._host._register(result["subscription"], self)
-
-        self._host._start("vm.subscribe", params, on_result=on_result).result()
-        return self.values
+        return self._host._call(self._subscribe_call(outputs, diff))  # type: ignore[no-any-return]
 
     def unsubscribe(self) -> None:
         """End the subscription; the mirror keeps its last values."""
-        subscription = self._subscription
-        if subscription is None:
-            return
-        self._host._unregister(subscription)
-        self._unsubscribed()
-        self._host.request("vm.unsubscribe", {"subscription": subscription})
+        call = self._unsubscribe_call()
+        if call is not None:
+            self._host._call(call)
 
     def dispose(self) -> None:
         """``vm.dispose``: its running commands answer -32800 and its subscriptions end."""
-        if self._disposed:
-            return
-        self._host.request("vm.dispose", {"vm": self._handle})
-        self._disposed = True
-        self._host._unregister(self._subscription)
-        self._unsubscribed()
+        call = self._dispose_call()
+        if call is not None:
+            self._host._call(call)
 

@@ -8,7 +8,6 @@ public final class ArticleViewModel: ViewModel {
 
     public struct Args: ViewModelArgs {
         public var id: String
-        public init(id: String) { self.id = id }
         public init(reader: ObjectReader) throws(JSONDecodingError) { id = try reader.required("id", .nonEmpty) }
     }
 
@@ -20,11 +19,9 @@ public final class ArticleViewModel: ViewModel {
 
     private let id: String, api: any SearchAPI
 
-    public static func factory(api: any SearchAPI) -> ViewModelFactory { ViewModelFactory { args in ArticleViewModel(args: args, api: api) } }
-
-    public init(args: Args, api: any SearchAPI) {
-        id = args.id
-        self.api = api
+    public static func factory(api: any SearchAPI) -> ViewModelFactory { ViewModelFactory { args in ArticleViewModel(id: args.id, api: api) } }
+    public init(id: String, api: any SearchAPI) {
+        (self.id, self.api) = (id, api)
         open.run()
     }
 

@@ -21,7 +21,6 @@ public final class SearchViewModel: ViewModel {
     private var searched = "", page = 0, failed: Int?
 
     public static func factory(api: any SearchAPI) -> ViewModelFactory { ViewModelFactory { _ in SearchViewModel(api: api) } }
-
     public init(api: any SearchAPI) {
         self.api = api
         $query.debounce(for: .milliseconds(300)).map { $0.trimmed }.removeDuplicates().run(search)

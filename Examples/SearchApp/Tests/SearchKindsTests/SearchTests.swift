@@ -133,7 +133,7 @@ struct SearchTests {
 struct ArticleTests {
     @Test func theArticleLoadsAsTheScreenOpens() async {
         let api = StubSearch()
-        let test = ViewModelTest { ArticleViewModel(args: .init(id: "a1"), api: api) }
+        let test = ViewModelTest { ArticleViewModel(id: "a1", api: api) }
         // Made loading: no client sent anything.
         #expect(test.viewModel.loads.state == .loading)
         await api.calls.call(.article).succeed(swiftConcurrency)
@@ -144,7 +144,7 @@ struct ArticleTests {
 
     @Test func theFavouriteFlipsAtOnceAndRollsBackWhenTheCallFails() async {
         let api = StubSearch()
-        let test = ViewModelTest { ArticleViewModel(args: .init(id: "a1"), api: api) }
+        let test = ViewModelTest { ArticleViewModel(id: "a1", api: api) }
         await api.calls.call(.article).succeed(swiftConcurrency)
         await test.settle()
         _ = test.take()

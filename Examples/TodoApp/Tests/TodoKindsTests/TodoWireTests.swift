@@ -1,16 +1,18 @@
+import Foundation
 import Testing
 import TodoKinds
 import VMHostTesting
 
-/// The app's whole server (its options, kinds and error kinds, as `todo-host` serves them), in
-/// process, on the in-memory backend with its latency on the host's manual clock.
+/// The app's whole server (its options, kinds and error kinds, as `todo-host` serves them) on the
+/// in-memory backend with its latency on the host's manual clock: in process, or, with
+/// `VMHOST_TEST_BINARY=.build/debug/todo-host`, the built executable over stdio (the same tests).
 @Suite("Todo app on the wire")
 @HostActor
 struct TodoWireTests {
-    let client: InProcessConnection
+    let client: any HostConnection
 
     init() throws {
-        client = try InProcessConnection(server: TodoServer.server, arguments: ["--latency-ms", "200"])
+        client = try HostConnections.connect(server: TodoServer.server, arguments: ["--latency-ms", "200"])
     }
 
     @Test func everyKindKeepsWhatItDescribes() {
@@ -18,7 +20,8 @@ struct TodoWireTests {
         #expect(DescribedKindCheck.problems(kinds: [TodoListViewModel.factory(api: backend), TodoEditorViewModel.factory(api: backend)]) == [])
     }
 
-    @Test func aBadOptionIsTheUsageErrorOfTheCommandLine() {
+    @Test(.disabled(if: ProcessInfo.processInfo.environment[HostConnections.binaryVariable] != nil, "in process only"))
+    func aBadOptionIsTheUsageErrorOfTheCommandLine() {
         #expect(throws: UsageError("--latency-ms and --fail-every must not be negative")) {
             try InProcessConnection(server: TodoServer.server, arguments: ["--latency-ms", "-1"])
         }
@@ -47,7 +50,7 @@ struct TodoWireTests {
         let reloaded = await client.advance(ms: 200)
         let items = reloaded.changes.compactMap { $0["values"]?["items"] }.last
         #expect(items?.arrayValue?.first?["title"] == "Buy oat milk")
-        client.finish()
+        await client.finish()
     }
 
     @Test func theErrorEventListsTheAppsOwnKinds() async {

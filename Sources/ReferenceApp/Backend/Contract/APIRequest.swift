@@ -1,4 +1,4 @@
-import VMHostWire
+import VMHost
 
 /// One call of the contract, described once and sent by either implementation: ``HTTPAPIClient``
 /// turns it into an HTTP request, ``EmbeddedBackend`` hands it to the ``DemoServer``.

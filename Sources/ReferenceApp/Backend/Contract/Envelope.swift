@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The body of every response: `{"success", "code", "message", "data", "page"}`, or the
 /// `{"code", "msg", "data", "page"}` convention without `success` (see ``init(json:)``).

@@ -1,4 +1,4 @@
-import VMHostEventLoop
+import VMHost
 
 /// An API client built on one operation, sending an ``APIRequest`` and returning its ``Envelope``:
 /// the HTTP client and the embedded backend both are. The eight calls of ``APIClient``, and keeping

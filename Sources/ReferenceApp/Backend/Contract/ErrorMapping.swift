@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The one place where a failed call gets its ``BackendError`` kind.
 ///

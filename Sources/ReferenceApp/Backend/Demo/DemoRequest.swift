@@ -1,4 +1,4 @@
-import VMHostWire
+import VMHost
 
 /// A request as the demo server sees it: what the loopback HTTP server parsed off a socket, or
 /// what the embedded backend built in-process.

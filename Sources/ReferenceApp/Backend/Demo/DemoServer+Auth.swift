@@ -1,4 +1,4 @@
-import VMHostWire
+import VMHost
 
 extension DemoServer {
     /// `POST /auth/login {username, password}`: the demo account only.

@@ -1,4 +1,4 @@
-import VMHostWire
+import VMHost
 
 extension DemoServer {
     /// The longest group name, in characters (after trimming white space).

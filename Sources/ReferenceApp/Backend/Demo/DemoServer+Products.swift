@@ -1,4 +1,4 @@
-import VMHostWire
+import VMHost
 
 extension DemoServer {
     /// The largest page size the server accepts.

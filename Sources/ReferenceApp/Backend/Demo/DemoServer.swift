@@ -1,4 +1,4 @@
-import VMHostWire
+import VMHost
 
 /// The server side of the contract over the demo data: pure, deterministic, in memory.
 ///

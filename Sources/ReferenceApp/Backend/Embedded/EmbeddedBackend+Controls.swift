@@ -1,6 +1,4 @@
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The test controls (`control.backend.script`, `control.backend.latency`) and their JSON forms,
 /// so the host only forwards params and turns a ``ScriptError`` into `-32602`.

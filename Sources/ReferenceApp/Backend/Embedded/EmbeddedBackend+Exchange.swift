@@ -1,6 +1,4 @@
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 extension EmbeddedBackend {
     /// Serves one request: takes its scripted outcome, waits on the clock, then answers.

@@ -1,6 +1,4 @@
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The default backend: the contract served in-process from ``DemoServer``'s deterministic data.
 ///

@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// Reads the members of one JSON object, turning every missing or wrongly typed member into a
 /// `decode` error that names the member (never its value, which may be a secret).

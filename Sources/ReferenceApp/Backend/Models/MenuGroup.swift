@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// A sub-group of a menu: `{id, name, dishCount}`, as the backend sends it and as a
 /// `MenuSubGroup` shows it (a row of `groups`, the group of `MenuEditGroup.saved`).

@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// Where a page sits in a paged list: the envelope's `page` member `{index, size, total}`.
 public struct PageInfo: Sendable, Hashable {

@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// A wealth-management product of the product list.
 ///

@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// What a successful login hands back: `{token}` on the wire.
 ///

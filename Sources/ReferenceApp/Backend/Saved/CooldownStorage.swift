@@ -1,4 +1,4 @@
-import VMHostEventLoop
+import VMHost
 
 /// Where the SMS countdowns are kept between runs (the app's state directory), so that a restart
 /// does not allow an immediate resend to a phone still waiting.

@@ -1,6 +1,4 @@
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// Where the last good data of each list is kept between runs (the app's state directory), so that
 /// a list screen opened again shows it at once, marked stale, until its first load replaces it.

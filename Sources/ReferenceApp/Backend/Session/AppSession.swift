@@ -1,5 +1,4 @@
-import VMHostEventLoop
-import VMHostRuntime
+import VMHost
 
 /// The app's session: who is logged in, with which token. One per host (one per connection in
 /// `vmhost-web`), shared by every view-model of it (a `Session` kind shows it; `Login` starts it;
@@ -99,7 +98,7 @@ public final class AppSession {
         clear()
         notify(reason)
         if let storage {
-            EventLoop.startTask { try? await storage.deleteSession(ending) }
+            HostActor.startTask { try? await storage.deleteSession(ending) }
         }
     }
 

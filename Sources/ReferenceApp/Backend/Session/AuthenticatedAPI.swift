@@ -1,5 +1,4 @@
-import VMHostEventLoop
-import VMHostRuntime
+import VMHost
 
 /// An ``APIClient`` that ties another one to the app's ``AppSession``: a successful login starts
 /// the session, every call is sent with the session's token, and a call made with the token that

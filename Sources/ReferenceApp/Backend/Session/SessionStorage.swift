@@ -1,5 +1,4 @@
-import VMHostEventLoop
-import VMHostRuntime
+import VMHost
 
 /// Where a session's login is kept, and what the login saved is deleted with it (the app's state
 /// directory).

@@ -1,4 +1,4 @@
-import VMHostRuntime
+import VMHost
 
 extension AppLocale {
     /// Simplified Chinese: the reference app's default locale.

@@ -1,6 +1,6 @@
 import Backend
 import Foundation
-import VMHostWire
+import VMHost
 
 extension LoopbackCore {
     /// The largest request head or body the server reads; tests send far less.

@@ -1,7 +1,7 @@
 import Backend
 import Foundation
 import Synchronization
-import VMHostWire
+import VMHost
 
 /// The state and threads of a ``LoopbackServer``, shared by its accepting and connection threads.
 ///

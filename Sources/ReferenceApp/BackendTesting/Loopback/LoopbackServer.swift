@@ -1,7 +1,7 @@
 import Backend
 import Foundation
 import Synchronization
-import VMHostWire
+import VMHost
 
 /// A real HTTP/1.1 server on 127.0.0.1 that serves the backend contract from a ``DemoServer``, so
 /// `HTTPAPIClient` is tested against real sockets.

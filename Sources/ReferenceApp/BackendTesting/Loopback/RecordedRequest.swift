@@ -1,4 +1,4 @@
-import VMHostWire
+import VMHost
 
 /// One request the loopback server received, as it came off the socket.
 public struct RecordedRequest: Sendable, Hashable {

@@ -1,5 +1,5 @@
 import Backend
-import VMHostEventLoop
+import VMHost
 
 /// A ``ListCache`` in memory, for tests: what was saved, by key, and how often.
 @HostActor

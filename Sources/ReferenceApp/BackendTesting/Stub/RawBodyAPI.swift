@@ -1,6 +1,5 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
+import VMHost
 
 /// An API whose every call is answered `body` with status 200, read exactly as a client reads a
 /// response (``ErrorMapping``, then the endpoint's decoder): for tests of hostile bodies through a

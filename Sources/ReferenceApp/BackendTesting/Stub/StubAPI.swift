@@ -1,53 +1,66 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import Testing
+import VMHostTesting
 
 /// An ``APIClient`` for view-model tests: every call is recorded and stays pending until the test
 /// answers it, so a test can look at the state *while* a request is in flight, then complete it,
-/// fail it with any ``BackendError``, or watch it being cancelled.
+/// fail it with any ``BackendError``, or watch it being cancelled. The test kit's ``StubCalls``,
+/// typed for the demo backend's endpoints and replies.
 ///
 /// ```swift
 /// let api = StubAPI()
-/// let viewModel = ProductListViewModel(api: api)
-/// viewModel.refresh()
-/// let call = try await api.call(.products)
+/// let test = ViewModelTest(ProductListViewModel(api: api))
+/// try await test.fire("refresh")
+/// let call = await api.call(.products)
 /// #expect(call.arguments == ["page": 1, "pageSize": 20])
 /// call.succeed(.demoProducts(page: 1))
+/// await test.finish(also: [api.verifyNothingPending])
 /// ```
 ///
 /// ``answerNext(_:with:)`` queues answers that calls take at once instead (still answered
 /// asynchronously, as a real client would).
 @HostActor
 public final class StubAPI: APIClient {
-    /// Every call so far, in the order made.
-    public private(set) var calls: [StubCall] = []
+    private let stub = StubCalls<BackendEndpoint>()
+
     /// The token of the last successful login.
     public var token: String?
 
-    private var queued: [BackendEndpoint: [Result<StubReply, BackendError>]] = [:]
-    private var waiters: [(endpoint: BackendEndpoint, occurrence: Int, continuation: CheckedContinuation<StubCall, Never>)] = []
-
+    /// A stub with no call made yet.
     public init() {}
 
-    /// The calls not yet answered or cancelled.
-    public var pendingCalls: [StubCall] { calls.filter(\.isPending) }
-
-    /// The calls made to `endpoint`, in order.
-    public func calls(to endpoint: BackendEndpoint) -> [StubCall] { calls.filter { $0.endpoint == endpoint } }
-
-    /// The `occurrence`-th call (1-based) to `endpoint`, waiting until it has been made.
-    public func call(_ endpoint: BackendEndpoint, occurrence: Int = 1) async -> StubCall {
-        let made = calls(to: endpoint)
-        if made.count >= occurrence { return made[occurrence - 1] }
-        return await withCheckedContinuation { continuation in
-            waiters.append((endpoint, occurrence, continuation))
-        }
+    /// How long, in real time, ``call(_:occurrence:sourceLocation:)`` waits before it fails (5 s unless set).
+    public var timeout: Duration {
+        get { stub.timeout }
+        set { stub.timeout = newValue }
     }
 
-    /// Queues an answer for the next call of `endpoint` that finds none pending in the queue.
+    /// Every call so far, in the order made.
+    public var calls: [StubCall] { stub.calls.map(StubCall.init) }
+
+    /// The calls not yet answered or cancelled.
+    public var pendingCalls: [StubCall] { stub.pendingCalls.map(StubCall.init) }
+
+    /// The calls made to `endpoint`, in order.
+    public func calls(to endpoint: BackendEndpoint) -> [StubCall] { stub.calls(to: endpoint).map(StubCall.init) }
+
+    /// The `occurrence`-th call (1-based) to `endpoint`, waiting until it has been made. When it is
+    /// not made within ``timeout``, the test fails here, naming the calls that were made.
+    public func call(
+        _ endpoint: BackendEndpoint, occurrence: Int = 1, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> StubCall {
+        StubCall(await stub.call(endpoint, occurrence: occurrence, sourceLocation: sourceLocation))
+    }
+
+    /// Queues an answer for the next call of `endpoint`.
     public func answerNext(_ endpoint: BackendEndpoint, with result: Result<StubReply, BackendError>) {
-        queued[endpoint, default: []].append(result)
+        stub.answerNext(endpoint, with: result.map { $0 as any Sendable }.mapError { $0 as any Error })
+    }
+
+    /// Fails the test when a call is still pending: work the test started and never finished. For
+    /// ``ViewModelTest/finish(also:sourceLocation:)``'s `also`.
+    public func verifyNothingPending(sourceLocation: SourceLocation) {
+        stub.verifyNothingPending(sourceLocation: sourceLocation)
     }
 
     public func products(page: Int, pageSize: Int) async throws -> Page<Product> {
@@ -100,20 +113,11 @@ public final class StubAPI: APIClient {
     }
 
     private func perform(_ endpoint: BackendEndpoint, _ arguments: JSON) async throws -> StubReply {
-        let call = StubCall(endpoint: endpoint, arguments: arguments)
-        calls.append(call)
-        if var queue = queued[endpoint], !queue.isEmpty {
-            switch queue.removeFirst() {
-            case .success(let reply): call.succeed(reply)
-            case .failure(let error): call.fail(error)
-            }
-            queued[endpoint] = queue
+        do {
+            return try await stub.perform(endpoint, arguments, as: StubReply.self)
+        } catch let mismatch as StubMismatch {
+            throw BackendError.decode("StubAPI: \(mismatch)")
         }
-        let count = calls(to: endpoint).count
-        let ready = waiters.filter { $0.endpoint == endpoint && $0.occurrence == count }
-        waiters.removeAll { $0.endpoint == endpoint && $0.occurrence == count }
-        for waiter in ready { waiter.continuation.resume(returning: call) }
-        return try await call.reply()
     }
 
     /// The test answered with the wrong case: surfaces as a `decode` failure naming both.

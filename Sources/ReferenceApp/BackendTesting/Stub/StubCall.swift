@@ -1,7 +1,5 @@
 import Backend
-import VMHostRuntime
 import VMHostTesting
-import VMHostWire
 
 /// One call made to a ``StubAPI``: pending until the test answers it, or until the calling task is
 /// cancelled (which the call records: ``wasCancelled``). The test kit's ``PendingCall``, typed for
@@ -11,8 +9,8 @@ import VMHostWire
 public final class StubCall: Sendable, CustomStringConvertible {
     private let pending: PendingCall<BackendEndpoint>
 
-    init(endpoint: BackendEndpoint, arguments: JSON) {
-        pending = PendingCall(endpoint: endpoint, arguments: arguments)
+    init(_ pending: PendingCall<BackendEndpoint>) {
+        self.pending = pending
     }
 
     /// Which endpoint was called.
@@ -31,13 +29,6 @@ public final class StubCall: Sendable, CustomStringConvertible {
     /// Answers the call with a failure. Ignored (returns false) when the call is no longer pending.
     @discardableResult
     public func fail(_ error: BackendError) -> Bool { pending.fail(error) }
-
-    /// Waits for the answer; throws `CancellationError` when the calling task is cancelled first.
-    func reply() async throws -> StubReply {
-        let reply = try await pending.reply()
-        guard let stubReply = reply as? StubReply else { throw BackendError.decode("StubAPI: \(endpoint.rawValue) was answered with \(reply)") }
-        return stubReply
-    }
 
     public var description: String { "\(endpoint.rawValue) \(arguments)" }
 }

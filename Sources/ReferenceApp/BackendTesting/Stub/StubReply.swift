@@ -1,5 +1,5 @@
 import Backend
-import VMHostRuntime
+import VMHost
 
 /// What a ``StubAPI`` call answers with; the case must match the endpoint called.
 public enum StubReply: Sendable, Hashable {

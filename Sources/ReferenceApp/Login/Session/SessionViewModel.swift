@@ -1,7 +1,5 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The app's session as a screen sees it: whether a user is logged in, who, and a way out.
 ///

@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 extension MenuEditGroupViewModel {
     /// `{menuUid, parent?, groupId?, name?}`: what `MenuSubGroup.navigate` hands over.

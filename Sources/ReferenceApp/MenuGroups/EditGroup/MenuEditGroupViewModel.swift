@@ -1,7 +1,5 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The edit screen of a menu group (`MenuEditGroup`): creates a group, or renames one, then hands
 /// the saved group back and asks to be dismissed.

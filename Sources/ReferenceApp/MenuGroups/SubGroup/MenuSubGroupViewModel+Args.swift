@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 extension MenuSubGroupViewModel {
     /// `{menuUid}`: the menu whose sub-groups are shown. Required and non-empty.

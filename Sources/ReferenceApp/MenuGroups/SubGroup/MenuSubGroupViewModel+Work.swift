@@ -1,6 +1,5 @@
 import Backend
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 extension MenuSubGroupViewModel {
     /// `load`: replaces the rows with the server's list. On failure nothing is applied: the error

@@ -1,7 +1,5 @@
 import Backend
-import VMHostEventLoop
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The menu sub-group screen (`MenuSubGroup`): the groups of one menu, loaded on appear, with
 /// create, rename and delete.

@@ -1,4 +1,4 @@
-import VMHostWire
+import VMHost
 
 /// The value of `MenuSubGroup.navigate`: open the edit screen,
 /// `{route:"MenuEditGroup", args:{menuUid, parent, groupId?, name?}}`.

@@ -1,5 +1,4 @@
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The value of `rename` and `delete`: `{groupId}`, read with errors that name `params.value.groupId`.
 public struct GroupReference: Sendable, Equatable, ObjectValue {

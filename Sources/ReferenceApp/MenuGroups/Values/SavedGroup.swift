@@ -1,6 +1,5 @@
 import Backend
-import VMHostRuntime
-import VMHostWire
+import VMHost
 
 /// The value of `MenuEditGroup.saved`: `{group: {id, name, dishCount}}`, the group as the server
 /// answered the create or rename. An open object, as its group (``MenuGroup``).

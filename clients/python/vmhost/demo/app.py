@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from .. import (KEEP_STDERR, CommandFailed, Host, HostExited, InputDisabled, RequestCancelled,
                RPCError, ViewModel)
 from ..host import PendingCommand
+from ..replay import Transcript
 
 SPINNER = "|/-\\"
 GONE = object()  # the origin of what a closed screen's view-model says
@@ -33,7 +34,8 @@ The terminal demo of the reference app: log in, the product list, the menu group
 
 Host options pass through to vmhost (default: --clock system, the embedded backend),
 e.g. --backend http://127.0.0.1:8080, --timeout-ms 5000 or --state-dir DIR; `vmhost --help`
-lists them all.
+lists them all. With --record FILE the host writes the session to FILE as a transcript: replay it
+with python3 -m vmhost.replay FILE.
 
 Keys: Tab switches the login mode; o logs out (back to the login screen); F2 switches the language;
 q quits (Ctrl-C on the login screen).
@@ -112,6 +114,29 @@ STRINGS: Dict[str, Dict[str, str]] = {
 def language(locale_tag: Optional[str]) -> str:
     """The demo's strings for a locale tag the host accepted: English for `en…`, else Chinese."""
     return "en" if (locale_tag or "").lower().split("-")[0] == "en" else "zh-Hans"
+
+
+def recording_of(options: List[str]) -> Optional[str]:
+    """The file of ``--record FILE`` among the host options, if any."""
+    found: Optional[str] = None
+    for index, option in enumerate(options):
+        if option == "--record" and index + 1 < len(options):
+            found = options[index + 1]
+        elif option.startswith("--record="):
+            found = option.split("=", 1)[1]
+    return found
+
+
+def replay_hint(recorded: str) -> str:
+    """How to replay the recording at *recorded*, naming the secrets it needs (never their values)."""
+    try:
+        names = Transcript.load(recorded).secret_names()
+    except (OSError, ValueError):
+        names = []
+    given = " ".join(f"VMHOST_SECRET_{name.upper()}=…" for name in names)
+    return (f"vmhost.demo: the session is recorded in {recorded}; replay it with\n"
+            f"  {given + ' ' if given else ''}python3 -m vmhost.replay {recorded}\n"
+            f"(add --offline to replay it with no backend, from the answers it recorded)\n")
 
 
 def text_width(text: str) -> int:
@@ -839,4 +864,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
     finally:
         host.close()
+        recorded = recording_of(options)
+        if recorded and os.path.exists(recorded):
+            sys.stderr.write(replay_hint(recorded))
     return 0

@@ -2,8 +2,10 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
-import VMHostCore
-import VMHostEventLoop
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
+@_spi(Transport) import VMHostWire
 import WSCore
 
 /// The sessions, on the host thread: the pump that hands them their messages, the slices of
@@ -109,8 +111,16 @@ final class SessionRegistry: Sendable {
             var configuration = makeConfiguration()
             configuration.limits = options.sessionLimits
             let host = Host(configuration: configuration)
-            if let trace = options.traceIncoming { host.engine.tracer = trace }
-            let session = WebSocketSession(id: Self.nextID, host: host, maxMessageBytes: maxMessageBytes, channel: channel)
+            let tap = options.tapSession?(host)
+            let trace = options.traceIncoming
+            if trace != nil || tap != nil {
+                host.engine.tracer = { message in
+                    trace?(message)
+                    tap?.incoming(message)
+                }
+            }
+            let session = WebSocketSession(
+                id: Self.nextID, host: host, maxMessageBytes: maxMessageBytes, channel: channel, tap: tap)
             host.onExit = { [weak session] _ in session?.end(code: .normalClosure, reason: "exit") }
             Self.sessions[session.id] = session
             logger.debug("session \(session.id) opened")
@@ -127,8 +137,9 @@ final class SessionRegistry: Sendable {
                 }
             }
         }
+        let observe = Self.observer(trace: options.traceOutgoing, tap: session.tap)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await session.writeOutput(to: outbound, observe: options.traceOutgoing) }
+            group.addTask { try await session.writeOutput(to: outbound, observe: observe) }
             var assembly = MessageAssembly(maxBytes: maxMessageBytes)
             reading: for try await frame in inbound {
                 switch assembly.add(frame) {
@@ -151,6 +162,15 @@ final class SessionRegistry: Sendable {
             // The page closed: the writer has nothing more to do. A session that ended closes the
             // connection itself once its output is written.
             if await Self.onHost({ !session.hasEnded }) { group.cancelAll() }
+        }
+    }
+
+    /// What sees each body written to a session: the trace's and the tap's, if any.
+    static func observer(trace: (@Sendable ([UInt8]) -> Void)?, tap: SessionTap?) -> (@Sendable ([UInt8]) -> Void)? {
+        guard trace != nil || tap != nil else { return nil }
+        return { body in
+            trace?(body)
+            tap?.outgoing(body)
         }
     }
 

@@ -1,9 +1,10 @@
 import NIOCore
 import NIOWebSocket
 import Synchronization
-import VMHostCore
-import VMHostEventLoop
-import VMHostWire
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
+@_spi(Transport) import VMHostWire
 import WSCore
 
 /// One WebSocket connection: its own ``Host`` (view-models, handles, subscriptions, locale) on the
@@ -50,9 +51,12 @@ final class WebSocketSession {
     var hasOutputListed = false
     /// Messages received while a batch of this session was still being handled, in order.
     var backlog: [[UInt8]] = []
+    /// What sees the session's traffic, if anything (``WebSocketTransport/Options/tapSession``).
+    nonisolated let tap: SessionTap?
 
-    init(id: Int, host: Host, maxMessageBytes: Int, channel: any Channel) {
+    init(id: Int, host: Host, maxMessageBytes: Int, channel: any Channel, tap: SessionTap? = nil) {
         self.id = id
+        self.tap = tap
         self.host = host
         self.connection = Connection(host: host, framing: .ndjson, maxMessageBytes: maxMessageBytes)
         self.queue = host.outputQueue
@@ -93,9 +97,7 @@ final class WebSocketSession {
         guard !closed, !hasEnded else { return }
         host.outputQueue.holdWakeups()
         host.engine.continueBatch()
-        host.flush()
-        EventLoop.shared.drain()
-        host.flush()
+        host.endTurn()
         host.outputQueue.releaseWakeups()
         if host.engine.hasPendingBatch {
             SessionRegistry.resumeLater(self)
@@ -124,6 +126,7 @@ final class WebSocketSession {
         endCode = (code, reason)
         for _ in backlog { credit.handled() }
         backlog = []
+        tap?.ending(reason)
         host.cancelEverything()
         if !hasOutputListed {
             hasOutputListed = true
@@ -138,7 +141,9 @@ final class WebSocketSession {
         for _ in backlog { credit.handled() }
         backlog = []
         let requests = host.engine.pendingCount, viewModels = host.liveViewModelCount
+        tap?.closing(queue.takeAll())
         host.cancelEverything()
+        tap?.closed(queue.takeAll())
         SessionRegistry.logger.debug(
             "session \(id) closed: \(requests) request(s) cancelled; view-models alive \(viewModels), now \(host.liveViewModelCount)")
         connection.close()

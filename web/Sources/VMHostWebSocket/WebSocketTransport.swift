@@ -9,9 +9,9 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
-import VMHostCore
-import VMHostEventLoop
-import VMHostWire
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWire
 
 /// Serves protocol version 1 over WebSocket at `/rpc`, and a folder of static files at `/`.
 ///
@@ -27,6 +27,7 @@ import VMHostWire
 /// ``Options/allowedOrigins``, and with 401 when a ``Options/token`` is set and the handshake
 /// carries neither `Authorization: Bearer <token>` nor `?token=<token>`. See protocol/SPEC.md,
 /// "WebSocket transport".
+@_spi(Transport)
 public enum WebSocketTransport {
     public struct Options: Sendable {
         /// The address to listen on; loopback unless told otherwise.
@@ -60,6 +61,8 @@ public enum WebSocketTransport {
         public var traceOutgoing: (@Sendable ([UInt8]) -> Void)?
         /// Runs once before the process exits after a signal (flushing a trace).
         public var beforeExit: (@Sendable () -> Void)?
+        /// A tap of each session's traffic (a recording), asked for when the session's host is made.
+        public var tapSession: (@HostActor @Sendable (Host) -> SessionTap?)?
 
         public init() {}
     }

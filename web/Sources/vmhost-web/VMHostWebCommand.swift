@@ -3,8 +3,10 @@ import Glibc
 #endif
 import AppComposition
 import Logging
-import VMHost
-import VMHostWebSocket
+@_spi(Transport) import VMHost
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWebSocket
 
 /// The command line: `vmhost-web [options]`: the reference app's kinds served to browsers over
 /// WebSocket at `/rpc`, and the web demo at `/`.
@@ -52,7 +54,11 @@ enum VMHostWebCommand {
         OptionSpec(
             "static", value: "DIR",
             abstract: "The folder served at / (default: the checkout's clients folder, found from the working directory or from the executable's path; / then opens the web demo, /web/demo/)."),
-    ] + Server.standardOptions.filter { $0.name != "framing" } + ReferenceApp.configuration.options
+        OptionSpec(
+            "record", value: "DIR",
+            abstract: "Record every session to a file of its own in DIR (session-1.jsonl, ...), a transcript that vmhost replays.",
+            discussion: "DIR is made when missing. Replay a session with python3 -m vmhost.replay DIR/session-1.jsonl (protocol/conformance/README.md, Recordings)."),
+    ] + Server.standardOptions.filter { $0.name != "framing" && $0.name != "record" } + ReferenceApp.configuration.options
         + Server.closingOptions
 
     static func main() async {
@@ -136,6 +142,30 @@ enum VMHostWebCommand {
             transport.traceOutgoing = { body in trace.recordOutgoing(body) }
             transport.beforeExit = { trace.flush(nanoseconds: 200_000_000) }
         }
+        if let directory = settings.recordPath {
+            do throws(SessionRecorder.RecordingError) {
+                try SessionRecorder.prepare(directory: directory)
+            } catch {
+                writeStderr("vmhost-web: \(error)\n")
+                exit(2)
+            }
+        }
+        let recorded = WebRecording.recordedArguments(parsed)
+        let recording = await onHostThread { () -> WebRecording? in
+            settings.recordPath.map {
+                WebRecording(
+                    directory: $0, arguments: recorded.arguments, comments: recorded.comments, manualClock: settings.manualClock,
+                    secretMembers: ReferenceApp.configuration.secretMembers)
+            }
+        }
+        transport.tapSession = { host in recording.value?.tap(host) }
+        if let recording = recording.value {
+            let flushTrace = transport.beforeExit
+            transport.beforeExit = {
+                flushTrace?()
+                recording.cutShort()
+            }
+        }
         let listenHost = transport.host
         let token = transport.token
         if token == nil, ["0.0.0.0", "::", "0:0:0:0:0:0:0:0"].contains(listenHost) {
@@ -146,7 +176,10 @@ enum VMHostWebCommand {
             try await WebSocketTransport.run(
                 options: transport, logger: logger,
                 // Each connection its own login (and so its own token) over the shared backend client.
-                makeConfiguration: { app.value.connectionHost() },
+                makeConfiguration: {
+                    let make = { app.value.connectionHost() }
+                    return recording.value?.configuration(make) ?? make()
+                },
                 onListening: { port in
                     let query = token == nil ? "" : "?token=…"
                     // An IPv6 address is written in brackets, as in a URL (RFC 3986).
@@ -201,11 +234,13 @@ enum VMHostWebCommand {
 
     /// The checkout's `clients` folder (the web demo, the browser client and the protocol module it
     /// shares with the Node client), from the working directory or from the checkout the executable
-    /// was built in (`<checkout>/.build/<configuration>/vmhost-web`).
+    /// was built in (`<checkout>/web/.build/<configuration>/vmhost-web`, or a build folder of the
+    /// checkout's own, `<checkout>/.build-release/release/vmhost-web`).
     static func clientsDirectory() -> String? {
-        var candidates = ["clients"]
+        var candidates = ["clients", "../clients"]
         if let executable = CommandLine.arguments.first, let slash = executable.lastIndex(of: "/") {
-            candidates.append(String(executable[..<slash]) + "/../../clients")
+            let folder = String(executable[..<slash])
+            candidates += [folder + "/../../../clients", folder + "/../../clients"]
         }
         return candidates.first { access($0 + "/web/demo/index.html", R_OK) == 0 }
     }

@@ -4,8 +4,8 @@ import Glibc
 import Darwin
 #endif
 import Synchronization
-import VMHost
-import VMHostEventLoop
+@_spi(Transport) import VMHost
+@_spi(Transport) import VMHostEventLoop
 
 /// SIGTERM and SIGINT (protocol/SPEC.md §7, §12): the first stops the server, which ends every
 /// session (each writes what it owes its page and closes with 1001) and exits 0 once none is

@@ -1,5 +1,5 @@
 import NIOConcurrencyHelpers
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 
 /// The messages received from every session, on their way to the host thread, in arrival order.
 ///

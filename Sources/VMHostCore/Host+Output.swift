@@ -1,0 +1,119 @@
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostJSONRPC
+import VMHostRuntime
+@_spi(Transport) import VMHostWire
+
+/// Everything this host writes goes through here, in the one order of SPEC §4:
+///
+/// - a **reply** (``writeReply(_:)``, the engine's only way out) is written after every property
+///   change pending, so a client that got a reply has seen every notification its request caused;
+/// - an **event** is written after its view-model's pending changes, so a view-model's changes and
+///   events keep their order;
+/// - the **end of a turn** (``endTurn()``: a message was handled and the work it started ran as far
+///   as it could, or a timer fired) writes what is still pending: one `vm.changed` per subscription,
+///   last values only, unchanged values left out.
+///
+/// A transport feeds messages through a ``Connection``, which ends each turn here; nothing else
+/// writes to the output queue.
+extension Host: ViewModelContextObserver {
+    /// Writes `body`, a response (or a batch's array of them), after every pending change.
+    func writeReply(_ body: [UInt8]) {
+        flush()
+        output.push(body)
+    }
+
+    /// Ends a turn: writes what the message changed, lets the work it started run (on the host
+    /// thread, to its first real wait), and writes what that changed.
+    public func endTurn() {
+        flush()
+        EventLoop.shared.drain()
+        flush()
+    }
+
+    package func propertyDidChange(_ context: ViewModelContext, _ property: any AnyProperty) {
+        guard let entry = viewModels[context.handle], !entry.subscriptions.isEmpty else { return }
+        if dirty[context.handle] == nil {
+            dirty[context.handle] = [property]
+            dirtyOrder.append(context.handle)
+            requestFlushAfterWork()
+        } else if !dirty[context.handle]!.contains(where: { $0 === property }) {
+            dirty[context.handle]!.append(property)
+        }
+    }
+
+    package func eventDidEmit(_ context: ViewModelContext, name: String, value: JSON) {
+        guard let entry = viewModels[context.handle], !entry.subscriptions.isEmpty else { return }
+        flush(handle: context.handle)
+        for id in entry.subscriptions {
+            guard let subscription = subscriptions[id], subscription.events.contains(name) else { continue }
+            var params = JSONObjectText()
+            params.append("subscription", .string(subscription.name))
+            params.append("vm", .string(context.handle))
+            params.append("name", .string(name))
+            params.append("value", value)
+            var text = JSONObjectText()
+            text.append("jsonrpc", literal: #""2.0""#)
+            text.append("method", literal: #""vm.event""#)
+            text.append("params", text: params.finish())
+            output.push(text.finish(), key: id)
+        }
+    }
+
+    /// Asks the event loop to flush this host after the work running now (a job, a timer), once:
+    /// only hosts with changes are flushed there, whatever the number of hosts in the process.
+    func requestFlushAfterWork() {
+        guard flushesAfterWork, !flushRequested else { return }
+        flushRequested = true
+        EventLoop.shared.runAfterWork { [weak self] in
+            guard let self else { return }
+            self.flushRequested = false
+            if self.flushesAfterWork { self.flush() }
+        }
+    }
+
+    /// Writes the pending property changes of every view-model: one `vm.changed` per subscription.
+    package func flush() {
+        guard !dirtyOrder.isEmpty else { return }
+        let order = dirtyOrder
+        for handle in order { flush(handle: handle) }
+    }
+
+    /// Takes the change of every property of `handle` changed since its last flush and sends each
+    /// subscription what it subscribed to: a splice for an array property of a `diff` subscription
+    /// (made from the edits, not from comparing lists), else the full value, made once for all.
+    func flush(handle: String) {
+        guard let changed = dirty.removeValue(forKey: handle) else { return }
+        dirtyOrder.removeAll { $0 == handle }
+        var changes: [(property: any AnyProperty, change: PropertyChange)] = []
+        for property in changed {
+            if let change = property.takeChange() { changes.append((property, change)) }
+        }
+        guard !changes.isEmpty, let entry = viewModels[handle] else { return }
+        var fullValues = [JSON?](repeating: nil, count: changes.count)
+        func fullValue(_ index: Int) -> JSON {
+            if let value = fullValues[index] { return value }
+            let value = changes[index].property.json
+            fullValues[index] = value
+            return value
+        }
+        for id in entry.subscriptions {
+            guard let subscription = subscriptions[id] else { continue }
+            var message = ChangedMessage(subscription: subscription.name, vm: handle, values: [:], splices: [:], latest: [:])
+            var spliced: [Int] = []
+            for (index, (property, change)) in changes.enumerated() where subscription.sends(property.position) {
+                if subscription.diff, case .splice(let splice) = change {
+                    message.splices.append(property.name, [splice.json])
+                    spliced.append(index)
+                } else {
+                    message.values.append(property.name, fullValue(index))
+                }
+            }
+            guard !message.values.isEmpty || !message.splices.isEmpty else { continue }
+            // Merging into a message the reader has not taken yet needs the full lists (two splice
+            // runs become the latest value): made only then.
+            output.push(merging: message, key: id) { newer in
+                for index in spliced { newer.latest[changes[index].property.name] = fullValue(index) }
+            }
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Backend
+import Testing
+import VMHostEventLoop
+import VMHostRuntime
+import VMHostWire
+
+/// `--backend recorded:FILE` (protocol/backend.md, "Recorded backend"): calls answered from the
+/// lines a recording kept, matched by method, path and body, each line used once.
+@Suite(.timeLimit(.minutes(1)))
+@HostActor
+struct RecordedBackendTests {
+    let clock = ManualClock()
+
+    func backend(_ lines: String...) throws -> RecordedBackend {
+        let exchanges = try lines.map { text in try RecordedExchange(json: JSON.parse(text)) }
+        return RecordedBackend(exchanges: exchanges, clock: clock, timeout: .seconds(15))
+    }
+
+    @Test
+    func aRecordedSecretInABodyStandsForAnyTextAndTheTokenStaysItsPlaceholder() async throws {
+        let api = try backend(
+            #"{"method":"POST","path":"/auth/login","body":{"username":"13800138000","password":"$secret:password:6"},"ms":0,"response":{"success":true,"code":"0","message":"ok","data":{"token":"$secret:token:12"}}}"#
+        )
+        let session = try await api.login(username: "13800138000", password: "another")
+        #expect(session.token == "$secret:token:12")
+        #expect(api.remainingCount == 0)
+    }
+
+    @Test
+    func aBodyThatDiffersOutsideASecretFindsNoAnswerAndSaysWhy() async throws {
+        let api = try backend(
+            #"{"method":"POST","path":"/auth/login","body":{"username":"13800138000","password":"$secret:password:6"},"ms":0,"response":{"success":true,"code":"0","message":"ok","data":{"token":"t"}}}"#
+        )
+        let error = await backendError { _ = try await api.login(username: "13900000000", password: "123456") }
+        #expect(error?.kind == .network)
+        #expect(error?.detail.contains("no recorded answer for POST /auth/login") == true)
+        #expect(error?.detail.contains("the others with another body") == true)
+        #expect(api.remainingCount == 1)
+    }
+
+    @Test
+    func eachLineAnswersOnceInOrderAndAFailureComesBackAsRecorded() async throws {
+        let api = try backend(
+            #"{"method":"GET","path":"/menus/m1/groups","ms":0,"error":{"kind":"server","code":503,"detail":"the server answered HTTP 503"}}"#,
+            #"{"method":"GET","path":"/menus/m1/groups","ms":0,"response":{"success":true,"code":"0","message":"ok","data":[{"id":"g1","name":"招牌热菜","dishCount":12}]}}"#
+        )
+        let failed = await backendError { _ = try await api.groups(menuUid: "m1") }
+        #expect(failed?.kind == .server && failed?.code == 503)
+        #expect(try await api.groups(menuUid: "m1") == [MenuGroup(id: "g1", name: "招牌热菜", dishCount: 12)])
+        let third = await backendError { _ = try await api.groups(menuUid: "m1") }
+        #expect(third?.kind == .network)
+        #expect(third?.detail.contains("2 recorded for this method and path, 2 used") == true)
+        let other = await backendError { _ = try await api.groups(menuUid: "m2") }
+        #expect(other?.detail.contains("none was recorded for this method and path") == true)
+    }
+
+    @Test
+    func aLineIsWrittenAndReadBackWithItsSecretsMasked() throws {
+        let exchange = RecordedExchange(
+            method: "POST", path: "/auth/login-code", body: ["phone": "13800000000", "code": "123456"], milliseconds: 250,
+            outcome: .response(try Envelope(json: JSON.parse(#"{"success":true,"code":"0","message":"ok","data":{"token":"tok-1"}}"#))))
+        var masked: [String: String] = [:]
+        let line = exchange.json { value, name in
+            masked[name] = value
+            return "$secret:\(name):\(value.count)"
+        }
+        #expect(masked == ["code": "123456", "token": "tok-1"])
+        let text = String(decoding: line.serialized(), as: UTF8.self)
+        #expect(!text.contains("123456") && !text.contains("tok-1"))
+        let read = try RecordedExchange(json: line)
+        #expect(read.body == ["phone": "13800000000", "code": "$secret:code:6"])
+        #expect(read.milliseconds == 250)
+    }
+
+    @Test(arguments: [
+        (#"{"method":"GET","path":"/x","ms":86400001,"cancelled":true}"#, "ms: expected an integer from 0 to 86400000"),
+        (#"{"method":"PATCH","path":"/x","ms":0,"cancelled":true}"#, "method: expected one of"),
+        (#"{"method":"GET","path":"x","ms":0,"cancelled":true}"#, "path: expected a string starting with /"),
+        (#"{"method":"GET","path":"/x","ms":0,"cancelled":false}"#, "cancelled: expected true"),
+        (#"{"method":"GET","path":"/x","ms":0,"error":{"kind":"gone","detail":"d"}}"#, "error.kind: expected one of"),
+        (#"{"method":"GET","path":"/x","ms":0,"error":{"kind":"server","code":1.5,"detail":"d"}}"#, "error.code"),
+        (#"[1]"#, "expected an object"),
+    ])
+    func aMalformedLineSaysWhichMemberIsWrong(line: String, says: String) throws {
+        let json = try JSON.parse(line)
+        do throws(RecordedBackendError) {
+            _ = try RecordedExchange(json: json)
+            Issue.record("\(line) was accepted")
+        } catch {
+            #expect(error.message.contains(says), "\(error.message)")
+        }
+    }
+}

@@ -1,0 +1,183 @@
+"""`python3 -m vmhost.replay` on recordings the host made (`vmhost --record FILE`): a session
+replays green with and without a backend, a changed behaviour fails at the line where it shows
+with the JSON path, a missing secret is named, `--update` rewrites the expectations and shows the
+diff, and the exit status tells CI what happened. Every host runs on a manual clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+import vmhost
+from vmhost.replay import Secrets, Transcript, replay, update
+
+CLIENT = Path(__file__).resolve().parents[1]
+PASSWORD = "123456"  # the demo account's (protocol/backend.md)
+
+
+def cli(*args: str, env: Dict[str, str] | None = None) -> "subprocess.CompletedProcess[str]":
+    environment = dict(os.environ, PYTHONPATH=str(CLIENT))
+    environment.update(env or {})
+    return subprocess.run([sys.executable, "-m", "vmhost.replay", *args], capture_output=True,
+                          text=True, env=environment, timeout=120)
+
+
+def record(path: Path) -> Path:
+    """A session recorded by the host: a login typed key by key, a list, a page, a failed refresh."""
+    with vmhost.Host.spawn("--clock", "manual", "--test-controls", "--record", str(path),
+                           stderr=subprocess.DEVNULL) as host:
+        login = host.create("Login")
+        login.subscribe(outputs=["passwordValid", "canSubmit"])
+        login.send("username", "13800138000")
+        for end in range(1, len(PASSWORD) + 1):
+            login.send("password", PASSWORD[:end])
+        login.send("submit")
+        products = host.create("ProductList", {"pageSize": 20})
+        products.subscribe(outputs=["page", "hasMore", "loadState"])
+        products.send("refresh")
+        products.send("loadMore")
+        host.request("control.backend.script", {"endpoint": "products", "outcomes": ["http:500"]})
+        with pytest.raises(vmhost.CommandFailed):
+            products.send("refresh")
+    return path
+
+
+@pytest.fixture
+def recording(tmp_path: Path) -> Path:
+    return record(tmp_path / "session.jsonl")
+
+
+def lines(path: Path) -> List[Dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def number_of_first(path: Path, text: str) -> int:
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if text in line:
+            return number
+    raise AssertionError(f"{text!r} is not in {path}")
+
+
+def test_a_recording_replays_with_and_without_a_backend(recording: Path) -> None:
+    text = recording.read_text(encoding="utf-8")
+    assert PASSWORD not in text and "demo-token" not in text  # never in clear
+    assert '"$secret:password:6"' in text
+    secrets = {"VMHOST_SECRET_PASSWORD": PASSWORD}
+    done = cli(str(recording), env=secrets)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"PASS {recording}" in done.stdout and "1 of 1 passed" in done.stdout
+    done = cli("--offline", str(recording), env=secrets)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_missing_secret_fails_at_its_line_and_names_it(recording: Path) -> None:
+    done = cli(str(recording))
+    assert done.returncode == 1
+    line = number_of_first(recording, "$secret:password:1")
+    assert f"FAIL {recording}:{line}: the transcript needs the secret 'password'" in done.stdout
+    assert "VMHOST_SECRET_PASSWORD" in done.stdout
+
+
+def test_a_secrets_file_gives_the_secrets(recording: Path, tmp_path: Path) -> None:
+    secrets = tmp_path / "secrets.json"
+    secrets.write_text(json.dumps({"password": PASSWORD}), encoding="utf-8")
+    done = cli("--secrets", str(secrets), str(recording))
+    assert done.returncode == 0, done.stdout
+
+
+def test_a_changed_behaviour_fails_at_the_line_where_it_shows(recording: Path) -> None:
+    # The second page of a catalogue of 39 products holds 19: the load more says no more pages.
+    steps = lines(recording)
+    steps[0]["args"] += ["--demo-products", "39"]
+    changed = recording.with_name("changed.jsonl")
+    changed.write_text("".join(json.dumps(s, ensure_ascii=False, separators=(",", ":")) + "\n" for s in steps),
+                       encoding="utf-8")
+    done = cli(str(changed), env={"VMHOST_SECRET_PASSWORD": PASSWORD})
+    assert done.returncode == 1
+    line = number_of_first(changed, '"page":2')
+    assert f"FAIL {changed}:{line}: $.params.values: unexpected member(s) ['hasMore']" in done.stdout, done.stdout
+    assert "expected:" in done.stdout and "got:" in done.stdout and "diff:" in done.stdout
+    assert PASSWORD not in done.stdout
+
+
+def test_an_edited_expectation_fails_with_its_json_path(recording: Path) -> None:
+    text = recording.read_text(encoding="utf-8")
+    edited = recording.with_name("edited.jsonl")
+    edited.write_text(text.replace('"page":2', '"page":3', 1), encoding="utf-8")
+    failure = replay(edited, secrets=Secrets({"password": PASSWORD}, environ={}))
+    assert failure is not None
+    assert failure.line == number_of_first(edited, '"page":3')
+    assert failure.why == "$.params.values.page: expected 3, got 2"
+
+
+def test_update_rewrites_what_changed_keeps_the_rest_and_shows_the_diff(recording: Path) -> None:
+    original = recording.read_text(encoding="utf-8")
+    edited = recording.with_name("edited.jsonl")
+    # One expectation changed, one dropped (the host writes it: it must come back).
+    changed = original.replace('"page":2', '"page":3', 1)
+    dropped = next(line for line in changed.splitlines() if '"loadState":"failed"' in line)
+    edited.write_text(changed.replace(dropped + "\n", "", 1), encoding="utf-8")
+    done = cli("--update", str(edited), env={"VMHOST_SECRET_PASSWORD": PASSWORD})
+    assert done.returncode == 0, done.stdout
+    assert f"UPDATED {edited}" in done.stdout
+    assert '-{"expect":' in done.stdout and '"page":3' in done.stdout and '+{"expect":' in done.stdout
+    updated = edited.read_text(encoding="utf-8")
+    assert '"page":2' in updated and '"page":3' not in updated and '"loadState":"failed"' in updated
+    # Lines that matched are kept as they were: comments, placeholders, captures.
+    for line in original.splitlines():
+        if '"comment"' in line or '"send"' in line or "$capture:" in line:
+            assert line in updated, line
+    assert PASSWORD not in updated
+    assert replay(edited, secrets=Secrets({"password": PASSWORD}, environ={})) is None
+    assert replay(edited, offline=True, secrets=Secrets({"password": PASSWORD}, environ={})) is None
+    done = cli("--update", str(edited), env={"VMHOST_SECRET_PASSWORD": PASSWORD})
+    assert f"UNCHANGED {edited}" in done.stdout
+
+
+def test_update_records_the_backend_anew(recording: Path) -> None:
+    # A transcript whose backend lines are stale: an update with the backend writes them again.
+    edited = recording.with_name("stale.jsonl")
+    stale = [line for line in recording.read_text(encoding="utf-8").splitlines() if '"backend"' not in line]
+    edited.write_text("\n".join(stale) + "\n", encoding="utf-8")
+    secrets = Secrets({"password": PASSWORD}, environ={})
+    assert replay(edited, offline=True, secrets=secrets) is not None
+    result = update(edited, secrets=secrets)
+    assert result.failure is None, result.failure and result.failure.report()
+    edited.write_text(result.new, encoding="utf-8")
+    assert sum('"backend"' in line for line in result.new.splitlines()) == 4  # login, two pages, the failure
+    assert PASSWORD not in result.new
+    assert replay(edited, offline=True, secrets=secrets) is None
+
+
+def test_exit_status_and_unreadable_files(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"args": []}\nnot json\n', encoding="utf-8")
+    done = cli(str(bad))
+    assert done.returncode == 2 and "not JSON" in done.stdout
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"args": []}\n{"send": {"jsonrpc": "2.0", "id": 1, "method": "ping"}}\n'
+                     '{"expect": {"jsonrpc": "2.0", "id": 1, "result": {}}}\n', encoding="utf-8")
+    assert cli(str(plain)).returncode == 0
+    done = cli("--offline", str(plain))
+    assert done.returncode == 2 and "no offlineArgs" in done.stdout
+    assert cli("--secrets", str(tmp_path / "none.json"), str(plain)).returncode == 2
+
+
+def test_a_recording_names_its_secrets_and_keeps_what_the_replay_needs(recording: Path) -> None:
+    steps = lines(recording)
+    assert steps[0]["args"] == ["--clock", "manual", "--test-controls"]
+    assert steps[0]["offlineArgs"] == ["--clock", "manual", "--test-controls", "--backend", "recorded:$transcript"]
+    comments = [s["comment"] for s in steps if "comment" in s]
+    assert not any("system clock" in c for c in comments)
+    assert any("$secret:password (6 characters" in c and "VMHOST_SECRET_" in c for c in comments)
+    assert any("$secret:token" in c and "does not need" in c for c in comments)
+    sends = [s["send"] for s in steps if "send" in s]
+    typed = [s["params"]["value"] for s in sends if s.get("params", {}).get("input") == "password"]
+    assert typed == [f"$secret:password:{n}" for n in range(1, 7)]
+    assert Transcript.load(recording).secret_names() == ["password"]

@@ -1,0 +1,918 @@
+"""Replays conformance transcripts and recordings against a vmhost binary.
+
+::
+
+    python3 -m vmhost.replay [--bin PATH] [--offline] [--secrets FILE] [--update] FILE...
+
+Each FILE is a transcript in the format of ``protocol/conformance/README.md``: the hand-written
+conformance transcripts, and the recordings ``vmhost --record FILE`` makes. The host is started
+with the transcript's ``args`` (``--offline``: its ``offlineArgs``, which serve the recorded
+backend exchanges instead of a backend), every ``send`` is written and every ``expect`` matched
+against what the host writes. Each file is reported as ``PASS`` or ``FAIL`` with the first
+mismatch: the line, the JSON path, what was expected and what came. The exit status is 0 when
+every file passed, 1 when one failed, 2 for a usage error or a file that cannot be read.
+
+Secrets (``"$secret:NAME"`` / ``"$secret:NAME:N"`` placeholders) are taken from a JSON file given
+with ``--secrets`` (``{"NAME": "value"}``), else from the environment variable
+``VMHOST_SECRET_<NAME>`` (upper case).
+
+``--update`` replays each file and rewrites its expectations from what the host writes now (after
+an intended change), keeping every line that still matches, and prints the diff.
+
+The matching rules (:func:`match`) and the send substitution (:func:`substitute`) are the ones
+every replayer shares; ``protocol/conformance/matching.json`` holds cases both the Python and the
+Node client check them against.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple
+
+from ._binary import find_binary
+from .errors import HostExited
+from .host import Host
+
+__all__ = [
+    "Mismatch", "Secrets", "Failure", "Transcript", "match", "substitute", "resolved", "same_json",
+    "replay", "update", "main", "READ_LIMIT",
+]
+
+READ_LIMIT = 10.0  # seconds: only turns a missing message into a failure; nothing waits on time
+EXIT_LIMIT = 5.0
+SECRET = "$secret:"
+_SYNC = "vmhost-replay-sync-"
+_NOTHING = object()
+
+
+class Mismatch(Exception):
+    """What differs (or what is wrong with the transcript), naming the JSON path."""
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- secrets -------------------------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"^\$secret:([A-Za-z0-9_]+)(?::([0-9]+))?$")
+
+
+class Secrets:
+    """The values of the secrets a transcript names: from a mapping (a ``--secrets`` file), else
+    from ``VMHOST_SECRET_<NAME>`` in *environ*."""
+
+    def __init__(self, values: Optional[Mapping[str, str]] = None,
+                 environ: Optional[Mapping[str, str]] = None) -> None:
+        self.values = dict(values or {})
+        self.environ = os.environ if environ is None else environ
+
+    @classmethod
+    def from_file(cls, path: Optional[str], environ: Optional[Mapping[str, str]] = None) -> "Secrets":
+        if path is None:
+            return cls(environ=environ)
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise ValueError(f"{path}: expected a JSON object of strings {{\"NAME\": \"value\"}}")
+        return cls(data, environ)
+
+    def get(self, name: str) -> Optional[str]:
+        if name in self.values:
+            return self.values[name]
+        return self.environ.get("VMHOST_SECRET_" + name.upper())
+
+    @staticmethod
+    def parse(text: str) -> Optional[Tuple[str, Optional[int]]]:
+        """``("password", 6)`` for ``"$secret:password:6"``; None for anything else."""
+        found = _PLACEHOLDER.match(text)
+        if not found:
+            return None
+        return found.group(1), int(found.group(2)) if found.group(2) is not None else None
+
+    def value_of(self, placeholder: str, required: bool) -> Optional[str]:
+        """The text *placeholder* stands for; None when the secret is not given and not
+        *required*. Raises :class:`Mismatch` when it is malformed, or required and missing."""
+        parsed = Secrets.parse(placeholder)
+        if parsed is None:
+            raise Mismatch(f"malformed secret placeholder {placeholder!r} (expected $secret:NAME or $secret:NAME:N)")
+        name, length = parsed
+        value = self.get(name)
+        if value is None:
+            if required:
+                raise Mismatch(f"the transcript needs the secret {name!r}: set VMHOST_SECRET_{name.upper()} "
+                               f"or give it in a --secrets file")
+            return None
+        if length is None:
+            return value
+        if len(value) < length:
+            raise Mismatch(f"the secret {name!r} has {len(value)} characters; the transcript uses its first {length}")
+        return value[:length]
+
+
+_NO_SECRETS = Secrets({}, {})
+
+
+# -- matching ------------------------------------------------------------------------------------
+
+def same_json(a: Any, b: Any) -> bool:
+    """JSON equality: true is not 1, 1 equals 1.0, objects and arrays compare deeply."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def is_plain_text(pattern: Any) -> bool:
+    return isinstance(pattern, str) and pattern != "$any" and \
+        not pattern.startswith(("$capture:", "$ref:", SECRET))
+
+
+def is_literal(pattern: Any) -> bool:
+    return isinstance(pattern, dict) and len(pattern) == 1 and "$literal" in pattern
+
+
+def match(expected: Any, actual: Any, captures: Dict[str, Any], path: str = "$",
+          secrets: Secrets = _NO_SECRETS, exact_texts: bool = False) -> None:
+    """Raise :class:`Mismatch` naming the first difference; fill *captures*. With *exact_texts*,
+    an error's ``message`` must be the transcript's text exactly (a check that a transcript shows
+    this host's own texts; other hosts' texts may differ)."""
+    if isinstance(expected, str):
+        if expected == "$any":
+            return
+        if expected.startswith("$capture:"):
+            name = expected[len("$capture:"):]
+            if name in captures and not same_json(captures[name], actual):
+                raise Mismatch(f"{path}: ${name} was captured as {dumps(captures[name])}, "
+                               f"got {dumps(actual)}")
+            captures[name] = actual
+            return
+        if expected.startswith("$ref:"):
+            name = expected[len("$ref:"):]
+            if name not in captures:
+                raise Mismatch(f"{path}: ${name} was never captured (malformed transcript)")
+            if not same_json(captures[name], actual):
+                raise Mismatch(f"{path}: expected ${name} = {dumps(captures[name])}, "
+                               f"got {dumps(actual)}")
+            return
+        if expected.startswith(SECRET):
+            try:
+                value = secrets.value_of(expected, required=False)
+            except Mismatch as error:
+                raise Mismatch(f"{path}: {error}") from None
+            parsed = Secrets.parse(expected)
+            length = parsed[1] if parsed else None
+            if not isinstance(actual, str):
+                raise Mismatch(f"{path}: expected the secret {expected}, got {dumps(actual)}")
+            if value is None:
+                if length is not None and len(actual) != length:
+                    raise Mismatch(f"{path}: expected the secret {expected} ({length} characters), "
+                                   f"got a text of {len(actual)}")
+                return
+            if actual != value:
+                raise Mismatch(f"{path}: expected the secret {expected}, got another text")
+            return
+    if is_literal(expected):
+        # Plain JSON equality, no pattern inside: a literal "$any", a member named "...".
+        if not same_json(expected["$literal"], actual):
+            raise Mismatch(f"{path}: expected {dumps(expected['$literal'])}, got {dumps(actual)}")
+        return
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            raise Mismatch(f"{path}: expected an object, got {dumps(actual)}")
+        open_ended = expected.get("...") is True
+        for key, value in expected.items():
+            if key == "..." and open_ended:
+                continue
+            if key not in actual:
+                raise Mismatch(f"{path}: missing member {key!r}")
+            if key == "message" and path.endswith(".error") and is_plain_text(value) and not exact_texts:
+                # An error's text is for people: SPEC gives it as an example; code and data decide.
+                if not isinstance(actual[key], str) or not actual[key]:
+                    raise Mismatch(f"{path}.message: expected a text, got {dumps(actual[key])}")
+                continue
+            match(value, actual[key], captures, f"{path}.{key}", secrets, exact_texts)
+        if not open_ended:
+            extra = sorted(set(actual) - set(expected))
+            if extra:
+                raise Mismatch(f"{path}: unexpected member(s) {extra}")
+        return
+    if isinstance(expected, list):
+        if not isinstance(actual, list):
+            raise Mismatch(f"{path}: expected an array, got {dumps(actual)}")
+        if len(expected) != len(actual):
+            raise Mismatch(f"{path}: expected {len(expected)} elements, got {len(actual)}")
+        for index, (e, a) in enumerate(zip(expected, actual)):
+            match(e, a, captures, f"{path}[{index}]", secrets, exact_texts)
+        return
+    if not same_json(expected, actual):
+        raise Mismatch(f"{path}: expected {dumps(expected)}, got {dumps(actual)}")
+
+
+def substitute(value: Any, captures: Dict[str, Any], secrets: Secrets = _NO_SECRETS) -> Any:
+    """A message to send: every ``"$ref:NAME"`` replaced by the captured value, every
+    ``"$secret:…"`` by the secret's text, ``{"$literal": v}`` by *v* as it is."""
+    if isinstance(value, str):
+        if value.startswith("$ref:"):
+            name = value[len("$ref:"):]
+            if name not in captures:
+                raise Mismatch(f"send uses ${name}, which was never captured")
+            return captures[name]
+        if value.startswith(SECRET):
+            return secrets.value_of(value, required=True)
+        return value
+    if is_literal(value):
+        return value["$literal"]
+    if isinstance(value, dict):
+        return {k: substitute(v, captures, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, captures, secrets) for v in value]
+    return value
+
+
+def resolved(pattern: Any, captures: Dict[str, Any], secrets: Secrets = _NO_SECRETS) -> Any:
+    """The pattern with captured names shown by value and given secrets masked, for a report."""
+    if isinstance(pattern, str):
+        for prefix in ("$ref:", "$capture:"):
+            if pattern.startswith(prefix) and pattern[len(prefix):] in captures:
+                return captures[pattern[len(prefix):]]
+        return pattern
+    if is_literal(pattern):
+        return pattern["$literal"]
+    if isinstance(pattern, dict):
+        return {k: resolved(v, captures, secrets) for k, v in pattern.items()}
+    if isinstance(pattern, list):
+        return [resolved(v, captures, secrets) for v in pattern]
+    return pattern
+
+
+def masked(value: Any, secrets: Secrets, names: Iterable[str]) -> Any:
+    """*value* with the given secrets' texts shown as ``"$secret:NAME"``, for a report."""
+    texts = [(name, secrets.get(name)) for name in names]
+    texts = [(name, text) for name, text in texts if text]
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            for name, text in texts:
+                if text and text in item:
+                    item = item.replace(text, f"$secret:{name}")
+            return item
+        if isinstance(item, dict):
+            return {k: walk(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        return item
+
+    return walk(value)
+
+
+# -- transcripts ---------------------------------------------------------------------------------
+
+@dataclass
+class Transcript:
+    """A transcript file: its lines as text, its steps parsed (line number, step)."""
+    path: Path
+    lines: List[str]
+    steps: List[Tuple[int, Dict[str, Any]]]
+
+    @classmethod
+    def load(cls, path: "os.PathLike[str] | str") -> "Transcript":
+        path = Path(path)
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        steps: List[Tuple[int, Dict[str, Any]]] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                step = json.loads(line)
+            except ValueError as error:
+                raise ValueError(f"{path}:{number}: not JSON: {error}") from None
+            if not isinstance(step, dict):
+                raise ValueError(f"{path}:{number}: a step is a JSON object, got {dumps(step)}")
+            steps.append((number, step))
+        if not steps or not isinstance(steps[0][1].get("args"), list):
+            raise ValueError(f"{path}:1: the first line must be {{\"args\": [...]}}")
+        return cls(path, lines, steps)
+
+    @classmethod
+    def of_steps(cls, name: str, steps: List[Tuple[int, Dict[str, Any]]]) -> "Transcript":
+        """A transcript that is no file of its own (an example in a document): *name* is what a
+        failure reports, with the line numbers of *steps*."""
+        if not steps or not isinstance(steps[0][1].get("args"), list):
+            line = steps[0][0] if steps else 1
+            raise ValueError(f"{name}:{line}: the first line must be {{\"args\": [...]}}")
+        return cls(Path(name), [], steps)
+
+    def arguments(self, offline: bool) -> List[str]:
+        first = self.steps[0][1]
+        if not offline:
+            return [str(a) for a in first["args"]]
+        if not isinstance(first.get("offlineArgs"), list):
+            raise ValueError(f"{self.path}:1: no offlineArgs: the transcript has no recorded backend "
+                             f"exchanges to replay without a backend")
+        here = str(self.path.resolve())
+        return [str(a).replace("$transcript", here) for a in first["offlineArgs"]]
+
+    def secret_names(self) -> List[str]:
+        names: List[str] = []
+
+        def walk(item: Any) -> None:
+            if isinstance(item, str):
+                parsed = Secrets.parse(item)
+                if parsed and parsed[0] not in names:
+                    names.append(parsed[0])
+            elif isinstance(item, dict):
+                for value in item.values():
+                    walk(value)
+            elif isinstance(item, list):
+                for value in item:
+                    walk(value)
+
+        for _, step in self.steps:
+            walk(step.get("send"))
+            walk(step.get("expect"))
+        return names
+
+
+@dataclass
+class Failure:
+    """The first thing that went wrong in a replay."""
+    path: Path
+    line: int
+    why: str
+    expected: Any = _NOTHING
+    actual: Any = _NOTHING
+    stderr: str = ""
+
+    def report(self) -> str:
+        text = f"FAIL {self.path}:{self.line}: {self.why}"
+        if self.expected is not _NOTHING:
+            text += f"\n  expected: {dumps(self.expected)}"
+        if self.actual is not _NOTHING:
+            text += f"\n  got:      {dumps(self.actual)}"
+        if self.expected is not _NOTHING and self.actual is not _NOTHING:
+            diff = difflib.unified_diff(
+                json.dumps(self.expected, ensure_ascii=False, indent=1).splitlines(),
+                json.dumps(self.actual, ensure_ascii=False, indent=1).splitlines(),
+                "expected", "got", lineterm="", n=2)
+            text += "\n  diff:\n    " + "\n    ".join(diff)
+        if self.stderr.strip():
+            text += "\n  host stderr:\n    " + "\n    ".join(self.stderr.strip().splitlines()[-20:])
+        return text
+
+
+class _Stop(Exception):
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.why)
+        self.failure = failure
+
+
+Observer = Callable[[str, Any], None]
+
+
+class _Run:
+    """One host process replaying one transcript."""
+
+    def __init__(self, transcript: Transcript, binary: Optional[str], offline: bool, secrets: Secrets,
+                 read_limit: float, extra_args: Sequence[str] = (), exact_texts: bool = False,
+                 observe: Optional[Observer] = None, library: Optional[str] = None) -> None:
+        self.transcript = transcript
+        self.exact_texts = exact_texts
+        self.observe = observe
+        self.secrets = secrets
+        self.names = transcript.secret_names()
+        self.read_limit = read_limit
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()
+        arguments = [*transcript.arguments(offline), *extra_args]
+        if library is not None:
+            # In this process, through the C ABI (protocol/embedding.md); a refused option is a
+            # failure of the first line, as a process's exit 64 would be.
+            try:
+                self.host = Host.embedded(*arguments, library=library or None, stderr=self.stderr, raw=True)
+            except HostExited as error:
+                raise _Stop(Failure(transcript.path, transcript.steps[0][0], str(error))) from error
+        else:
+            self.host = Host.spawn(*arguments, binary=find_binary(binary), stderr=self.stderr, raw=True)
+        self.captures: Dict[str, Any] = {}
+        self.closed = False
+        self.exited = False
+
+    def stderr_text(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read().decode("utf-8", "replace")[-4000:]
+
+    def fail(self, line: int, why: str, expected: Any = _NOTHING, actual: Any = _NOTHING) -> NoReturn:
+        if expected is not _NOTHING:
+            expected = masked(expected, self.secrets, self.names)
+        if actual is not _NOTHING:
+            actual = masked(actual, self.secrets, self.names)
+        raise _Stop(Failure(self.transcript.path, line, masked(why, self.secrets, self.names),
+                            expected, actual, masked(self.stderr_text(), self.secrets, self.names)))
+
+    def send(self, line: int, message: Any) -> None:
+        try:
+            sent = substitute(message, self.captures, self.secrets)
+        except Mismatch as error:
+            self.fail(line, str(error))
+        if self.observe is not None:
+            self.observe("in", sent)
+        self.write(line, dumps(sent) + "\n")
+
+    def write(self, line: int, text: str) -> None:
+        try:
+            self.host.send_raw(text)
+        except OSError as error:
+            self.fail(line, f"the host's input is closed ({error})")
+
+    def close(self) -> None:
+        self.host.close_input()
+        self.closed = True
+
+    def next(self, line: int, expected: Any = _NOTHING) -> Any:
+        try:
+            message = self.host.next_message(self.read_limit)
+        except TimeoutError:
+            self.fail(line, f"no message within {self.read_limit}s", expected)
+        except EOFError:
+            self.fail(line, "the host closed its output", expected)
+        if self.observe is not None:
+            self.observe("out", message)
+        return message
+
+    def expect(self, line: int, pattern: Any) -> Any:
+        actual = self.next(line, pattern)
+        problem = None
+        try:
+            match(pattern, actual, self.captures, "$", self.secrets, self.exact_texts)
+        except Mismatch as error:
+            problem = str(error)
+        if problem is not None:  # outside the except: no chained traceback in the report
+            self.fail(line, problem, resolved(pattern, self.captures, self.secrets), actual)
+        return actual
+
+    def end_of_output(self, line: int, why: str) -> None:
+        try:
+            extra = self.host.next_message(self.read_limit)
+        except EOFError:
+            return
+        except TimeoutError:
+            self.fail(line, f"the host's output did not end within {self.read_limit}s")
+        self.fail(line, why, actual=extra)
+
+    def wait(self, line: int, status: int, after: str) -> None:
+        try:
+            got = self.host.wait(EXIT_LIMIT)
+        except subprocess.TimeoutExpired:
+            self.fail(line, f"the host did not exit within {EXIT_LIMIT}s{after}")
+        if got != status:
+            self.fail(line, f"exit status {got}{after}, expected {status}")
+
+    def stop(self) -> None:
+        self.host.kill()
+        self.stderr.close()
+
+
+def replay(path: "os.PathLike[str] | str | Transcript", binary: Optional[str] = None, offline: bool = False,
+           secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT, exact_texts: bool = False,
+           observe: Optional[Observer] = None, library: Optional[str] = None) -> Optional[Failure]:
+    """Replays the transcript at *path* (or a :class:`Transcript`); returns its first failure, or
+    None when it passed. *exact_texts*: see :func:`match`. *observe*, if given, is called with
+    ``("in", message)`` for every message sent and ``("out", message)`` for every message read.
+    *library*: replay in this process through the C ABI, with ``Host.embedded`` on that library
+    (``""``: the one ``Host.embedded`` finds) instead of a process of *binary*."""
+    transcript = path if isinstance(path, Transcript) else Transcript.load(path)
+    try:
+        run = _Run(transcript, binary, offline, secrets or Secrets(), read_limit,
+                   exact_texts=exact_texts, observe=observe, library=library)
+    except _Stop as stop:
+        return stop.failure
+    steps = transcript.steps
+    try:
+        for number, step in steps[1:]:
+            if "comment" in step or "backend" in step:
+                continue
+            if "send" in step:
+                run.send(number, step["send"])
+            elif "sendRaw" in step:
+                run.write(number, step["sendRaw"])
+            elif "expect" in step:
+                run.expect(number, step["expect"])
+            elif "close" in step:
+                run.close()
+            elif "exit" in step:
+                run.end_of_output(number, "a message came instead of the end of output")
+                run.wait(number, step["exit"], "")
+                run.exited = True
+            else:
+                run.fail(number, f"unknown step {dumps(step)}")
+        last = steps[-1][0]
+        if not run.closed:
+            run.close()  # end of transcript: close stdin; no message may be left unexpected
+        if not run.exited:
+            run.end_of_output(last, "an unexpected message after the last line")
+            run.wait(last, 0, " after the end of input (SPEC §7 expects 0)")
+        return None
+    except _Stop as stop:
+        return stop.failure
+    finally:
+        run.stop()
+
+
+# -- updating ------------------------------------------------------------------------------------
+
+def _generalized(actual: Any, captures: Dict[str, Any], secret_texts: List[Tuple[str, str]]) -> Any:
+    """An expectation written from *actual* by the rules of a recording: subscription handles as
+    captures and references, ``serverInfo.version`` and a ``vm.create`` result's lists as
+    ``"$any"``, known secrets as placeholders, pattern-like texts as literals."""
+    handles = {value: name for name, value in captures.items() if isinstance(value, str)}
+
+    def text(value: str) -> Any:
+        for placeholder, secret in secret_texts:
+            if value == secret:
+                return placeholder
+        if value == "$any" or value.startswith(("$capture:", "$ref:", SECRET)):
+            return {"$literal": value}
+        return value
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, str):
+            return text(value)
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        if isinstance(value, dict):
+            out = {k: plain(v) for k, v in value.items()}
+            if value.get("...") is True or is_literal(value):
+                return {"$literal": value}
+            return out
+        return value
+
+    def result(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return plain(value)
+        out = {k: plain(v) for k, v in value.items()}
+        if set(value) == {"subscription", "values"} and isinstance(value["subscription"], str):
+            handle = value["subscription"]
+            name = handles.get(handle)
+            if name is None:
+                ok = re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", handle) and handle not in captures
+                name = handle if ok else f"subscription{len(captures) + 1}"
+                handles[handle] = name
+            out["subscription"] = "$capture:" + name
+        info = value.get("serverInfo")
+        if isinstance(info, dict) and "version" in info:
+            out["serverInfo"] = {**plain(info), "version": "$any"}
+        if {"vm", "kind", "inputs", "outputs"} <= set(value):
+            out["inputs"] = out["outputs"] = "$any"
+        return out
+
+    def message(value: Any) -> Any:
+        if isinstance(value, list):
+            return [message(v) for v in value]
+        if not isinstance(value, dict):
+            return plain(value)
+        out = {}
+        for key, item in value.items():
+            if key == "result" and "id" in value:
+                out[key] = result(item)
+            elif key == "params" and value.get("method") in ("vm.changed", "vm.event") and isinstance(item, dict):
+                params = {k: plain(v) for k, v in item.items()}
+                handle = item.get("subscription")
+                if isinstance(handle, str) and handle in handles:
+                    params["subscription"] = "$ref:" + handles[handle]
+                out[key] = params
+            else:
+                out[key] = plain(item)
+        return out
+
+    return message(actual)
+
+
+def _secret_texts(transcript: Transcript, secrets: Secrets) -> List[Tuple[str, str]]:
+    """Every placeholder the transcript uses whose secret is given, with its text (3 or more
+    characters), longest first."""
+    found: Dict[str, str] = {}
+    for line in transcript.lines:
+        for placeholder in re.findall(r"\$secret:[A-Za-z0-9_]+(?::[0-9]+)?", line):
+            try:
+                value = secrets.value_of(placeholder, required=False)
+            except Mismatch:
+                continue
+            if value is not None and len(value) >= 3:
+                found[placeholder] = value
+    return sorted(found.items(), key=lambda item: -len(item[1]))
+
+
+@dataclass
+class Updated:
+    """The outcome of :func:`update`: the new text, and the failure that stopped it, if any."""
+    path: Path
+    old: str
+    new: str
+    failure: Optional[Failure] = None
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+    def diff(self) -> str:
+        return "".join(difflib.unified_diff(
+            self.old.splitlines(keepends=True), self.new.splitlines(keepends=True),
+            f"{self.path} (before)", f"{self.path} (updated)", n=2))
+
+
+@dataclass
+class _Item:
+    text: str
+    step: Optional[Dict[str, Any]] = None
+    kind: str = "other"  # "expect", "send", "backend", "other"
+
+
+def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline: bool = False,
+           secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT) -> Updated:
+    """Replays *path* and returns its text with the expectations the host meets now.
+
+    Every send is written as in :func:`replay`; before the next one (and at the end) a ``ping``
+    whose reply marks the end of what the earlier sends caused (SPEC §4: the host writes everything
+    a message caused before it reads the next one) collects the messages written; sends with no
+    expectation between them are collected together. Each is matched
+    against the expectation in its place: a line that still matches is kept as it is, any other is
+    written from the message (:func:`_generalized`); expectations left over are dropped. Replayed
+    online, a recording's backend exchanges are recorded anew (``--record``) and replace the old
+    ones. Time-dependent output of the system clock may land one step later than it did.
+    """
+    secrets = secrets or Secrets()
+    transcript = Transcript.load(path)
+    old = transcript.path.read_text(encoding="utf-8")
+    has_backend = "offlineArgs" in transcript.steps[0][1] or any("backend" in step for _, step in transcript.steps)
+    record: Optional[Path] = None
+    extra: List[str] = []
+    if has_backend and not offline:
+        handle, name = tempfile.mkstemp(suffix=".jsonl")
+        os.close(handle)
+        record = Path(name)
+        extra = ["--record", str(record)]
+    run = _Run(transcript, binary, offline, secrets, read_limit, extra)
+    texts = _secret_texts(transcript, secrets)
+    by_line = {number: step for number, step in transcript.steps}
+    items: List[_Item] = []
+    for number, text in enumerate(transcript.lines, start=1):
+        step = by_line.get(number)
+        kind = "other"
+        if step is not None:
+            kind = "expect" if "expect" in step else "backend" if "backend" in step else \
+                "send" if "send" in step or "sendRaw" in step else "other"
+        items.append(_Item(text, step, kind))
+    out: List[_Item] = []
+    pending: List[_Item] = []
+    sync_count = 0
+    paused = False
+    raw_open = False  # a sendRaw left a frame unfinished: no ping may follow it
+    failure: Optional[Failure] = None
+
+    def settle(messages: List[Any]) -> None:
+        """Rewrites the pending lines' expectations from *messages*, in order: the n-th message
+        takes the place of the n-th expectation; messages beyond them follow the last one."""
+        nonlocal pending
+        rebuilt: List[_Item] = []
+        queue = list(messages)
+        after_last = 0
+        for item in pending:
+            if item.kind != "expect":
+                rebuilt.append(item)
+                continue
+            if not queue:
+                continue  # expected no more: dropped
+            actual = queue.pop(0)
+            kept = dict(run.captures)
+            try:
+                assert item.step is not None
+                match(item.step["expect"], actual, kept, "$", secrets)
+                run.captures = kept
+                rebuilt.append(item)
+            except Mismatch:
+                rebuilt.append(fresh(actual))
+            after_last = len(rebuilt)
+        if queue:
+            at = after_last if after_last else len(rebuilt)
+            rebuilt[at:at] = [fresh(more) for more in queue]
+        out.extend(rebuilt)
+        pending = []
+
+    def fresh(actual: Any) -> _Item:
+        pattern = _generalized(actual, run.captures, texts)
+        match(pattern, actual, run.captures, "$", secrets)
+        return _Item(dumps({"expect": pattern}), {"expect": pattern}, "expect")
+
+    def collect(line: int, until_end: bool) -> List[Any]:
+        messages: List[Any] = []
+        nonlocal sync_count
+        if until_end:
+            while True:
+                try:
+                    messages.append(run.host.next_message(read_limit))
+                except EOFError:
+                    return messages
+                except TimeoutError:
+                    run.fail(line, f"the host's output did not end within {read_limit}s")
+        sync_count += 1
+        marker = f"{_SYNC}{sync_count}"
+        run.write(line, dumps({"jsonrpc": "2.0", "id": marker, "method": "ping"}) + "\n")
+        while True:
+            message = run.next(line)
+            if isinstance(message, dict) and message.get("id") == marker and "method" not in message:
+                return messages
+            messages.append(message)
+
+    def sync(line: int) -> None:
+        if run.exited:
+            return
+        if run.closed:
+            settle(collect(line, until_end=True))
+        elif not paused and not raw_open and any(item.kind == "expect" for item in pending):
+            # Sends written one after the other with no expectation between them (a client that
+            # wrote ahead) stay together: what they caused is collected after the last of them.
+            settle(collect(line, until_end=False))
+
+    try:
+        for number, item in enumerate(items, start=1):
+            step = item.step
+            if step is None or "args" in step and number == transcript.steps[0][0] \
+                    or item.kind in ("backend",) or "comment" in step:
+                pending.append(item)
+                continue
+            if "expect" in step:
+                pending.append(item)
+                continue
+            sync(number)
+            pending.append(item)
+            if "send" in step:
+                run.send(number, step["send"])
+                methods = [m.get("method") for m in (step["send"] if isinstance(step["send"], list) else [step["send"]])
+                           if isinstance(m, dict)]
+                if "control.output.pause" in methods:
+                    paused = True
+                if "control.output.resume" in methods:
+                    paused = False
+                if "exit" in methods:
+                    settle(collect(number, until_end=True))
+                    run.exited = True
+            elif "sendRaw" in step:
+                run.write(number, step["sendRaw"])
+                raw_open = not str(step["sendRaw"]).endswith("\n")
+            elif "close" in step:
+                run.close()
+            elif "exit" in step:
+                run.wait(number, step["exit"], "")
+                run.exited = True
+            else:
+                run.fail(number, f"unknown step {dumps(step)}")
+        last = len(items)
+        if not run.exited:
+            if not run.closed:
+                sync(last)
+                run.close()
+                after = collect(last, until_end=True)
+                if after:
+                    pending.append(_Item(dumps({"close": True}), {"close": True}, "other"))
+                    settle(after)
+            else:
+                settle(collect(last, until_end=True))
+            status = run.host.wait(EXIT_LIMIT)
+            if status != 0:
+                run.fail(last, f"exit status {status} after the end of input (SPEC §7 expects 0)")
+        out.extend(pending)
+        pending = []
+    except _Stop as stop:
+        failure = stop.failure
+        out.extend(pending)
+    finally:
+        run.stop()
+    if record is not None:
+        try:
+            if failure is None:
+                out = _with_backend_lines(out, record)
+        finally:
+            record.unlink(missing_ok=True)
+    new = "".join(item.text + "\n" for item in out)
+    return Updated(transcript.path, old, new, failure)
+
+
+def _with_backend_lines(items: List["_Item"], recording: Path) -> List["_Item"]:
+    """*items* with the backend lines of *recording* (made by the host while the update ran) in
+    place of the old ones, each after the send it followed there (sync pings not counted)."""
+    after_send: Dict[int, List[str]] = {}
+    sends = 0
+    for line in recording.read_text(encoding="utf-8").splitlines():
+        try:
+            step = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(step, dict):
+            continue
+        if "send" in step or "sendRaw" in step:
+            message = step.get("send")
+            if isinstance(message, dict) and str(message.get("id", "")).startswith(_SYNC):
+                continue
+            sends += 1
+        elif "backend" in step:
+            after_send.setdefault(sends, []).append(line)
+    result: List[_Item] = []
+    sends = 0
+    for item in items:
+        if item.kind == "backend":
+            continue
+        if sends == 0 and item.kind == "send":
+            for line in after_send.pop(0, []):
+                result.append(_Item(line, None, "backend"))
+        result.append(item)
+        if item.kind == "send":
+            sends += 1
+            for line in after_send.pop(sends, []):
+                result.append(_Item(line, None, "backend"))
+    for key in sorted(after_send):
+        for line in after_send[key]:
+            result.append(_Item(line, None, "backend"))
+    return result
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m vmhost.replay",
+        description="Replays vmhost transcripts (protocol/conformance/README.md) and recordings "
+                    "(vmhost --record FILE) against the binary; reports each file as PASS or FAIL "
+                    "with its first mismatch.")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="a transcript (.jsonl)")
+    parser.add_argument("--bin", dest="binary", metavar="PATH",
+                        help="the vmhost binary (default: $VMHOST_BIN, the checkout's build, PATH)")
+    parser.add_argument("--offline", action="store_true",
+                        help="start the host with the transcript's offlineArgs: the recorded backend "
+                             "exchanges answer instead of a backend")
+    parser.add_argument("--library", metavar="PATH",
+                        help="replay in this process through the C ABI (protocol/embedding.md), on this "
+                             "library of it (e.g. .build/debug/libvmhost-embedded.so), instead of the binary")
+    parser.add_argument("--secrets", metavar="FILE",
+                        help="a JSON object {\"NAME\": \"value\"} of the secrets the transcripts name "
+                             "(default: VMHOST_SECRET_<NAME> from the environment)")
+    parser.add_argument("--update", action="store_true",
+                        help="rewrite the expectations from what the host writes now and show the diff")
+    parser.add_argument("--read-limit", type=float, default=READ_LIMIT, metavar="SECONDS",
+                        help=f"how long a missing message is waited for before it fails (default {READ_LIMIT})")
+    options = parser.parse_args(argv)
+    try:
+        secrets = Secrets.from_file(options.secrets)
+        binary = find_binary(options.binary)
+    except (OSError, ValueError) as error:
+        print(f"vmhost.replay: {error}", file=sys.stderr)
+        return 2
+    failed = 0
+    unusable = 0
+    for name in options.files:
+        try:
+            if options.update:
+                updated = update(name, binary, options.offline, secrets, options.read_limit)
+                if updated.failure is not None:
+                    print(updated.failure.report())
+                    print(f"NOT UPDATED {name}")
+                    failed += 1
+                elif updated.changed:
+                    Path(name).write_text(updated.new, encoding="utf-8")
+                    sys.stdout.write(updated.diff())
+                    print(f"UPDATED {name}")
+                else:
+                    print(f"UNCHANGED {name}")
+                continue
+            failure = replay(name, binary, options.offline, secrets, options.read_limit, library=options.library)
+        except (OSError, ValueError) as error:
+            print(f"ERROR {name}: {error}")
+            unusable += 1
+            continue
+        if failure is None:
+            print(f"PASS {name}")
+        else:
+            print(failure.report())
+            failed += 1
+    total = len(options.files)
+    print(f"{total - failed - unusable} of {total} passed" + (" (updated)" if options.update else ""))
+    if unusable:
+        return 2
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
