@@ -93,9 +93,11 @@ public enum ReferenceApp {
             }
         }
         let session = AppSession(storage: storage)
-        // The device id is the state directory's when there is one (made there on first use).
+        let serverWide = Self.serverWide
+        // The device id is the state directory's when there is one (made there on first use), else
+        // the server's when this process is one of several serving together.
         var deviceID: String?
-        if case .http = backend { deviceID = storage?.deviceID() }
+        if case .http = backend { deviceID = storage?.deviceID() ?? serverWide?.deviceID(orMake: DeviceID.random) }
         let transport = backend.makeClient(
             clock: environment.clock, timeout: .milliseconds(timeoutMs),
             demoProductCount: demoProducts ?? DemoCatalog.productCount, maxResponseBytes: maxResponseBytes,
@@ -117,9 +119,12 @@ public enum ReferenceApp {
                 },
             ]
         }
-        // One cooldown per phone for the process (and, with a state directory, across runs): another
-        // connection does not allow a resend.
-        let cooldown = storage.map { SMSCodeCooldown(storage: $0, clock: environment.clock) } ?? SMSCodeCooldown()
+        // One cooldown per phone for the process (and, with a state directory, across runs; with
+        // processes serving together, across them): another connection does not allow a resend.
+        let cooldown =
+            storage == nil && serverWide == nil
+            ? SMSCodeCooldown()
+            : SMSCodeCooldown(storage: storage, shared: serverWide?.cooldowns, clock: environment.clock)
         return ServedApp(
             kinds: kinds(api: api, session: session, lists: lists, cooldown: cooldown), controls: controls,
             summary: "backend \(text)",
@@ -129,6 +134,10 @@ public enum ReferenceApp {
                     api: AuthenticatedAPI(transport, session: own), session: own, lists: ownLists, cooldown: cooldown)
             })
     }
+
+    /// What this process shares with the others that serve the app together with it (the workers
+    /// of one `vmhost-web`), set before its app is made; nil when it serves alone.
+    @HostActor public static var serverWide: (any ServerWideState)?
 
     /// Every view-model kind the host serves, in `host.describe` order. One line per kind. `lists`
     /// keeps the last good lists of `session`'s login between runs (nil: nothing is kept);
@@ -159,6 +168,15 @@ public enum ReferenceApp {
             }
         }
     }
+}
+
+/// What the processes serving the app together share besides the state directory: the SMS
+/// countdowns per phone and, for an HTTP backend without a state directory, the device id.
+@HostActor
+public protocol ServerWideState: AnyObject {
+    var cooldowns: any SharedCooldowns { get }
+    /// The device id of the server: the first one made by any of the processes, which `make` makes.
+    func deviceID(orMake make: () -> String) -> String
 }
 
 /// The login sessions of the connections of a process that serves many (`vmhost-web`): one per
