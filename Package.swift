@@ -85,6 +85,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -146,7 +147,7 @@ let package = Package(
         .executableTarget(
             name: "vmhost-web",
             dependencies: [
-                "VMHost", "VMHostWebSocket", "AppComposition",
+                "VMHost", "VMHostWebSocket", "AppComposition", "Backend",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/ReferenceApp/vmhost-web",
