@@ -146,8 +146,10 @@ public enum WebSocketTransport {
                 try? await HandshakeGate.refuse(channel: channel, status: status)
                 return .dontUpgrade
             }
+            let upgrade = await SessionRegistry.upgradeStarting(on: channel)
             return .upgrade(workerHeader) { inbound, outbound, _ in
-                try await registry.serve(channel: channel, inbound: inbound, outbound: outbound, maxMessageBytes: maxMessageBytes)
+                try await registry.serve(
+                    channel: channel, upgrade: upgrade, inbound: inbound, outbound: outbound, maxMessageBytes: maxMessageBytes)
             }
         }
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: timeout), ws: webSocket)
