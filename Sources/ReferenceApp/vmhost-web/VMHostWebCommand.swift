@@ -112,7 +112,9 @@ enum VMHostWebCommand {
         guard let link else { supervise(transport: transport, workers: workers, logLevel: settings.logLevel) }
 
         // A worker: the app (clock, backend) for its sessions, made on its host thread; each
-        // session gets its own kinds from it (its own login state).
+        // session gets its own kinds from it (its own login state). Started as /proc/self/exe, it
+        // names itself as ps and top show it.
+        nameProcess("vmhost-web[\(link.index)]")
         let level = settings.logLevel
         let label = "vmhost-web[\(link.index)]"
         LoggingSystem.bootstrap { _ in StderrLogHandler(logLevel: level, label: label) }
@@ -270,6 +272,15 @@ enum VMHostWebCommand {
             candidates.append(String(executable[..<slash]) + "/../../clients")
         }
         return candidates.first { access($0 + "/web/demo/index.html", R_OK) == 0 }
+    }
+
+    /// Sets the process's name (its first thread's), at most 15 bytes.
+    static func nameProcess(_ name: String) {
+        let fd = open("/proc/self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        var bytes = Array(name.utf8.prefix(15))
+        _ = write(fd, &bytes, bytes.count)
+        close(fd)
     }
 
     static func writeStderr(_ text: String) {
