@@ -2,9 +2,9 @@
 """vmhost-web on 1 worker against N (bench/RESULTS.md, "vmhost-web on every core").
 
 Runs bench/web_load.mjs alternately with each --workers value, --runs times each, for each --batch
-size, and prints the median of every figure with its range, and the load average around the runs.
-Alternating spreads the machine's other work over every configuration alike. Each run's JSON
-report is appended to --json-out.
+size, and prints the median of every figure with its range, the ratio of the last configuration to
+the first run by run (each pair shares the machine's load of its moment: median and range), and the
+load average around the runs. Each run's JSON report is appended to --json-out.
 
     python3 bench/web_workers.py [--workers 1,2] [--runs 5] [--batch 1,16] [--sessions 1000]
         [--seconds 10] [--bursts 10] [--rate 8000] [--bin PATH] [--json-out bench/out/web-workers.jsonl]
@@ -50,6 +50,8 @@ def figures(report: dict) -> dict:
         "sustained: server cores": report["sustained"]["serverCores"],
         "sustained: driver cores": report["sustained"]["driverCores"],
         "sustained: machine busy cores": report["sustained"]["machineCores"],
+        "sustained: other processes' cores": max(0.0, report["sustained"]["machineCores"] - report["sustained"]["serverCores"]
+                                                 - report["sustained"]["driverCores"]),
         "load average at start": report["loadAverage"]["start"],
     }
     if "paced" in report:
@@ -98,7 +100,7 @@ def main() -> None:
           f"median {statistics.median(loads):.2f}; {args.runs} runs each, medians [min–max]\n")
     for batch in batches:
         names = list(results[(batch, workers[0])][0])
-        header = "| figure (batch %d) | " % batch + " | ".join(f"{w} worker(s)" for w in workers) + " | ratio |"
+        header = "| figure (batch %d) | " % batch + " | ".join(f"{w} worker(s)" for w in workers) + " | ratio, run by run |"
         print(header)
         print("|---" * (len(workers) + 2) + "|")
         for name in names:
@@ -108,7 +110,12 @@ def main() -> None:
                 middle = statistics.median(values)
                 medians.append(middle)
                 cells.append(f"{middle:,.1f} [{min(values):,.1f}–{max(values):,.1f}]")
-            ratio = f"{medians[-1] / medians[0]:.2f}×" if medians[0] else ""
+            # The ratio of each run to the run of the first configuration just before it (the pair
+            # shares the machine's load of the moment), median and range.
+            first = [one.get(name) for one in results[(batch, workers[0])]]
+            last = [one.get(name) for one in results[(batch, workers[-1])]]
+            pairs = [b / a for a, b in zip(first, last) if a and b is not None]
+            ratio = f"{statistics.median(pairs):.2f}× [{min(pairs):.2f}–{max(pairs):.2f}]" if pairs else ""
             print(f"| {name} | " + " | ".join(cells) + f" | {ratio} |")
         print()
 
