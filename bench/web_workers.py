@@ -9,7 +9,7 @@ load average around the runs. Each run's JSON report is appended to --json-out.
     python3 bench/web_workers.py [--workers 1,2] [--runs 5] [--batch 1,16] [--sessions 1000]
         [--seconds 10] [--bursts 10] [--rate 8000] [--bin PATH] [--json-out bench/out/web-workers.jsonl]
 
-Needs the release build (`scripts/build-release.sh vmhost-web`) and Node >= 22 (WebSocket).
+Needs the release build (`scripts/build-release.sh vmhost-web`) and Node 20.10 or later (its WebSocket, --experimental-websocket).
 """
 import argparse
 import json
