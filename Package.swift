@@ -147,7 +147,7 @@ let package = Package(
         .executableTarget(
             name: "vmhost-web",
             dependencies: [
-                "VMHost", "VMHostWebSocket", "AppComposition", "Backend",
+                "VMHost", "VMHostWebSocket", "AppComposition",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/ReferenceApp/vmhost-web",

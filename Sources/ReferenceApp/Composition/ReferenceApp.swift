@@ -124,7 +124,7 @@ public enum ReferenceApp {
         let cooldown =
             storage == nil && serverWide == nil
             ? SMSCodeCooldown()
-            : SMSCodeCooldown(storage: storage, shared: serverWide?.cooldowns, clock: environment.clock)
+            : SMSCodeCooldown(storage: storage, shared: serverWide.map(ServerWideCooldowns.init), clock: environment.clock)
         return ServedApp(
             kinds: kinds(api: api, session: session, lists: lists, cooldown: cooldown), controls: controls,
             summary: "backend \(text)",
@@ -138,6 +138,8 @@ public enum ReferenceApp {
     /// What this process shares with the others that serve the app together with it (the workers
     /// of one `vmhost-web`), set before its app is made; nil when it serves alone.
     @HostActor public static var serverWide: (any ServerWideState)?
+    /// The most phones whose countdowns are kept at once (``ServerWideState`` may keep no more).
+    public static let countdownPhones = SMSCodeCooldown.maxPhones
 
     /// Every view-model kind the host serves, in `host.describe` order. One line per kind. `lists`
     /// keeps the last good lists of `session`'s login between runs (nil: nothing is kept);
@@ -171,12 +173,30 @@ public enum ReferenceApp {
 }
 
 /// What the processes serving the app together share besides the state directory: the SMS
-/// countdowns per phone and, for an HTTP backend without a state directory, the device id.
+/// countdowns per phone (each phone's deadline in wall-clock time, written at every send and read
+/// at every check) and, for an HTTP backend without a state directory, the device id.
 @HostActor
 public protocol ServerWideState: AnyObject {
-    var cooldowns: any SharedCooldowns { get }
+    /// The countdown deadline kept for `phone`, if any (it may have passed).
+    func deadline(of phone: String) -> Duration?
+    /// Keeps `deadline` for `phone`, unless a later one is kept already. An implementation keeps
+    /// at most ``ReferenceApp/countdownPhones`` phones (a send beyond forgets the earliest), and may
+    /// keep none for a phone too long to be valid: it never holds a send back for less than one
+    /// process alone would.
+    func keep(_ deadline: Duration, for phone: String)
     /// The device id of the server: the first one made by any of the processes, which `make` makes.
     func deviceID(orMake make: () -> String) -> String
+}
+
+/// A ``ServerWideState``'s countdowns, as the `Login` kind takes them.
+@HostActor
+final class ServerWideCooldowns: SharedCooldowns {
+    private let state: any ServerWideState
+
+    init(_ state: any ServerWideState) { self.state = state }
+
+    func deadline(of phone: String) -> Duration? { state.deadline(of: phone) }
+    func keep(_ deadline: Duration, for phone: String) { state.keep(deadline, for: phone) }
 }
 
 /// The login sessions of the connections of a process that serves many (`vmhost-web`): one per

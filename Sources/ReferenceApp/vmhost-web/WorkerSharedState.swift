@@ -1,8 +1,5 @@
 import AppComposition
-import Backend
-import Login
 import VMHost
-import VMHostEventLoop
 import VMHostWebSocket
 
 /// What the workers of one vmhost-web share besides the state directory, in the memory their
@@ -15,8 +12,8 @@ import VMHostWebSocket
 /// deadline at byte 40, milliseconds since the Unix epoch. Everything read is checked: a worker
 /// killed while writing may leave a slot half-written, which then counts as free.
 @HostActor
-final class WorkerSharedState: ServerWideState, SharedCooldowns {
-    nonisolated static let slots = SMSCodeCooldown.maxPhones
+final class WorkerSharedState: ServerWideState {
+    nonisolated static let slots = ReferenceApp.countdownPhones
     /// The longest phone kept: a valid one is 11 digits. A longer one is held back by the
     /// countdown of its own worker only (it was never sent a code: sending needs a valid phone).
     nonisolated static let keyBytes = 32
@@ -30,8 +27,6 @@ final class WorkerSharedState: ServerWideState, SharedCooldowns {
     init(region: SharedRegion) {
         self.region = region
     }
-
-    var cooldowns: any SharedCooldowns { self }
 
     func deviceID(orMake make: () -> String) -> String {
         let made = make()
