@@ -98,9 +98,11 @@ public enum ReferenceApp {
             }
         }
         let session = AppSession(storage: storage)
-        // The device id is the state directory's when there is one (made there on first use).
+        let serverWide = Self.serverWide
+        // The device id is the state directory's when there is one (made there on first use), else
+        // the server's when this process is one of several serving together.
         var deviceID: String?
-        if case .http = backend { deviceID = storage?.deviceID() }
+        if case .http = backend { deviceID = storage?.deviceID() ?? serverWide?.deviceID(orMake: DeviceID.random) }
         let transport = recorded ?? backend.makeClient(
             clock: environment.clock, timeout: .milliseconds(timeoutMs),
             demoProductCount: demoProducts ?? DemoCatalog.productCount, maxResponseBytes: maxResponseBytes,
@@ -125,9 +127,12 @@ public enum ReferenceApp {
         } else if recorded != nil {
             controls = recordedControls(clock: environment.clock, session: session, connectionSessions: connectionSessions)
         }
-        // One cooldown per phone for the process (and, with a state directory, across runs): another
-        // connection does not allow a resend.
-        let cooldown = storage.map { SMSCodeCooldown(storage: $0, clock: environment.clock) } ?? SMSCodeCooldown()
+        // One cooldown per phone for the process (and, with a state directory, across runs; with
+        // processes serving together, across them): another connection does not allow a resend.
+        let cooldown =
+            storage == nil && serverWide == nil
+            ? SMSCodeCooldown()
+            : SMSCodeCooldown(storage: storage, shared: serverWide.map(ServerWideCooldowns.init), clock: environment.clock)
         return ServedApp(
             kinds: kinds(api: api, session: session, lists: lists, cooldown: cooldown), controls: controls,
             summary: "backend \(text)",
@@ -138,6 +143,12 @@ public enum ReferenceApp {
                     api: AuthenticatedAPI(base, session: own), session: own, lists: ownLists, cooldown: cooldown)
             })
     }
+
+    /// What this process shares with the others that serve the app together with it (the workers
+    /// of one `vmhost-web`), set before its app is made; nil when it serves alone.
+    @HostActor public static var serverWide: (any ServerWideState)?
+    /// The most phones whose countdowns are kept at once (``ServerWideState`` may keep no more).
+    public static let countdownPhones = SMSCodeCooldown.maxPhones
 
     /// Every view-model kind the host serves, in `host.describe` order. One line per kind. `lists`
     /// keeps the last good lists of `session`'s login between runs (nil: nothing is kept);
@@ -168,6 +179,33 @@ public enum ReferenceApp {
             }
         }
     }
+}
+
+/// What the processes serving the app together share besides the state directory: the SMS
+/// countdowns per phone (each phone's deadline in wall-clock time, written at every send and read
+/// at every check) and, for an HTTP backend without a state directory, the device id.
+@HostActor
+public protocol ServerWideState: AnyObject {
+    /// The countdown deadline kept for `phone`, if any (it may have passed).
+    func deadline(of phone: String) -> Duration?
+    /// Keeps `deadline` for `phone`, unless a later one is kept already. An implementation keeps
+    /// at most ``ReferenceApp/countdownPhones`` phones (a send beyond forgets the earliest), and may
+    /// keep none for a phone too long to be valid: it never holds a send back for less than one
+    /// process alone would.
+    func keep(_ deadline: Duration, for phone: String)
+    /// The device id of the server: the first one made by any of the processes, which `make` makes.
+    func deviceID(orMake make: () -> String) -> String
+}
+
+/// A ``ServerWideState``'s countdowns, as the `Login` kind takes them.
+@HostActor
+final class ServerWideCooldowns: SharedCooldowns {
+    private let state: any ServerWideState
+
+    init(_ state: any ServerWideState) { self.state = state }
+
+    func deadline(of phone: String) -> Duration? { state.deadline(of: phone) }
+    func keep(_ deadline: Duration, for phone: String) { state.keep(deadline, for: phone) }
 }
 
 /// The login sessions of the connections of a process that serves many (`vmhost-web`): one per

@@ -39,7 +39,8 @@ final class GuardOutcome: Sendable {
 /// WebSocket handshake, whatever the HTTP and WebSocket code after it does.
 ///
 /// - **Admission.** Over ``ConnectionLimiter/maxConnections`` (kept below the descriptor limit,
-///   so that `accept` never fails for want of one), or once the server is stopping, a new
+///   so that `accept` never fails for want of one), once the server is stopping, or when the
+///   supervisor handed it over to be refused (over the server's caps, ``WorkerPool``), a new
 ///   connection is answered `503` and closed at once.
 /// - **Timeout.** A connection that has not been answered its first request within `timeout`
 ///   (it never spoke, or sent half a request) is closed. After a first answer that is not `101`,
@@ -82,6 +83,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let limiter: ConnectionLimiter
     private let outcome: GuardOutcome
     private let timeout: TimeAmount
+    /// The supervisor handed the connection over to be refused.
+    private let refuse: Bool
     private var phase = Phase.head
     private var counted = false
     private var head: [UInt8] = []
@@ -92,10 +95,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var frames = FrameScanner()
     private var timer: Scheduled<Void>?
 
-    init(limiter: ConnectionLimiter, outcome: GuardOutcome, timeout: TimeAmount) {
+    init(limiter: ConnectionLimiter, outcome: GuardOutcome, timeout: TimeAmount, refuse: Bool = false) {
         self.limiter = limiter
         self.outcome = outcome
         self.timeout = timeout
+        self.refuse = refuse
     }
 
     // MARK: Lifecycle
@@ -123,9 +127,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func start(context: ChannelHandlerContext) {
-        guard !counted else { return }
-        counted = true
-        guard limiter.opened() else {
+        guard !counted, phase == .head else { return }
+        // One the supervisor refused is not counted here: it never holds a session.
+        let admitted = !refuse && limiter.opened()
+        counted = !refuse
+        guard admitted else {
             outcome.refuseAtOpen()
             phase = .closing
             // Closed at once: a refused connection must not hold a descriptor for long.

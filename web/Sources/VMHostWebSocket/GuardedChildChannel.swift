@@ -16,8 +16,13 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let timeout: TimeAmount
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        setup(channel: channel, logger: logger, refuse: false)
+    }
+
+    /// `refuse`: the connection is answered 503 and closed (the supervisor's caps, ``WorkerPool``).
+    func setup(channel: any Channel, logger: Logger, refuse: Bool) -> EventLoopFuture<Value> {
         let outcome = GuardOutcome()
-        let connectionGuard = ConnectionGuard(limiter: limiter, outcome: outcome, timeout: timeout)
+        let connectionGuard = ConnectionGuard(limiter: limiter, outcome: outcome, timeout: timeout, refuse: refuse)
         do {
             try channel.pipeline.syncOperations.addHandler(connectionGuard, position: .first)
         } catch {

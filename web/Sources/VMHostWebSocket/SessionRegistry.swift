@@ -2,6 +2,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOWebSocket
+import Synchronization
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostJSONRPC
@@ -38,6 +39,9 @@ final class SessionRegistry: Sendable {
     @HostActor static var resumeScheduled = false
     /// Set at the first signal: every session ends, and the process exits once none is left.
     @HostActor static var stopping = false
+    /// Handshakes answered `101` whose sessions are not open yet: the process does not exit
+    /// before they are open (and then closed as the others) or their connections closed.
+    @HostActor static var upgrading = 0
     static let inbox = Inbox()
 
     /// Handles what the sessions received, in order, until the inbox is empty; wakes the writers
@@ -96,16 +100,41 @@ final class SessionRegistry: Sendable {
             session.finishBatch()
             session.end(code: .goingAway, reason: "server stopping")
         }
-        if sessions.isEmpty { ServerShutdown.exitNow() }
+        exitIfDone()
+    }
+
+    /// Once stopping, exits when no session is left, nor one about to open.
+    @HostActor
+    static func exitIfDone() {
+        if stopping, sessions.isEmpty, upgrading == 0 { ServerShutdown.exitNow() }
+    }
+
+    /// A handshake about to be answered `101` on `channel`: its session counts as open until it
+    /// is (``serve(channel:upgrade:inbound:outbound:maxMessageBytes:)``) or the connection closes.
+    static func upgradeStarting(on channel: any Channel) async -> PendingUpgrade {
+        let upgrade = PendingUpgrade()
+        await onHost { upgrading += 1 }
+        channel.closeFuture.whenComplete { _ in
+            guard upgrade.settle() else { return }
+            EventLoop.shared.execute {
+                HostActor.assumeIsolated {
+                    upgrading -= 1
+                    exitIfDone()
+                }
+            }
+        }
+        return upgrade
     }
 
     func serve(
-        channel: any Channel, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, maxMessageBytes: Int
+        channel: any Channel, upgrade: PendingUpgrade, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        maxMessageBytes: Int
     ) async throws {
         let options = options
         let makeConfiguration = makeConfiguration
         let logger = logger
         let session = await Self.onHost { () -> WebSocketSession in
+            if upgrade.settle() { Self.upgrading -= 1 }
             Self.installIdleHook(maxPendingBytes: options.maxPendingBytes, logger: logger)
             Self.nextID += 1
             var configuration = makeConfiguration()
@@ -133,7 +162,7 @@ final class SessionRegistry: Sendable {
                 HostActor.assumeIsolated {
                     session.close()
                     Self.sessions[session.id] = nil
-                    if Self.stopping, Self.sessions.isEmpty { ServerShutdown.exitNow() }
+                    Self.exitIfDone()
                 }
             }
         }
@@ -213,4 +242,12 @@ final class SessionRegistry: Sendable {
             session.wake.yield()
         }
     }
+}
+
+/// A handshake answered `101` whose session is not open yet (``SessionRegistry/upgrading``).
+final class PendingUpgrade: Sendable {
+    private let settled = Atomic<Bool>(false)
+
+    /// True the first time only: the session opened, or the connection closed first.
+    func settle() -> Bool { !settled.exchange(true, ordering: .relaxed) }
 }

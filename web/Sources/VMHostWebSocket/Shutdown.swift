@@ -14,13 +14,20 @@ import Synchronization
 ///
 /// Any thread may take the signal: its handler only writes the signal's number to a pipe, which a
 /// thread of its own reads.
+///
+/// A worker (``WorkerPool``) takes its first signal only: its supervisor forwards the signal it
+/// got, and one sent to the whole process group reaches the worker too; ending the worker at once
+/// on the second, and so closing its sessions without their 1001, is the supervisor's to decide
+/// (it kills the workers at its own second signal).
 enum ServerShutdown {
     /// How long the sessions have to close after the first signal.
     static let grace: Int32 = 1000
 
     /// Installs the handlers; `stop` runs (on the reading thread) at the first signal, `beforeExit`
-    /// once before the process ends.
-    static func install(stop: @escaping @Sendable () -> Void, beforeExit: @escaping @Sendable () -> Void) {
+    /// once before the process ends. `escalate`: a second signal ends the process at once.
+    static func install(
+        escalate: Bool = true, stop: @escaping @Sendable () -> Void, beforeExit: @escaping @Sendable () -> Void
+    ) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { return }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
@@ -35,9 +42,18 @@ enum ServerShutdown {
             var number: UInt8 = 0
             while read(readEnd, &number, 1) < 0 && errno == EINTR {}
             stop()
-            // The second signal, or the end of the grace.
-            var next = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-            while poll(&next, 1, grace) < 0 && errno == EINTR {}
+            // The second signal (when it ends the process), or the end of the grace.
+            let deadline = SupervisorClock.nanoseconds() + UInt64(grace) * 1_000_000
+            while true {
+                let now = SupervisorClock.nanoseconds()
+                guard now < deadline else { break }
+                var next = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&next, 1, Int32((deadline - now + 999_999) / 1_000_000))
+                if ready > 0 {
+                    if escalate { break }
+                    while read(readEnd, &number, 1) < 0 && errno == EINTR {}
+                }
+            }
             exitNow()
         }
     }

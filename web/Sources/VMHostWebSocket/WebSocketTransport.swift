@@ -9,15 +9,20 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostWire
 
 /// Serves protocol version 1 over WebSocket at `/rpc`, and a folder of static files at `/`.
 ///
-/// Each connection is a session with its own ``Host`` made on the host thread from the
-/// configuration `makeConfiguration` gives, with the caps of ``Options/sessionLimits``; all sessions
-/// share the host's single executor. One JSON-RPC message or batch per text frame, in both
+/// A server is a supervisor and its workers (``WorkerPool``): the supervisor accepts the connections
+/// and hands each to a worker, which serves it here. Each connection is a session with its own
+/// ``Host`` made on the worker's host thread from the configuration `makeConfiguration` gives, with
+/// the caps of ``Options/sessionLimits``; the sessions of a worker share its host's single executor.
+/// One JSON-RPC message or batch per text frame, in both
 /// directions. A frame over ``Options/maxMessageBytes`` closes the connection with 1009, a binary
 /// frame with 1003, invalid UTF-8 with 1007, an unmasked frame with 1002; closing the connection
 /// disposes the session's view-models.
@@ -50,7 +55,8 @@ public enum WebSocketTransport {
         /// The time a connection has to be answered its first request (a handshake or a file),
         /// and the time an HTTP connection may stay open with no request, in milliseconds.
         public var httpTimeoutMilliseconds: Int64 = 10_000
-        /// Connections open at once; nil: by the descriptor limit (``connectionsWithinDescriptorLimit()``).
+        /// Connections open at once in this process; nil: by the descriptor limit
+        /// (``connectionsWithinDescriptorLimit()``). The server's cap is its supervisor's (``WorkerPool``).
         public var maxConnections: Int?
         /// The folder served at `/`, if any.
         public var staticDirectory: String?
@@ -90,19 +96,21 @@ public enum WebSocketTransport {
         return max(1, (Int(min(soft, UInt64(Int32.max))) - reservedDescriptors) / 2)
     }
 
-    /// Runs the server until SIGTERM or SIGINT, then exits the process (protocol/SPEC.md §7).
-    /// `onListening` is called with the bound port.
+    /// Serves, as worker `worker` of a ``WorkerPool``, the connections its supervisor hands over,
+    /// until SIGTERM or SIGINT (or the supervisor gone), then exits the process (protocol/SPEC.md
+    /// §7, §12). `eventLoopThreads`: the threads that carry this worker's bytes.
     public static func run(
-        options: Options, logger: Logger,
-        makeConfiguration: @escaping @HostActor @Sendable () -> Host.Configuration,
-        onListening: @escaping @Sendable (Int) -> Void = { _ in }
+        options: Options, logger: Logger, worker: WorkerLink, eventLoopThreads: Int,
+        makeConfiguration: @escaping @HostActor @Sendable () -> Host.Configuration
     ) async throws {
         let limiter = ConnectionLimiter(maxConnections: options.maxConnections ?? connectionsWithinDescriptorLimit())
         let registry = SessionRegistry(options: options, makeConfiguration: makeConfiguration, logger: logger, limiter: limiter)
         let gate = HandshakeGate(
             allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, listenHost: options.host,
             token: options.token)
+        // The supervisor forwards its signals; it decides when a second one ends the server.
         ServerShutdown.install(
+            escalate: false,
             stop: { EventLoop.shared.execute { HostActor.assumeIsolated { SessionRegistry.stop(limiter: limiter) } } },
             beforeExit: options.beforeExit ?? {})
 
@@ -128,6 +136,8 @@ public enum WebSocketTransport {
         webSocket.validateUTF8 = true
         webSocket.closeTimeout = .milliseconds(SessionRegistry.closeTimeoutMilliseconds)
         let maxMessageBytes = options.maxMessageBytes
+        // The worker that serves a session, in the answer to its handshake (protocol/SPEC.md §12).
+        let workerHeader: HTTPFields = [HTTPField.Name.vmhostWorker: String(worker.index)]
         let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
             WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
         > = { request, channel, _ in
@@ -139,22 +149,113 @@ public enum WebSocketTransport {
                 try? await HandshakeGate.refuse(channel: channel, status: status)
                 return .dontUpgrade
             }
-            return .upgrade([:]) { inbound, outbound, _ in
-                try await registry.serve(channel: channel, inbound: inbound, outbound: outbound, maxMessageBytes: maxMessageBytes)
+            let upgrade = await SessionRegistry.upgradeStarting(on: channel)
+            return .upgrade(workerHeader) { inbound, outbound, _ in
+                try await registry.serve(
+                    channel: channel, upgrade: upgrade, inbound: inbound, outbound: outbound, maxMessageBytes: maxMessageBytes)
             }
         }
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: timeout), ws: webSocket)
-        let server = HTTPServerBuilder { responder in
-            GuardedChildChannel(
-                inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration, shouldUpgrade: shouldUpgrade),
-                limiter: limiter, timeout: timeout)
+        let connection = GuardedChildChannel(
+            inner: HTTP1WebSocketUpgradeChannel(
+                responder: httpResponder(router.buildResponder(), logger: logger), configuration: configuration,
+                shouldUpgrade: shouldUpgrade),
+            limiter: limiter, timeout: timeout)
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, eventLoopThreads))
+        // The supervisor gone (killed): stop as at a signal.
+        let handed = worker.connections(onSupervisorGone: { kill(getpid(), SIGTERM) })
+        worker.ready()
+        await withDiscardingTaskGroup { tasks in
+            for await connectionHanded in handed {
+                tasks.addTask {
+                    await serve(connectionHanded, with: connection, group: group, logger: logger, worker: worker)
+                }
+            }
         }
-        let app = Application(
-            router: router, server: server,
-            configuration: .init(address: .hostname(options.host, port: options.port), serverName: nil),
-            onServerRunning: { channel in onListening(channel.localAddress?.port ?? options.port) },
-            logger: logger)
-        // Signals are this server's own (above), not the service group's.
-        try await app.runService(gracefulShutdownSignals: [])
+        // The supervisor is gone and the signal's stop is under way: it exits the process.
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+
+    /// Serves one connection the supervisor handed over, as a server's accepted connection is.
+    private static func serve(
+        _ handed: WorkerLink.Handed, with connection: GuardedChildChannel<HTTP1WebSocketUpgradeChannel>,
+        group: MultiThreadedEventLoopGroup, logger: Logger, worker: WorkerLink
+    ) async {
+        // Its close is counted once, for the supervisor's balance and caps, whatever ends it.
+        let counted = Atomic<Bool>(false)
+        let value: GuardedChildChannel<HTTP1WebSocketUpgradeChannel>.Value
+        do {
+            value = try await ClientBootstrap(group: group)
+                .channelOption(.allowRemoteHalfClosure, value: true)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .withConnectedSocket(handed.descriptor) { channel in
+                    counted.store(true, ordering: .relaxed)
+                    channel.closeFuture.whenComplete { _ in  worker.connectionClosed() }
+                    return connection.setup(channel: channel, logger: logger, refuse: handed.refuse)
+                }
+        } catch {
+            // Refused at once (closed while it was registered), or never made a channel.
+            if !counted.load(ordering: .relaxed) { worker.connectionClosed() }
+            return
+        }
+        await connection.handle(value: value, logger: logger)
+    }
+
+    /// The HTTP side of a connection: the router's answer to each request, as a Hummingbird
+    /// application answers (a `Date` header; an error that is no HTTP answer is a 500).
+    private static func httpResponder(
+        _ responder: RouterResponder<BasicRequestContext>, logger: Logger
+    ) -> HTTPChannelHandler.Responder {
+        let dates = HTTPDate()
+        return { request, writer, channel in
+            let context = BasicRequestContext(source: ApplicationRequestContextSource(channel: channel, logger: logger))
+            var response: Response
+            do {
+                response = try await responder.respond(to: request, context: context)
+            } catch let error as HTTPParserError {
+                throw error
+            } catch {
+                logger.debug("unrecognised error: \(error)")
+                response = Response(status: .internalServerError, body: .init())
+            }
+            response.headers[.date] = dates.now()
+            do {
+                try await writer.write(response: response.head, body: response.body)
+            } catch is HTTPParserError {
+                // Thrown on as it is, it would have another answer written.
+                throw ResponseNotWritten()
+            }
+        }
+    }
+
+    private struct ResponseNotWritten: Error {}
+}
+
+extension HTTPField.Name {
+    /// The number of the worker serving a session (``WorkerPool``), in the answer to its handshake.
+    static let vmhostWorker = Self("VMHost-Worker")!
+}
+
+/// The `Date` of HTTP answers (RFC 9110 §5.6.7), made once a second.
+final class HTTPDate: Sendable {
+    private let cached = Mutex<(second: Int, text: String)>((-1, ""))
+
+    func now() -> String {
+        let second = time(nil)
+        return cached.withLock { cached in
+            if cached.second == second { return cached.text }
+            var parts = tm()
+            var now = second
+            gmtime_r(&now, &parts)
+            let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+            let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+            func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+            let text =
+                "\(days[Int(parts.tm_wday) % 7]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon) % 12]) \(parts.tm_year + 1900) "
+                + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+            cached = (second, text)
+            return text
+        }
     }
 }

@@ -18,6 +18,9 @@ enum VMHostWebCommand {
         locale) speaking the protocol of protocol/SPEC.md, one message per text frame. Logs go to
         stderr. The transport is specified in protocol/SPEC.md, "WebSocket transport".
 
+        The sessions are spread over worker processes (--workers), each with its own host thread;
+        the process started holds the port and hands each connection to the least busy worker.
+
         Example:
           vmhost-web --listen 127.0.0.1:8787   # then open http://127.0.0.1:8787/
         """
@@ -52,6 +55,10 @@ enum VMHostWebCommand {
             "max-commands-in-flight", value: "N", defaultValue: String(WebSocketTransport.defaultSessionLimits.maxCommandsInFlight),
             abstract: "Commands one session may have running at once; a vm.send starting one more answers -32006."),
         OptionSpec(
+            "workers", value: "N",
+            abstract: "Worker processes serving the sessions, each on its own host thread (default: the number of cores with an HTTP backend; 1 with the embedded backend, --clock manual or --test-controls).",
+            discussion: "The embedded backend's demo data (groups made, renamed, deleted) is each worker's own; a manual clock and the test controls are one process's, so they take 1 worker only."),
+        OptionSpec(
             "static", value: "DIR",
             abstract: "The folder served at / (default: the checkout's clients folder, found from the working directory or from the executable's path; / then opens the web demo, /web/demo/)."),
         OptionSpec(
@@ -65,6 +72,7 @@ enum VMHostWebCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let parsed: ParsedArguments
         let settings: ServerSettings
+        let workers: Int
         var transport = WebSocketTransport.Options()
         do throws(UsageError) {
             parsed = try ParsedArguments(arguments, options: options)
@@ -96,13 +104,38 @@ enum VMHostWebCommand {
                 transport.staticDirectory = folder
                 transport.indexRedirect = "/web/demo/"
             }
+            workers = try workerCount(parsed)
         } catch {
             fail(error.message)
         }
 
+        if let directory = settings.recordPath {
+            // Made (or refused) before any worker starts; each worker's sessions then take the
+            // next free session-N.jsonl of it.
+            do throws(SessionRecorder.RecordingError) {
+                try SessionRecorder.prepare(directory: directory)
+            } catch {
+                writeStderr("vmhost-web: \(error)\n")
+                exit(2)
+            }
+        }
+
+        let link: WorkerLink?
+        do throws(WorkerError) {
+            link = try WorkerLink.current(appRegionBytes: WorkerSharedState.regionBytes)
+        } catch {
+            fail(error.description)
+        }
+        guard let link else { supervise(transport: transport, workers: workers, logLevel: settings.logLevel) }
+
+        // A worker: the app (clock, backend) for its sessions, made on its host thread; each
+        // session gets its own kinds from it (its own login state). Started as /proc/self/exe, it
+        // names itself as ps and top show it.
+        nameProcess("vmhost-web[\(link.index)]")
         let level = settings.logLevel
-        LoggingSystem.bootstrap { label in StderrLogHandler(logLevel: level, label: label) }
-        var logger = Logger(label: "vmhost-web")
+        let label = "vmhost-web[\(link.index)]"
+        LoggingSystem.bootstrap { _ in StderrLogHandler(logLevel: level, label: label) }
+        var logger = Logger(label: label)
         logger.logLevel = level
 
         var traceFD: Int32?
@@ -115,10 +148,11 @@ enum VMHostWebCommand {
             }
         }
 
-        // One app (clock, backend) for every session, made on the host thread; each session gets
-        // its own kinds from it (its own login state).
         let server = Server(ReferenceApp.configuration)
+        let appRegion = HostThreadValue(value: link.appRegion)
         let made = await onHostThread { () -> Result<Server.App, UsageError> in
+            // What the workers share: the countdowns, the device id.
+            if let region = appRegion.value { ReferenceApp.serverWide = WorkerSharedState(region: region) }
             do throws(UsageError) {
                 return .success(try server.makeApp(settings: settings, arguments: parsed, logger: logger))
             } catch {
@@ -142,14 +176,6 @@ enum VMHostWebCommand {
             transport.traceOutgoing = { body in trace.recordOutgoing(body) }
             transport.beforeExit = { trace.flush(nanoseconds: 200_000_000) }
         }
-        if let directory = settings.recordPath {
-            do throws(SessionRecorder.RecordingError) {
-                try SessionRecorder.prepare(directory: directory)
-            } catch {
-                writeStderr("vmhost-web: \(error)\n")
-                exit(2)
-            }
-        }
         let recorded = WebRecording.recordedArguments(parsed)
         let recording = await onHostThread { () -> WebRecording? in
             settings.recordPath.map {
@@ -166,25 +192,16 @@ enum VMHostWebCommand {
                 recording.cutShort()
             }
         }
-        let listenHost = transport.host
-        let token = transport.token
-        if token == nil, ["0.0.0.0", "::", "0:0:0:0:0:0:0:0"].contains(listenHost) {
-            logger.warning(
-                "listening on every address (\(listenHost)) without --token: anyone who can reach this port can open a session; give --token")
-        }
+        // The server's cap is the supervisor's; a worker keeps its own by its descriptor limit.
+        transport.maxConnections = nil
         do {
             try await WebSocketTransport.run(
-                options: transport, logger: logger,
+                options: transport, logger: logger, worker: link,
+                eventLoopThreads: max(1, WorkerPool.coreCount / workers),
                 // Each connection its own login (and so its own token) over the shared backend client.
                 makeConfiguration: {
                     let make = { app.value.connectionHost() }
                     return recording.value?.configuration(make) ?? make()
-                },
-                onListening: { port in
-                    let query = token == nil ? "" : "?token=…"
-                    // An IPv6 address is written in brackets, as in a URL (RFC 3986).
-                    let host = listenHost.contains(":") ? "[\(listenHost)]" : listenHost
-                    writeStderr("vmhost-web: serving http://\(host):\(port)/\(query) (WebSocket at /rpc)\n")
                 })
         } catch {
             writeStderr("vmhost-web: \(error)\n")
@@ -192,6 +209,56 @@ enum VMHostWebCommand {
             exit(1)
         }
         StderrLogHandler.flush()
+    }
+
+    /// The process started: holds the port, starts the workers, and hands them the connections.
+    static func supervise(transport: WebSocketTransport.Options, workers: Int, logLevel: Logger.Level) -> Never {
+        LoggingSystem.bootstrap { label in StderrLogHandler(logLevel: logLevel, label: label) }
+        var logger = Logger(label: "vmhost-web")
+        logger.logLevel = logLevel
+        let listenHost = transport.host
+        let token = transport.token
+        if token == nil, ["0.0.0.0", "::", "0:0:0:0:0:0:0:0"].contains(listenHost) {
+            logger.warning(
+                "listening on every address (\(listenHost)) without --token: anyone who can reach this port can open a session; give --token")
+        }
+        let options = WorkerPool.Options(
+            workers: workers, host: listenHost, port: transport.port, maxConnections: transport.maxConnections,
+            maxConnectionsPerWorker: WebSocketTransport.connectionsWithinDescriptorLimit(),
+            appRegionBytes: WorkerSharedState.regionBytes)
+        do throws(WorkerError) {
+            try WorkerPool.supervise(options: options, logger: logger) { port in
+                // What the start logged comes first.
+                StderrLogHandler.flush()
+                let query = token == nil ? "" : "?token=…"
+                // An IPv6 address is written in brackets, as in a URL (RFC 3986).
+                let host = listenHost.contains(":") ? "[\(listenHost)]" : listenHost
+                writeStderr("vmhost-web: serving http://\(host):\(port)/\(query) (WebSocket at /rpc)\n")
+            }
+        } catch {
+            writeStderr("vmhost-web: \(error)\n")
+            StderrLogHandler.flush()
+            exit(1)
+        }
+    }
+
+    /// `--workers`: from 1 to ``WorkerPool/maxWorkers``; by default the number of cores with an
+    /// HTTP backend, 1 with the embedded one (its demo data is each process's own). A manual clock
+    /// and the test controls are one process's: they take 1 worker only.
+    static func workerCount(_ parsed: ParsedArguments) throws(UsageError) -> Int {
+        let given = try parsed.integer("workers")
+        if let given, !(1...WorkerPool.maxWorkers).contains(given) {
+            throw UsageError("--workers must be from 1 to \(WorkerPool.maxWorkers), got \(given)")
+        }
+        let singleProcess = parsed.value("clock") == "manual" ? "--clock manual" : parsed.flag("test-controls") ? "--test-controls" : nil
+        if let singleProcess {
+            if let given, given > 1 {
+                throw UsageError("--workers \(given): \(singleProcess) acts on one process's clock and backend; it takes --workers 1")
+            }
+            return 1
+        }
+        if let given { return given }
+        return (parsed.value("backend") ?? "embedded") == "embedded" ? 1 : WorkerPool.coreCount
     }
 
     /// `HOST:PORT`, `[::1]:PORT`.
@@ -243,6 +310,15 @@ enum VMHostWebCommand {
             candidates += [folder + "/../../../clients", folder + "/../../clients"]
         }
         return candidates.first { access($0 + "/web/demo/index.html", R_OK) == 0 }
+    }
+
+    /// Sets the process's name (its first thread's), at most 15 bytes.
+    static func nameProcess(_ name: String) {
+        let fd = open("/proc/self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        var bytes = Array(name.utf8.prefix(15))
+        _ = write(fd, &bytes, bytes.count)
+        close(fd)
     }
 
     static func writeStderr(_ text: String) {
