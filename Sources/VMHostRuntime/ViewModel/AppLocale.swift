@@ -1,5 +1,5 @@
 /// The language of a view-model's display strings: a BCP 47 tag the app offers (`en`, `de-CH`,
-/// `zh-Hans`). The app declares the tags it offers and its default; a client picks one with
+/// `sr-Latn`). The app declares the tags it offers and its default; a client picks one with
 /// `initialize {locale}` (SPEC §3) and the framework keeps only the matching rule
 /// (``match(_:in:)``). The strings themselves are the app's.
 public struct AppLocale: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
@@ -9,13 +9,13 @@ public struct AppLocale: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
     /// The locale of `tag`, as the app spells it.
     public init(_ tag: String) { self.tag = tag }
 
-    /// `"zh-Hans"`: the locale of that tag.
+    /// `"sr-Latn"`: the locale of that tag.
     public init(stringLiteral tag: String) { self.tag = tag }
 
     /// English: the locale of an app that declares none.
     public static let en: AppLocale = "en"
 
-    /// The language subtag, lowercased: `zh` of `zh-Hans`, `en` of `en-GB`.
+    /// The language subtag, lowercased: `sr` of `sr-Latn`, `en` of `en-GB`.
     public var language: String { Self.subtags(of: tag).first ?? "" }
 
     /// The tag.
@@ -33,7 +33,7 @@ public struct AppLocale: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
     /// 1. the offered tag equal to `requested` (`EN-gb` picks `en-GB`);
     /// 2. the longest offered tag that `requested` extends by whole subtags (`de-CH-1996` picks `de-CH`,
     ///    `en-GB` picks `en`);
-    /// 3. the first offered tag of the same language (`zh-TW` and `zh` pick `zh-Hans`).
+    /// 3. the first offered tag of the same language (`sr-Cyrl` and `sr` pick `sr-Latn`).
     package static func match(_ requested: String, in offered: [AppLocale]) -> AppLocale? {
         guard isWellFormed(requested) else { return nil }
         let wanted = subtags(of: requested)
