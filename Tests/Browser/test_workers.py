@@ -1,6 +1,7 @@
 """vmhost-web on several worker processes (`--workers`, SPEC §12 "Workers"): sessions are handed
 to the least busy worker (the answer to the handshake names it, `VMHost-Worker`), an SMS countdown
-started through one worker holds through another, a killed worker is replaced while the other
+started through one worker holds through another, sessions recorded through either worker get
+files of their own (`--record`), a killed worker is replaced while the other
 workers' sessions go on, and the signals end the whole server.
 
 No test waits on time: every wait is a blocking read, a process wait or a wait for a log line,
@@ -288,3 +289,28 @@ def test_every_worker_appends_whole_lines_to_one_trace(tmp_path):
     messages = [json.loads(line)["msg"] for line in lines]
     assert sum(1 for message in messages if message.get("method") == "ping") == 100
     assert sum(1 for message in messages if message.get("result") == {}) == 100
+
+
+def test_sessions_recorded_through_both_workers_each_get_a_file_of_their_own(tmp_path):
+    folder = tmp_path / "recordings"
+    web = start("--record", str(folder))
+    try:
+        pages = [Page(web) for _ in range(2)]
+        assert [page.worker for page in pages] == [1, 2]
+        for index, page in enumerate(pages):
+            page.result("vm.create", {"kind": "Login", "id": f"screen-{index}"})
+        written = set()
+        for page in pages:
+            page.ws.close()
+            written.add(web.wait_for_log(r"recorded a session to (\S+)").group(1))
+    finally:
+        web.stop()
+    # Each worker took the next free number: two files, neither written over.
+    assert written == {str(folder / "session-1.jsonl"), str(folder / "session-2.jsonl")}
+    screens = set()
+    for path in written:
+        created = [line["send"]["params"]["id"] for line in map(json.loads, open(path, encoding="utf-8"))
+                   if line.get("send", {}).get("method") == "vm.create"]
+        assert len(created) == 1, (path, created)
+        screens.add(created[0])
+    assert screens == {"screen-0", "screen-1"}
