@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCTS = ["VMHost", "VMHostTesting"]
+PRODUCTS = ["VMHost", "VMHostTesting", "VMHostEmbedding"]
 
 DECL_KEYWORDS = {
     "func", "var", "let", "init", "subscript", "class", "struct", "enum", "protocol", "actor",
