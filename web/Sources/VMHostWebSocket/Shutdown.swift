@@ -18,7 +18,8 @@ import Synchronization
 /// A worker (``WorkerPool``) takes its first signal only: its supervisor forwards the signal it
 /// got, and one sent to the whole process group reaches the worker too; ending the worker at once
 /// on the second, and so closing its sessions without their 1001, is the supervisor's to decide
-/// (it kills the workers at its own second signal).
+/// (at its own second signal it sends the workers SIGUSR1, which ends a worker at once as a second
+/// signal ends a server alone: what `beforeExit` owes is written, a recording's end, the trace).
 enum ServerShutdown {
     /// How long the sessions have to close after the first signal.
     static let grace: Int32 = 1000
@@ -37,10 +38,13 @@ enum ServerShutdown {
         self.beforeExit.withLock { $0 = beforeExit }
         signal(SIGTERM, onSignal)
         signal(SIGINT, onSignal)
+        // A worker's "exit at once", from its supervisor.
+        if !escalate { signal(SIGUSR1, onSignal) }
         let readEnd = fds[0]
         startThread {
             var number: UInt8 = 0
             while read(readEnd, &number, 1) < 0 && errno == EINTR {}
+            if Int32(number) == SIGUSR1 { exitNow() }
             stop()
             // The second signal (when it ends the process), or the end of the grace.
             let deadline = SupervisorClock.nanoseconds() + UInt64(grace) * 1_000_000
@@ -50,8 +54,8 @@ enum ServerShutdown {
                 var next = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&next, 1, Int32((deadline - now + 999_999) / 1_000_000))
                 if ready > 0 {
-                    if escalate { break }
                     while read(readEnd, &number, 1) < 0 && errno == EINTR {}
+                    if escalate || Int32(number) == SIGUSR1 { break }
                 }
             }
             exitNow()

@@ -28,9 +28,11 @@ import Synchronization
 ///   over to be answered 503 and closed (``ConnectionGuard``).
 /// - **Signals.** At the first SIGTERM or SIGINT every worker is told to stop (SIGTERM: each ends
 ///   its sessions with 1001, as the server does alone) and the supervisor exits 0 once none is
-///   left, or a second after the signal, killing those left; at a second signal it kills them and
-///   exits at once. A worker takes its first signal only: one sent to the whole process group as
-///   well as by the supervisor does not end it early.
+///   left, or a second after the signal, ending those left; at a second signal it ends them and
+///   exits at once. Ending a worker is SIGUSR1 (it exits at once, writing what it owes: a
+///   recording's end, its trace), then SIGKILL if it still runs 0.3 s later. A worker takes its
+///   first signal only: one sent to the whole process group as well as by the supervisor does not
+///   end it early.
 /// - **A supervisor that is gone** (killed): each worker sees its socket pair closed and stops as at
 ///   a signal.
 public enum WorkerPool {
@@ -64,6 +66,8 @@ public enum WorkerPool {
     static let backlog: Int32 = 1024
     /// How long a worker that ended before it was ready waits before it is tried again.
     static let retryNanoseconds: UInt64 = 1_000_000_000
+    /// How long a worker told to exit at once (a second signal) has before it is killed.
+    static let exitNanoseconds: UInt64 = 300_000_000
 
     /// Binds the listening socket, starts the workers, and supervises them until a signal ends the
     /// process. `onListening` is called with the bound port once every worker is ready. Throws
@@ -177,13 +181,37 @@ final class Supervisor: Sendable {
         _ = write(wakeWrite, &byte, 1)
     }
 
-    /// Before the process exits (a second signal, or the end of the grace): kills the workers left.
+    /// Before the process exits (a second signal, or the end of the grace): tells the workers left
+    /// to exit at once (SIGUSR1: each writes what it owes before exiting, as a server alone does at
+    /// a second signal: a recording's end, its trace), and kills those still running
+    /// ``exitNanoseconds`` later.
     func killAll() {
         let pids = processes.withLock { state -> [pid_t] in
             state.stopping = true
             return state.pids.filter { $0 > 0 }
         }
-        for pid in pids { kill(pid, SIGKILL) }
+        for pid in pids { kill(pid, SIGUSR1) }
+        let deadline = SupervisorClock.nanoseconds() + WorkerPool.exitNanoseconds
+        var left = pids.filter(Self.running)
+        while !left.isEmpty, SupervisorClock.nanoseconds() < deadline {
+            // Not reaped here (the event thread reaps): a worker that exited is a zombie until then.
+            var pause = timespec(tv_sec: 0, tv_nsec: 2_000_000)
+            nanosleep(&pause, nil)
+            left = left.filter(Self.running)
+        }
+        for pid in left { kill(pid, SIGKILL) }
+    }
+
+    /// Whether `pid` still runs: neither gone nor exited (a zombie, not yet reaped).
+    static func running(_ pid: pid_t) -> Bool {
+        let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let count = read(fd, &buffer, buffer.count)
+        guard count > 0, let paren = buffer[..<count].lastIndex(of: UInt8(ascii: ")")), paren + 2 < count else { return false }
+        // "pid (comm) S ...": the state follows the last parenthesis.
+        return buffer[paren + 2] != UInt8(ascii: "Z")
     }
 
     var stopping: Bool { processes.withLock { $0.stopping } }
