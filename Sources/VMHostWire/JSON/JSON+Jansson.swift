@@ -202,7 +202,18 @@ extension JSON {
     }
 
     /// Appends the compact JSON text of this value to `out`; on error `out` is left as it was.
+    ///
+    /// Written in Swift when it holds no real and no repeated key (``appendWithoutJansson(to:)``,
+    /// the same bytes), else by jansson.
     package func append(to out: inout [UInt8]) throws(JSONSerializationError) {
+        let mark = out.count
+        if appendWithoutJansson(to: &out) { return }
+        out.removeSubrange(mark...)
+        try appendByJansson(to: &out)
+    }
+
+    /// ``append(to:)`` by jansson alone: a jansson tree of the value, dumped.
+    package func appendByJansson(to out: inout [UInt8]) throws(JSONSerializationError) {
         guard let node = makeJansson() else {
             throw JSONSerializationError(description: "value holds a number that JSON cannot represent (NaN or infinity)")
         }
