@@ -123,7 +123,7 @@ public final class Connection {
         switch next {
         case .frame(let bytes):
             waitingBytes -= bytes.count
-            bytes.withUnsafeBytes { host.engine.receive(frame: $0) }
+            bytes.withBytes { host.engine.receive(frame: $0) }
         case .oversized(let count, let limit): host.engine.receiveOversized(byteCount: count, limit: limit)
         case .badHeader(let problem): host.engine.receiveBadHeader(problem)
         }
