@@ -238,6 +238,8 @@ struct JSONReading {
             position += 1
             return .object(object)
         }
+        // Room for a message's members at once, instead of growing 1, 2, 4.
+        object.reserveCapacity(4)
         while true {
             guard current == UInt8(ascii: "\""), let key = string() else { return nil }
             // jansson refuses a key holding NUL; a key held twice is its to resolve.
