@@ -202,7 +202,16 @@ enum ServerLifecycle {
         connection.betweenFrames = {
             // A long backlog keeps its output moving, so that a client that reads sees it go.
             if host.outputQueue.pendingCount >= 256 { writer.flush() }
-            readAhead(connection)
+            // Looking for more input costs a system call: it is done after each 64 KiB of frames
+            // handled, or a millisecond (slow frames), not after every frame. The event loop reads
+            // too, each time the frames read are all handled.
+            let now = EventLoop.monotonicNanoseconds()
+            if connection.handledBytes &- readAheadMark.bytes >= readAheadInterval
+                || now &- readAheadMark.time >= readAheadIntervalNanoseconds
+            {
+                readAheadMark = (connection.handledBytes, now)
+                readAhead(connection)
+            }
         }
         EventLoop.shared.watchInput(fd: 0) { event in
             switch event {
@@ -239,6 +248,11 @@ enum ServerLifecycle {
 
     /// At most this many bytes of frames wait to be handled; reading ahead stops there.
     static let readAheadLimit = 8 << 20
+    /// Input is read ahead after each this many bytes of frames handled, or this long.
+    static let readAheadInterval = 64 * 1024
+    static let readAheadIntervalNanoseconds: UInt64 = 1_000_000
+    /// ``Connection/handledBytes`` and the monotonic clock when the input was last read ahead.
+    static var readAheadMark: (bytes: Int, time: UInt64) = (0, 0)
     /// Read into without being zeroed (as the event loop's input buffer), on first use.
     static let readAheadBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 

@@ -31,6 +31,8 @@ public final class Connection {
     private var head = 0
     /// The bytes of the frames waiting.
     package private(set) var waitingBytes = 0
+    /// The bytes of every frame handled so far.
+    package private(set) var handledBytes = 0
     private var handling = false
 
     private enum Waiting {
@@ -123,7 +125,8 @@ public final class Connection {
         switch next {
         case .frame(let bytes):
             waitingBytes -= bytes.count
-            bytes.withUnsafeBytes { host.engine.receive(frame: $0) }
+            handledBytes &+= bytes.count
+            bytes.withBytes { host.engine.receive(frame: $0) }
         case .oversized(let count, let limit): host.engine.receiveOversized(byteCount: count, limit: limit)
         case .badHeader(let problem): host.engine.receiveBadHeader(problem)
         }

@@ -71,6 +71,12 @@ extension Host: ViewModelContextObserver {
         }
     }
 
+    /// Where `handle` is in `handles` (each handle is there once at most).
+    private static func index(of handle: String, in handles: [String]) -> Int? {
+        for index in handles.indices where handles[index] == handle { return index }
+        return nil
+    }
+
     /// Writes the pending property changes of every view-model: one `vm.changed` per subscription.
     package func flush() {
         guard !dirtyOrder.isEmpty else { return }
@@ -83,7 +89,9 @@ extension Host: ViewModelContextObserver {
     /// (made from the edits, not from comparing lists), else the full value, made once for all.
     func flush(handle: String) {
         guard let changed = dirty.removeValue(forKey: handle) else { return }
-        dirtyOrder.removeAll { $0 == handle }
+        // A loop, not `removeAll(where:)`: a closure handed to the standard library checks at run
+        // time that it runs on the host actor.
+        if let index = Self.index(of: handle, in: dirtyOrder) { dirtyOrder.remove(at: index) }
         var changes: [(property: any AnyProperty, change: PropertyChange)] = []
         for property in changed {
             if let change = property.takeChange() { changes.append((property, change)) }

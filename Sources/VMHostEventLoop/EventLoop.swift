@@ -135,6 +135,14 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         precondition(inLoop, "expected to run on the vmhost host thread")
     }
 
+    /// Whether the calling thread is the host thread: what the runtime asks first when it checks
+    /// isolation outside a job (``HostActor/assumeIsolated(_:)``, and the check a closure isolated
+    /// to the host actor makes when the standard library calls it), cheaper than a
+    /// ``checkIsolated()`` that does not trap.
+    public func isIsolatingCurrentContext() -> Bool? {
+        inLoop
+    }
+
     /// This loop as the executor of ``HostActor``.
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)

@@ -21,6 +21,8 @@ import VMHostWire
 public final class RPCEngine {
     /// Handles one call of a method: answers it, at once or later.
     package typealias Handler = @HostActor (Call) -> Void
+    /// Takes the response to one member of a batch (nil: none, for a notification).
+    typealias Delivery = @HostActor ([UInt8]?) -> Void
 
     private var methods: [String: Handler] = [:]
     private let output: @HostActor ([UInt8]) -> Void
@@ -114,7 +116,7 @@ public final class RPCEngine {
         case .array(let elements):
             receiveBatch(elements)
         case .object(let object):
-            handle(object) { [unowned self] response in if let response { self.send(response) } }
+            handle(object, nil)
         default:
             send(errorResponse(id: nil, .invalidRequest("expected an object or an array, got \(message.typeName)")))
         }
@@ -192,7 +194,7 @@ public final class RPCEngine {
             batch.next += 1
             let element = batch.elements[index]
             // The batch is kept by its members' answers still to come (a command's, later).
-            let deliver: @HostActor ([UInt8]?) -> Void = { [unowned self] response in
+            let deliver: Delivery = { [unowned self] response in
                 if let response {
                     batch.responses[index] = response
                     let (sum, overflow) = batch.replyBytes.addingReportingOverflow(response.count)
@@ -228,29 +230,30 @@ public final class RPCEngine {
             data: ["name": "batchReplyBytes", "limit": .int(Int64(limits.maxBatchReplyBytes))]))
     }
 
-    /// Validates and dispatches one request object; `deliver` gets its response (nil for none) exactly once.
-    private func handle(_ object: JSONObject, batch: BatchReply? = nil, _ deliver: @escaping @HostActor ([UInt8]?) -> Void) {
+    /// Validates and dispatches one request object; its response (nil for none) goes exactly once
+    /// to `deliver`, or, without one, is written (``hand(_:_:)``).
+    private func handle(_ object: JSONObject, batch: BatchReply? = nil, _ deliver: Delivery?) {
         // Responses from the client: the host sends no requests, so there is nothing to match.
         if object["method"] == nil, object["result"] != nil || object["error"] != nil {
             onProblem?("ignored a response object: the host sends no requests")
-            deliver(nil)
+            hand(nil, deliver)
             return
         }
         var id: RequestID?
         if let rawID = object["id"] {
             guard let valid = RequestID(rawID) else {
-                deliver(errorResponse(id: nil, .invalidRequest("\"id\" must be a string, a number or null, got \(rawID.typeName)")))
+                hand(errorResponse(id: nil, .invalidRequest("\"id\" must be a string, a number or null, got \(rawID.typeName)")), deliver)
                 return
             }
             id = valid
         }
         guard object["jsonrpc"] == .string("2.0") else {
-            deliver(errorResponse(id: id, .invalidRequest("\"jsonrpc\" must be exactly \"2.0\"")))
+            hand(errorResponse(id: id, .invalidRequest("\"jsonrpc\" must be exactly \"2.0\"")), deliver)
             return
         }
         guard case .string(let method)? = object["method"] else {
             let got = object["method"].map { "got \($0.typeName)" } ?? "missing"
-            deliver(errorResponse(id: id, .invalidRequest("\"method\" must be a string (\(got))")))
+            hand(errorResponse(id: id, .invalidRequest("\"method\" must be a string (\(got))")), deliver)
             return
         }
         let params = object["params"]
@@ -258,41 +261,52 @@ public final class RPCEngine {
             switch params {
             case .object, .array: break
             default:
-                deliver(errorResponse(id: id, .invalidRequest("\"params\" must be an object or an array, got \(params.typeName)")))
+                hand(errorResponse(id: id, .invalidRequest("\"params\" must be an object or an array, got \(params.typeName)")), deliver)
                 return
             }
         }
         if isShutDown, method != "exit" {
-            deliver(id.map { errorResponse(id: $0, .shuttingDown) })
+            hand(id.map { errorResponse(id: $0, .shuttingDown) }, deliver)
             return
         }
         guard let handler = methods[method] else {
             if id == nil {
                 onProblem?("ignored notification of unknown method \(method)")
-                deliver(nil)
+                hand(nil, deliver)
             } else {
-                deliver(errorResponse(id: id, .methodNotFound(method)))
+                hand(errorResponse(id: id, .methodNotFound(method)), deliver)
             }
             return
         }
-        let call = Call(method: method, id: id, params: params) { [weak self] result in
-            guard let self else { return }
-            guard let id else {
-                if case .failure(let error) = result { self.onProblem?("notification \(method) failed: \(error.message)") }
-                deliver(nil)
-                return
-            }
-            if !self.inFlight.isEmpty { self.forget(id) }
-            switch result {
-            case .success(let value): deliver(self.resultResponse(id: id, value))
-            case .failure(let error): deliver(self.errorResponse(id: id, error))
-            }
-        }
+        let call = Call(method: method, id: id, params: params, engine: self, deliver: deliver)
         call.batch = batch
         handler(call)
         // Still running: registered for `$/cancelRequest` (nothing else runs before this, so a
         // cancellation behind it in the input finds it). A reused id adds to the requests under it.
         if let id, !call.isFinished, method != "$/cancelRequest" { inFlight[id.cancellationKey, default: []].append(call) }
+    }
+
+    /// Answers `call` (``Call/respond(_:)``, once): its response goes to `deliver`, or is written.
+    func answer(_ call: Call, _ result: Result<JSON, RPCError>, deliver: Delivery?) {
+        guard let id = call.id else {
+            if case .failure(let error) = result { onProblem?("notification \(call.method) failed: \(error.message)") }
+            hand(nil, deliver)
+            return
+        }
+        if !inFlight.isEmpty { forget(id) }
+        switch result {
+        case .success(let value): hand(resultResponse(id: id, value), deliver)
+        case .failure(let error): hand(errorResponse(id: id, error), deliver)
+        }
+    }
+
+    /// Hands `response` to `deliver` (a member of a batch), or writes it.
+    private func hand(_ response: [UInt8]?, _ deliver: Delivery?) {
+        if let deliver {
+            deliver(response)
+        } else if let response {
+            send(response)
+        }
     }
 
     /// Drops the answered requests registered under `id`.

@@ -18,6 +18,9 @@ extension LoginSuites {
             ("+86 139 1234 5678", "13912345678"), ("8613912345678", "13912345678"), ("+86-139-1234-5678", "13912345678"),
             ("１３９１２３４５６７８", "13912345678"), ("＋８６　１３９１２３４５６７８", "13912345678"),
             ("0086 139", "0086139"), ("86 139", "86139"), ("139.1234", "139.1234"),
+            // ASCII is read byte by byte, everything else scalar by scalar: the same rules.
+            ("\t139\n1234\r5678\u{B}\u{C}", "13912345678"), ("+86", ""), ("86", "86"), ("8613912345678 ", "13912345678"),
+            ("+8613912345678\u{A0}", "13912345678"), ("\u{85}+86-139", "139"), ("139_1234", "139_1234"),
         ])
         func aPhoneIsNormalizedAsTyped(typed: String, normalized: String) {
             #expect(LoginValidation.normalizedMobileNumber(typed) == normalized)

@@ -5,6 +5,7 @@ public enum LoginValidation {
     /// `–`, `—`) go, and a leading `+86`, or `86` before 11 digits, is dropped:
     /// `"+86 139-1234-5678"` → `"13912345678"`. Anything else is kept, so an invalid text stays invalid.
     public static func normalizedMobileNumber(_ text: String) -> String {
+        if let plain = normalizedASCIIMobileNumber(text) { return plain }
         var plain = ""
         plain.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
@@ -20,6 +21,31 @@ public enum LoginValidation {
         if plain.hasPrefix("+86") { return String(plain.dropFirst(3)) }
         if plain.hasPrefix("86") && plain.utf8.count == 13 { return String(plain.dropFirst(2)) }
         return plain
+    }
+
+    /// ``normalizedMobileNumber(_:)`` of an ASCII text (what is typed on most keyboards), byte by
+    /// byte: the same result without looking up Unicode properties per character; nil for a text
+    /// that is not ASCII. Of ASCII, `-` and the white space (tab to carriage return, and space) go.
+    private static func normalizedASCIIMobileNumber(_ text: String) -> String? {
+        var text = text
+        return text.withUTF8 { bytes -> String? in
+            var plain = [UInt8]()
+            plain.reserveCapacity(bytes.count)
+            for byte in bytes {
+                switch byte {
+                case 0x80...: return nil
+                case UInt8(ascii: "-"), 0x09...0x0D, UInt8(ascii: " "): continue
+                default: plain.append(byte)
+                }
+            }
+            var start = 0
+            if plain.starts(with: "+86".utf8) {
+                start = 3
+            } else if plain.count == 13 && plain.starts(with: "86".utf8) {
+                start = 2
+            }
+            return String(decoding: plain[start...], as: UTF8.self)
+        }
     }
 
     /// A mainland mobile number: 11 ASCII digits, `1`, then `3`…`9`, then 9 more digits.

@@ -96,27 +96,40 @@ final class DerivedNode {
         weak var source: (any DerivationSource)?
     }
 
+    // The loops below are written out: a closure made here and handed to the standard library
+    // (`contains(where:)`, `map`) checks at run time that it runs on the host actor, on every call,
+    // and a Login input runs these dozens of times.
+
     /// Runs `body`, making what it reads the sources of this derivation.
     func track<Result>(_ body: () -> Result) -> Result {
         let outer = Self.computing
         Self.computing = self
         isComputing = true
-        reads = []
+        reads.removeAll(keepingCapacity: true)
         let result = body()
         Self.computing = outer
         isComputing = false
         for old in sources {
             guard let source = old.source else { continue }
-            if !reads.contains(where: { $0 === source }) { source.removeDependent(self) }
+            if !Self.holds(reads, source) { source.removeDependent(self) }
         }
-        for source in reads { source.addDependent(self) }
-        sources = reads.map { Weak(source: $0) }
-        reads = []
+        sources.removeAll(keepingCapacity: true)
+        for source in reads {
+            source.addDependent(self)
+            sources.append(Weak(source: source))
+        }
+        reads.removeAll(keepingCapacity: true)
         return result
     }
 
     func read(_ source: any DerivationSource) {
-        if !reads.contains(where: { $0 === source }) { reads.append(source) }
+        if !Self.holds(reads, source) { reads.append(source) }
+    }
+
+    /// Whether `sources` holds `source` itself.
+    private static func holds(_ sources: [any DerivationSource], _ source: any DerivationSource) -> Bool {
+        for held in sources where held === source { return true }
+        return false
     }
 
     func sourceChanged() {

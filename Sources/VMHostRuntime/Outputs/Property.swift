@@ -126,12 +126,18 @@ public final class Property<Value: Equatable> {
 }
 
 extension Property: DerivationSource {
+    // Loops, not `contains(where:)` and `removeAll(where:)`: a closure handed to the standard
+    // library checks at run time that it runs on the host actor, on every call.
     func addDependent(_ node: DerivedNode) {
-        if !dependents.contains(where: { $0 === node }) { dependents.append(node) }
+        for dependent in dependents where dependent === node { return }
+        dependents.append(node)
     }
 
     func removeDependent(_ node: DerivedNode) {
-        dependents.removeAll { $0 === node }
+        var index = 0
+        while index < dependents.count {
+            if dependents[index] === node { dependents.remove(at: index) } else { index += 1 }
+        }
     }
 }
 

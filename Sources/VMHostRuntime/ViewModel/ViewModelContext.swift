@@ -189,12 +189,24 @@ public final class ViewModelContext {
         members.compactMap { ($0 as? any RunningMember).flatMap { $0.isBusy ? $0.memberName : nil } }
     }
 
+    // Loops, not `first(where:)`: a closure handed to the standard library checks at run time
+    // that it runs on the host actor, on every call (a `vm.send` looks its input up).
+
     /// The property output `name`, if any.
-    package func property(named name: String) -> (any AnyProperty)? { properties.first { $0.name == name } }
+    package func property(named name: String) -> (any AnyProperty)? {
+        for property in properties where property.name == name { return property }
+        return nil
+    }
     /// The event `name`, if any.
-    package func event(named name: String) -> (any AnyEvent)? { events.first { $0.name == name } }
+    package func event(named name: String) -> (any AnyEvent)? {
+        for event in events where event.name == name { return event }
+        return nil
+    }
     /// The input `name`, if any.
-    package func input(named name: String) -> (any AnyInput)? { inputs.first { $0.name == name } }
+    package func input(named name: String) -> (any AnyInput)? {
+        for input in inputs where input.name == name { return input }
+        return nil
+    }
 
     // MARK: Lifetime
 

@@ -72,7 +72,16 @@ extension JSON {
     ///
     /// Any value is accepted at the top level; invalid UTF-8 is rejected; `\u0000` inside strings is
     /// kept; integers beyond 64 bits and nesting deeper than jansson's limit (2048) are errors.
+    ///
+    /// Most texts are read in Swift (``JSONReading``, the same values); the rest, and every text
+    /// that is not JSON, by jansson.
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
+        if let value = JSONReading.value(of: bytes) { return value }
+        return try parseByJansson(bytes)
+    }
+
+    /// ``parse(_:)`` by jansson alone.
+    package static func parseByJansson(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
         var error = json_error_t()
         guard let base = bytes.baseAddress,
             let root = json_loadb(
@@ -202,7 +211,18 @@ extension JSON {
     }
 
     /// Appends the compact JSON text of this value to `out`; on error `out` is left as it was.
+    ///
+    /// Written in Swift when it holds no real and no repeated key (``appendWithoutJansson(to:)``,
+    /// the same bytes), else by jansson.
     package func append(to out: inout [UInt8]) throws(JSONSerializationError) {
+        let mark = out.count
+        if appendWithoutJansson(to: &out) { return }
+        out.removeSubrange(mark...)
+        try appendByJansson(to: &out)
+    }
+
+    /// ``append(to:)`` by jansson alone: a jansson tree of the value, dumped.
+    package func appendByJansson(to out: inout [UInt8]) throws(JSONSerializationError) {
         guard let node = makeJansson() else {
             throw JSONSerializationError(description: "value holds a number that JSON cannot represent (NaN or infinity)")
         }

@@ -66,6 +66,7 @@ package struct JSONObjectText {
                    "JSONObjectText keys must need no escaping")
             bytes.append(contentsOf: name)
         }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 }

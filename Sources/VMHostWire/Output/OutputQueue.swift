@@ -24,10 +24,9 @@ public protocol MergeableMessage: Sendable {
 /// Thread-safe: the host thread pushes, a writer (a thread, or a test) takes.
 @_spi(Transport)
 public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
-    enum Entry {
-        case plain([UInt8])
-        case mergeable(UInt64)
-    }
+    /// Not nested in the generic queue, so that its metadata is static: a nested enum's is
+    /// looked up in the runtime's cache on every push and take.
+    typealias Entry = OutputQueueEntry
 
     private struct State {
         var entries: [Entry] = []
@@ -355,6 +354,12 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         }
         return out
     }
+}
+
+/// An entry of an ``OutputQueue``: a plain message's body, or the id of a mergeable message.
+enum OutputQueueEntry {
+    case plain([UInt8])
+    case mergeable(UInt64)
 }
 
 /// A message type with no values, for queues that carry only plain messages (logs, traces).

@@ -1,0 +1,267 @@
+/// Reading the JSON texts a client sends straight into ``JSON``, the same values jansson reads.
+///
+/// Parsing with jansson builds a jansson tree (an allocation and a hash table per object) and
+/// then a second tree of Swift values from it, freeing the first: for a `ping` that is half of
+/// the instructions of its reply. This reads the text once, into Swift values.
+///
+/// It answers only for texts jansson reads (with `JSON_DECODE_ANY | JSON_ALLOW_NUL`) and only
+/// with the value jansson reads; anything else answers nil and the caller asks jansson, which
+/// reads it or says why not, in its own words: a text that is not JSON, a real (whose value
+/// jansson reads with `strtod`), an integer beyond 64 bits, an object holding a key twice (jansson
+/// keeps the first position and the last value) or more than 32 members, a key holding `\u0000`,
+/// nesting deeper than 512, invalid UTF-8. Tested against jansson in WireTests.
+struct JSONReading {
+    private let bytes: UnsafePointer<UInt8>
+    private let count: Int
+    private var position = 0
+    private var depth = 0
+    /// Whether the last string read held `\u0000` (the only way for it to hold NUL).
+    private var stringHeldNUL = false
+
+    private init(_ bytes: UnsafePointer<UInt8>, count: Int) {
+        self.bytes = bytes
+        self.count = count
+    }
+
+    /// The value of `text`, or nil when it is to be left to jansson (see the type's discussion).
+    static func value(of text: UnsafeRawBufferPointer) -> JSON? {
+        guard let base = text.baseAddress, text.count > 0 else { return nil }
+        var reader = JSONReading(base.assumingMemoryBound(to: UInt8.self), count: text.count)
+        reader.skipWhiteSpace()
+        guard let value = reader.value() else { return nil }
+        reader.skipWhiteSpace()
+        // (Not a conditional expression: its `nil` would be JSON's, `.null`.)
+        guard reader.position == reader.count else { return nil }
+        return value
+    }
+
+    private static let maxDepth = 512
+    private static let maxObjectMembers = 32
+
+    private var current: UInt8? { position < count ? bytes[position] : nil }
+
+    private mutating func skipWhiteSpace() {
+        while position < count {
+            switch bytes[position] {
+            case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): position += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func value() -> JSON? {
+        guard let byte = current else { return nil }
+        switch byte {
+        case UInt8(ascii: "{"): return object()
+        case UInt8(ascii: "["): return array()
+        case UInt8(ascii: "\""): return string().map { .string($0) }
+        case UInt8(ascii: "t"): return literal("true", .bool(true))
+        case UInt8(ascii: "f"): return literal("false", .bool(false))
+        case UInt8(ascii: "n"): return literal("null", .null)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return integer()
+        default: return nil
+        }
+    }
+
+    private mutating func literal(_ word: StaticString, _ value: JSON) -> JSON? {
+        let length = word.utf8CodeUnitCount
+        guard count - position >= length else { return nil }
+        for index in 0..<length where bytes[position + index] != word.utf8Start[index] { return nil }
+        position += length
+        // "truex" is one bad token to jansson.
+        if let next = current, Self.isLetterOrDigit(next) { return nil }
+        return value
+    }
+
+    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: false
+        }
+    }
+
+    /// `-?(0|[1-9][0-9]*)` within 64 bits; nil for anything else (a real, a leading zero, an overflow).
+    private mutating func integer() -> JSON? {
+        var negative = false
+        if bytes[position] == UInt8(ascii: "-") {
+            negative = true
+            position += 1
+        }
+        guard let first = current, first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { return nil }
+        var magnitude: UInt64 = 0
+        if first == UInt8(ascii: "0") {
+            position += 1
+        } else {
+            while let digit = current, digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") {
+                let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+                guard !overflow1, !overflow2 else { return nil }
+                magnitude = sum
+                position += 1
+            }
+        }
+        if let next = current {
+            switch next {
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "0")...UInt8(ascii: "9"): return nil
+            default: break
+            }
+        }
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            return .int(magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude))
+        }
+        guard magnitude <= UInt64(Int64.max) else { return nil }
+        return .int(Int64(magnitude))
+    }
+
+    /// A string from its opening quote; nil for a control character, a bad escape, a lone
+    /// surrogate or invalid UTF-8.
+    private mutating func string() -> String? {
+        stringHeldNUL = false
+        position += 1
+        let start = position
+        var ascii = true
+        // The common case: no escape, up to the closing quote.
+        while position < count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let text = UnsafeBufferPointer(start: bytes + start, count: position - start)
+                position += 1
+                if ascii { return String(decoding: text, as: UTF8.self) }
+                return String(validating: text, as: UTF8.self)
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { return nil }
+            if byte >= 0x80 { ascii = false }
+            position += 1
+        }
+        guard position < count else { return nil }
+        // With escapes: the bytes, unescaped, then checked as UTF-8 once.
+        var text = [UInt8](UnsafeBufferPointer(start: bytes + start, count: position - start))
+        while position < count {
+            let byte = bytes[position]
+            position += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return String(validating: text, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                guard let escaped = current else { return nil }
+                position += 1
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): text.append(escaped)
+                case UInt8(ascii: "b"): text.append(0x08)
+                case UInt8(ascii: "f"): text.append(0x0C)
+                case UInt8(ascii: "n"): text.append(0x0A)
+                case UInt8(ascii: "r"): text.append(0x0D)
+                case UInt8(ascii: "t"): text.append(0x09)
+                case UInt8(ascii: "u"):
+                    guard var scalar = hex4() else { return nil }
+                    if scalar >= 0xD800 && scalar <= 0xDBFF {
+                        // A high surrogate must be followed by an escaped low one.
+                        guard count - position >= 2, bytes[position] == UInt8(ascii: "\\"),
+                              bytes[position + 1] == UInt8(ascii: "u") else { return nil }
+                        position += 2
+                        guard let low = hex4(), low >= 0xDC00 && low <= 0xDFFF else { return nil }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if scalar >= 0xDC00 && scalar <= 0xDFFF {
+                        return nil
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { return nil }
+                    if scalar == 0 { stringHeldNUL = true }
+                    text.append(contentsOf: UTF8.encode(unicode)!)
+                default:
+                    return nil
+                }
+            default:
+                if byte < 0x20 { return nil }
+                text.append(byte)
+            }
+        }
+        return nil
+    }
+
+    private mutating func hex4() -> UInt32? {
+        guard count - position >= 4 else { return nil }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[position]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+            position += 1
+        }
+        return value
+    }
+
+    private mutating func array() -> JSON? {
+        depth += 1
+        guard depth <= Self.maxDepth else { return nil }
+        defer { depth -= 1 }
+        position += 1
+        skipWhiteSpace()
+        var elements: [JSON] = []
+        if current == UInt8(ascii: "]") {
+            position += 1
+            return .array(elements)
+        }
+        while true {
+            guard let element = value() else { return nil }
+            elements.append(element)
+            skipWhiteSpace()
+            switch current {
+            case UInt8(ascii: ","):
+                position += 1
+                skipWhiteSpace()
+            case UInt8(ascii: "]"):
+                position += 1
+                return .array(elements)
+            default:
+                return nil
+            }
+        }
+    }
+
+    private mutating func object() -> JSON? {
+        depth += 1
+        guard depth <= Self.maxDepth else { return nil }
+        defer { depth -= 1 }
+        position += 1
+        skipWhiteSpace()
+        var object = JSONObject()
+        if current == UInt8(ascii: "}") {
+            position += 1
+            return .object(object)
+        }
+        // Room for a message's members at once, instead of growing 1, 2, 4.
+        object.reserveCapacity(4)
+        while true {
+            guard current == UInt8(ascii: "\""), let key = string() else { return nil }
+            // jansson refuses a key holding NUL; a key held twice is its to resolve.
+            guard object.count < Self.maxObjectMembers, !stringHeldNUL else { return nil }
+            for member in object.members where member.key == key { return nil }
+            skipWhiteSpace()
+            guard current == UInt8(ascii: ":") else { return nil }
+            position += 1
+            skipWhiteSpace()
+            guard let value = value() else { return nil }
+            object.append(key, value)
+            skipWhiteSpace()
+            switch current {
+            case UInt8(ascii: ","):
+                position += 1
+                skipWhiteSpace()
+            case UInt8(ascii: "}"):
+                position += 1
+                return .object(object)
+            default:
+                return nil
+            }
+        }
+    }
+}
