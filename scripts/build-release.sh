@@ -13,10 +13,6 @@
 #   made by scripts/startup-order.py) are placed together: the kernel maps every touched page of
 #   code with its neighbours, so the fewer pages a start-up touches, the less memory an idle host holds;
 # - modules are optimised across module boundaries;
-# - exclusive access to memory is not checked again at run time (-enforce-exclusivity=unchecked):
-#   the compiler proves it where it can, and the debug builds that every test runs on still check
-#   the rest at run time; in this build those checks were an eighth of a Login input's instructions
-#   (a swift_beginAccess for each access to a class's stored property, about 125 per input);
 # - no `$ORIGIN` run path: the executables load no library of their own, and the loader would look
 #   for each system library in a dozen subdirectories of the build folder first.
 #
@@ -30,7 +26,7 @@ products=("$@")
 [ ${#products[@]} -gt 0 ] || products=(vmhost vmhost-bench)
 scripts/setup.sh >&2
 flags=(-c release --scratch-path "$scratch" --static-swift-stdlib --disable-local-rpath
-       -Xswiftc -cross-module-optimization -Xswiftc -enforce-exclusivity=unchecked -Xswiftc -use-ld=lld -Xlinker -no-pie
+       -Xswiftc -cross-module-optimization -Xswiftc -use-ld=lld -Xlinker -no-pie
        -Xswiftc -Xfrontend -Xswiftc -function-sections
        -Xlinker "--symbol-ordering-file=$PWD/scripts/startup-order.txt" -Xlinker --no-warn-symbol-ordering)
 # The toolchain's static link line asks for `-lstdc++`, which finds the shared library first. A
