@@ -28,10 +28,16 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// looked up in the runtime's cache on every push and take.
     typealias Entry = OutputQueueEntry
 
+    /// The mergeable messages waiting, by id. Each is a `Message`, held as `any MergeableMessage`:
+    /// a dictionary of the queue's generic `Message` is not specialised in the modules that use the
+    /// queue, and every push and take then looked up the metadata of its types (`Dictionary`,
+    /// `Optional`) in the runtime's cache and went through the unspecialised dictionary code.
+    typealias Mergeables = [UInt64: any MergeableMessage]
+
     private struct State {
         var entries: [Entry] = []
         var head = 0
-        var mergeables: [UInt64: Message] = [:]
+        var mergeables: Mergeables = [:]
         /// The waiting mergeable entry of each key, if nothing sealed it since.
         var open: [Int: UInt64] = [:]
         var nextID: UInt64 = 0
@@ -91,10 +97,13 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     package func push(merging message: Message, key: Int, completeForMerge: (inout Message) -> Void = { _ in }) {
         let hook = condition.withLock { () -> (@Sendable () -> Void)? in
             guard !state.closed else { return nil }
-            if state.stalled || state.pauseMark != nil, let id = state.open[key], state.mergeables[id] != nil {
+            if state.stalled || state.pauseMark != nil, let id = state.open[key], let waiting = state.mergeables[id] {
                 var message = message
                 completeForMerge(&message)
-                state.mergeables[id]!.merge(message)
+                // Only `Message`s are stored.
+                var merged = waiting as! Message
+                merged.merge(message)
+                state.mergeables[id] = merged
                 return pushHook
             }
             state.nextID += 1
@@ -150,7 +159,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// at a time, unless the taker owns the output (it is finishing a stalled write and takes them
     /// itself) or the queue is closed. Nil then, and when nothing waits.
     public func takeForProducer() -> [[UInt8]]? {
-        let taken: ([Entry], [UInt64: Message])? = condition.withLock {
+        let taken: ([Entry], Mergeables)? = condition.withLock {
             guard !state.takerOwns, !state.closed, state.head < state.takeLimit else { return nil }
             return takeLocked(maxBytes: Self.writeSliceBytes)
         }
@@ -211,7 +220,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
 
     /// Takes every waiting message, encoded, in order; empty if none.
     @_spi(Transport) public func takeAll() -> [[UInt8]] {
-        let taken: ([Entry], [UInt64: Message]) = condition.withLock { takeLocked() }
+        let taken: ([Entry], Mergeables) = condition.withLock { takeLocked() }
         return Self.encode(taken)
     }
 
@@ -231,7 +240,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// ``close()``, keeps the output until it finds nothing waiting, then leaves it to the
     /// producer again.
     package func waitAndTake() -> (framed: [UInt8], bodies: [[UInt8]])? {
-        let taken: ([UInt8], [Entry], [UInt64: Message])? = condition.withLock {
+        let taken: ([UInt8], [Entry], Mergeables)? = condition.withLock {
             state.takerBusy = false
             condition.broadcast()
             while true {
@@ -297,7 +306,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
 
     /// Takes waiting entries from the front, in order: all of them, or (for the writers) about
     /// `maxBytes` of them, so that a backlog is written in slices instead of being copied whole.
-    private func takeLocked(maxBytes: Int = .max) -> ([Entry], [UInt64: Message]) {
+    private func takeLocked(maxBytes: Int = .max) -> ([Entry], Mergeables) {
         var end = state.head
         var bytes = 0
         var plainTaken = 0
@@ -314,7 +323,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         }
         let entries = Array(state.entries[state.head..<end])
         state.plainBytes -= plainTaken
-        var taken: [UInt64: Message] = [:]
+        var taken: Mergeables = [:]
         for case .mergeable(let id) in entries {
             taken[id] = state.mergeables.removeValue(forKey: id)
         }
@@ -343,7 +352,7 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// The size of the slices the writers take.
     static var writeSliceBytes: Int { 256 * 1024 }
 
-    private static func encode(_ taken: ([Entry], [UInt64: Message])) -> [[UInt8]] {
+    private static func encode(_ taken: ([Entry], Mergeables)) -> [[UInt8]] {
         var out: [[UInt8]] = []
         out.reserveCapacity(taken.0.count)
         for entry in taken.0 {
