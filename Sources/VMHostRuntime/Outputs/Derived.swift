@@ -38,7 +38,7 @@ public struct DerivedOutput<Owner: AnyObject, Value: Equatable & Codable>: Decla
 @HostActor
 final class DerivedMember<Owner: AnyObject, Value: Equatable & Codable>: DeclaredMember {
     let property: Property<Value>
-    private var compute: ((Owner) -> Value)?
+    private let compute: (Owner) -> Value
     private weak var owner: Owner?
     private let node = DerivedNode()
 
@@ -48,6 +48,11 @@ final class DerivedMember<Owner: AnyObject, Value: Equatable & Codable>: Declare
         }
         property = Property(placeholder, schema: schema)
         self.compute = compute
+        // Made here, not in `start`: the view-model's kind calls this initializer knowing `Owner`
+        // and `Value`, so the closure and the `update` it runs are compiled for them; `start` is
+        // called through `any DeclaredMember`, where they are generic, and every recomputation then
+        // looked up the metadata of the property's types at run time.
+        node.recompute = { [unowned self] in update() }
         ViewModelContext.declaring?.adopt(self)
     }
 
@@ -58,18 +63,16 @@ final class DerivedMember<Owner: AnyObject, Value: Equatable & Codable>: Declare
     }
 
     func start(context: ViewModelContext) {
-        node.recompute = { [unowned self] in update() }
         update()
     }
 
     private func update() {
-        guard let owner, let compute else { return }
+        guard let owner else { return }
         property.set(node.track { compute(owner) })
     }
 
     func tearDown() {
         node.stop()
-        compute = nil
         property.tearDown()
     }
 }
