@@ -41,6 +41,10 @@ public final class Property<Value: Equatable> {
 
     /// The change since the last ``takeChange()``, kept only while ``startRecordingChanges()`` is on.
     private enum Pending {
+        /// Nothing changed since the last take. A case, not an optional `Pending`: the generic code
+        /// that takes a change (through `any AnyProperty`) would look up the metadata of
+        /// `Optional<Pending>` at run time on every take.
+        case none
         /// Assigned whole: the value at the last take, to diff against.
         case assigned(baseline: Value)
         /// Edited in place (an array): the elements the baseline had at `index…` (`removed`) are now
@@ -48,8 +52,11 @@ public final class Property<Value: Equatable> {
         /// removed, never a copy of the list.
         case edited(index: Int, removed: Value, inserted: Int)
     }
-    private var pending: Pending?
+    private var pending = Pending.none
     private var recordsChanges = false
+    /// Whether `Value` is a list output (an array of encodable elements), which changes by splices:
+    /// known once, not looked up at every take.
+    private let isList: Bool
     private var storage: Value
 
     /// A property holding `initial`; `name` and `schema` matter only for an output.
@@ -57,6 +64,7 @@ public final class Property<Value: Equatable> {
         self.name = name
         self.storage = initial
         self.declaredSchema = schema
+        self.isList = Value.self is any ListOutputValue.Type
     }
 
     /// The current value. Setting an equal one does nothing; a cancelled run's setting is dropped.
@@ -78,7 +86,7 @@ public final class Property<Value: Equatable> {
         storage = newValue
         if recordsChanges {
             switch pending {
-            case nil: pending = .assigned(baseline: old)
+            case .none: pending = .assigned(baseline: old)
             case .assigned: break
             case .edited(let index, let removed, let inserted):
                 // The baseline is the old value with the edited stretch put back.
@@ -121,7 +129,7 @@ public final class Property<Value: Equatable> {
     /// Stops keeping what changes and forgets what was kept.
     package func stopRecordingChanges() {
         recordsChanges = false
-        pending = nil
+        pending = .none
     }
 }
 
@@ -154,11 +162,14 @@ extension Property: AnyProperty where Value: Encodable {
 
     /// How the value changed since the last take, and forgets it (see ``AnyProperty/takeChange()``).
     package func takeChange() -> PropertyChange? {
-        guard let change = pending else { return nil }
-        pending = nil
+        let change = pending
+        if case .none = change { return nil }
+        pending = .none
         switch change {
+        case .none:
+            return nil
         case .assigned(let baseline):
-            if let list = storage as? any ListOutputValue {
+            if isList, let list = storage as? any ListOutputValue {
                 return list.splice(from: baseline).map(PropertyChange.splice)
             }
             return baseline == storage ? nil : .value
@@ -241,10 +252,10 @@ extension Property {
         switch pending {
         case .assigned:
             return
-        case nil:
+        case .none:
             pending = .edited(index: index, removed: Array(storage[index..<(index + count)]), inserted: insertedCount)
         case .edited(let start, var removed, let inserted):
-            pending = nil
+            pending = .none
             let end = start + inserted
             let low = min(start, index)
             let high = max(end, index + count)
