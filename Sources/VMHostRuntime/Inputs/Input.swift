@@ -68,6 +68,11 @@ final class InputMember<Value: InputValue & Equatable>: SynchronousInput, Declar
     let isSecret: Bool
     private let map: (@HostActor (Value) -> Value)?
     private let shown: Bool
+    /// What ``send(_:)`` does, made in the initializer: the view-model's kind calls it knowing
+    /// `Value`, so this is compiled for it, while `send` is called through `any SynchronousInput`,
+    /// where `Value` is generic and setting the property looked up the metadata of its types at
+    /// run time.
+    private let admitAndApply: @HostActor (InputMember<Value>, JSON) throws(InputError) -> Void
 
     init(initial: Value, schema: JSON?, secret: Bool, map: (@HostActor (Value) -> Value)?, shown: Bool) {
         state = Property(initial, schema: schema)
@@ -75,6 +80,7 @@ final class InputMember<Value: InputValue & Equatable>: SynchronousInput, Declar
         isSecret = secret
         self.map = map
         self.shown = shown
+        admitAndApply = { member, value throws(InputError) in member.apply(try Value.admit(sent: value)) }
         ViewModelContext.declaring?.adopt(self)
     }
 
@@ -85,7 +91,7 @@ final class InputMember<Value: InputValue & Equatable>: SynchronousInput, Declar
     func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value.read(sent: value) }
 
     func send(_ value: JSON) throws(InputError) {
-        apply(try Value.admit(sent: value))
+        try admitAndApply(self, value)
     }
 
     /// Sets a value already read, as a send of it would (``map`` applied).
