@@ -103,30 +103,53 @@ final class DerivedNode {
     // (`contains(where:)`, `map`) checks at run time that it runs on the host actor, on every call,
     // and a Login input runs these dozens of times.
 
+    // Each access to a stored property of this class is checked at run time for exclusivity
+    // (`swift_beginAccess`), so the arrays are read once into locals where that is enough.
+
     /// Runs `body`, making what it reads the sources of this derivation.
     func track<Result>(_ body: () -> Result) -> Result {
         let outer = Self.computing
         Self.computing = self
         isComputing = true
-        reads.removeAll(keepingCapacity: true)
+        // `reads` is empty here: only a computation of this node fills it, and it ends emptied.
         let result = body()
         Self.computing = outer
         isComputing = false
-        for old in sources {
-            guard let source = old.source else { continue }
-            if !Self.holds(reads, source) { source.removeDependent(self) }
-        }
-        sources.removeAll(keepingCapacity: true)
-        for source in reads {
-            source.addDependent(self)
-            sources.append(Weak(source: source))
+        if !readSameSources() {
+            for old in sources {
+                guard let source = old.source else { continue }
+                if !Self.holds(reads, source) { source.removeDependent(self) }
+            }
+            sources.removeAll(keepingCapacity: true)
+            for source in reads {
+                source.addDependent(self)
+                sources.append(Weak(source: source))
+            }
         }
         reads.removeAll(keepingCapacity: true)
         return result
     }
 
+    /// When the computation just made read the sources of the last, in the same order: adds this
+    /// node to each (as a change of sources would; a source already holding it is unchanged) and
+    /// answers true, leaving `sources` as it is. The arrays are local copies here, released
+    /// before `track` empties `reads`.
+    private func readSameSources() -> Bool {
+        let reads = self.reads
+        let sources = self.sources
+        guard reads.count == sources.count else { return false }
+        for index in reads.indices where sources[index].source !== reads[index] { return false }
+        for source in reads { source.addDependent(self) }
+        return true
+    }
+
     func read(_ source: any DerivationSource) {
-        if !Self.holds(reads, source) { reads.append(source) }
+        Self.add(source, to: &reads)
+    }
+
+    /// Appends `source` to `reads` unless it holds it already: one access to `reads`.
+    private static func add(_ source: any DerivationSource, to reads: inout [any DerivationSource]) {
+        if !holds(reads, source) { reads.append(source) }
     }
 
     /// Whether `sources` holds `source` itself.

@@ -110,9 +110,9 @@ public final class Property<Value: Equatable> {
     fileprivate func didChange() {
         if let owner, let asOutput { owner.propertyDidChange(asOutput) }
         for observer in observers { observer(storage) }
-        if !dependents.isEmpty {
-            for node in dependents { node.sourceChanged() }
-        }
+        // Read once (an access to a class's stored property is checked at run time).
+        let dependents = self.dependents
+        for node in dependents { node.sourceChanged() }
     }
 
     /// Forgets every observer and dependent (the view-model was disposed).
