@@ -35,6 +35,9 @@ def build(no_build: bool, out: str) -> str:
     it; returns the path of the C program."""
     if not no_build:
         print("building libvmhost-embedded (release, .build-embedded) ...", file=sys.stderr, flush=True)
+        # Clean when the sources changed: an incremental build with cross-module optimisation may
+        # keep inlined code that is no longer there (bench/README.md).
+        subprocess.run([os.path.join(ROOT, "scripts", "clean-stale-build.sh"), SCRATCH], check=True)
         subprocess.run(["swift", "build", "-c", "release", "--product", "vmhost-embedded", "--scratch-path", SCRATCH,
                         "-Xswiftc", "-cross-module-optimization"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     if not os.path.exists(LIBRARY):

@@ -41,8 +41,11 @@ if [ -f "$cxx_archive" ]; then
 else
     echo "build-release: libstdc++.a not found (package libstdc++-12-dev); libstdc++ stays shared" >&2
 fi
+# An incremental build after a change may keep inlined code that is no longer there: start clean then.
+scripts/clean-stale-build.sh "$scratch"
 for product in "${products[@]}"; do
     if [ "$product" = vmhost-web ]; then
+        scripts/clean-stale-build.sh "$scratch-web"
         # The WebSocket package (web/) is a root of its own: a build folder of its own.
         web_flags=("${flags[@]}")
         web_flags[2]="$PWD/$scratch-web"
