@@ -119,7 +119,17 @@ def test_each_session_is_a_file_of_its_own_with_the_options_vmhost_takes(tmp_pat
     finally:
         web.stop()
     assert paths == [folder / "session-1.jsonl", folder / "session-2.jsonl"]
-    for path, kind in zip(paths, ["ProductList", "Login"]):
+    # Which session took which number is the order their hosts were made in, which the two
+    # handshakes do not decide: each file is one of the two sessions, and both are there.
+    kinds = []
+    for path in paths:
+        lines = steps_of(path)
+        created = [line["send"]["params"]["kind"] for line in lines
+                   if line.get("send", {}).get("method") == "vm.create"]
+        assert len(created) == 1, (path, created)
+        kinds.append(created[0])
+    assert sorted(kinds) == ["Login", "ProductList"]
+    for path, kind in zip(paths, kinds):
         lines = steps_of(path)
         # The web server's own options are not vmhost's; the token is nowhere.
         assert lines[0]["args"] == ["--clock", "manual", "--test-controls"]

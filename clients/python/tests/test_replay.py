@@ -181,3 +181,72 @@ def test_a_recording_names_its_secrets_and_keeps_what_the_replay_needs(recording
     typed = [s["params"]["value"] for s in sends if s.get("params", {}).get("input") == "password"]
     assert typed == [f"$secret:password:{n}" for n in range(1, 7)]
     assert Transcript.load(recording).secret_names() == ["password"]
+
+
+# -- a recording made on the system clock: one turn's changes split or merged differently ------------
+
+SYSTEM_CLOCK = {"comment": "Recorded on the system clock: timers, backend latency and timeouts ran in real time."}
+
+
+def changed(values: Dict[str, Any], splices: Dict[str, Any] | None = None, subscription: str = "s1") -> Dict[str, Any]:
+    params: Dict[str, Any] = {"subscription": subscription, "vm": "vm1", "values": values}
+    if splices:
+        params["splices"] = splices
+    return {"jsonrpc": "2.0", "method": "vm.changed", "params": params}
+
+
+def test_fold_changes_compares_where_the_notifications_end() -> None:
+    from vmhost.replay import Mismatch, fold_changes
+    before = {"loading": False, "loadState": "idle", "items": []}
+    insert = {"items": [{"index": 0, "remove": 0, "insert": [1, 2]}]}
+    # Written as two notifications where the recording had one: `loading` went up and back.
+    fold_changes([changed({"loadState": "loaded"}, insert)],
+                 [changed({"loading": True}), changed({"loading": False, "loadState": "loaded"}, insert)], before, {})
+    # Two recorded notifications written as one.
+    fold_changes([changed({"loading": True}), changed({"loading": False, "loadState": "loaded"})],
+                 [changed({"loadState": "loaded"})], before, {})
+    # List edits follow each other; a whole value replaces the edits before it.
+    more = {"items": [{"index": 2, "remove": 0, "insert": [3]}]}
+    fold_changes([changed({}, insert), changed({}, more)],
+                 [changed({}, {"items": insert["items"] + more["items"]})], before, {})
+    fold_changes([changed({}, insert), changed({"items": [9]})], [changed({"items": [9]})], before, {})
+    # Where they end differs: a mismatch naming the member.
+    with pytest.raises(Mismatch, match="loadState"):
+        fold_changes([changed({"loadState": "loaded"})], [changed({"loadState": "failed"})], before, {})
+    with pytest.raises(Mismatch):
+        fold_changes([changed({}, insert)], [changed({}, more)], before, {})
+
+
+def split_a_notification(path: Path, comment: bool) -> int:
+    """Rewrites *path*: its first vm.changed of two members or more as two lines, one member each
+    side (and, with *comment*, says it was recorded on the system clock). The line number of the
+    first of the two."""
+    steps = lines(path)
+    for index, step in enumerate(steps):
+        values = step.get("expect", {}).get("params", {}).get("values", {}) if step.get("expect", {}).get("method") == "vm.changed" else {}
+        if len(values) >= 2 and "splices" not in step["expect"]["params"]:
+            names = list(values)
+            first = json.loads(json.dumps(step))
+            first["expect"]["params"]["values"] = {names[0]: values[names[0]]}
+            rest = json.loads(json.dumps(step))
+            rest["expect"]["params"]["values"] = {name: values[name] for name in names[1:]}
+            steps[index:index + 1] = [first, rest]
+            if comment:
+                steps.insert(1, SYSTEM_CLOCK)
+            path.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in steps), encoding="utf-8")
+            return index + 1 + (1 if comment else 0)
+    raise AssertionError(f"no vm.changed of two members in {path}")
+
+
+def test_a_system_clock_recording_replays_when_a_turn_was_written_in_another_split(recording: Path) -> None:
+    env = {"VMHOST_SECRET_PASSWORD": PASSWORD}
+    split_a_notification(recording, comment=True)
+    done = cli(str(recording), env=env)
+    assert done.returncode == 0, done.stdout
+
+
+def test_a_manual_clock_recording_is_replayed_exactly(recording: Path) -> None:
+    env = {"VMHOST_SECRET_PASSWORD": PASSWORD}
+    line = split_a_notification(recording, comment=False)
+    done = cli(str(recording), env=env)
+    assert done.returncode == 1 and f"FAIL {recording}:{line}:" in done.stdout, done.stdout

@@ -281,6 +281,44 @@ def masked(value: Any, secrets: Secrets, names: Iterable[str]) -> Any:
 
 # -- transcripts ---------------------------------------------------------------------------------
 
+SYSTEM_CLOCK_COMMENT = "Recorded on the system clock"
+MAX_FOLDED = 64  # notifications of one subscription merged at most, either side
+
+
+def is_changed(message: Any) -> bool:
+    """Whether *message* (or a pattern of one) is a ``vm.changed`` notification."""
+    return isinstance(message, dict) and message.get("method") == "vm.changed" and "id" not in message \
+        and isinstance(message.get("params"), dict)
+
+
+def fold_changes(expected: Sequence[Any], actual: Sequence[Any], before: Mapping[str, Any],
+                 captures: Dict[str, Any], secrets: Secrets = _NO_SECRETS) -> None:
+    """Raise :class:`Mismatch` unless the ``vm.changed`` patterns *expected* and the notifications
+    *actual*, all of one subscription, end in the same state from *before* (the values the
+    subscription showed until then).
+
+    The allowance of a recording made on the system clock (protocol/conformance/README.md,
+    Recordings): where time decided, one turn's changes may have been written in two notifications
+    or two turns' in one. Merged in order (a later value replaces an earlier one, list edits follow
+    each other), with every member left at the value it had before dropped, both sides must match
+    as one notification would."""
+    def merged(messages: Sequence[Any]) -> Dict[str, Any]:
+        values: Dict[str, Any] = {}
+        splices: Dict[str, List[Any]] = {}
+        for message in messages:
+            params = message["params"]
+            for name, value in (params.get("values") or {}).items():
+                values[name] = value
+                splices.pop(name, None)  # a whole value replaces the edits before it
+            for name, edits in (params.get("splices") or {}).items():
+                splices.setdefault(name, []).extend(edits)
+        values = {name: value for name, value in values.items()
+                  if not (name in before and name not in splices and same_json(before[name], value))}
+        return {"values": values, **({"splices": splices} if splices else {})}
+
+    match(merged(expected), merged(actual), captures, "$.params (merged)", secrets)
+
+
 @dataclass
 class Transcript:
     """A transcript file: its lines as text, its steps parsed (line number, step)."""
@@ -316,6 +354,12 @@ class Transcript:
             line = steps[0][0] if steps else 1
             raise ValueError(f"{name}:{line}: the first line must be {{\"args\": [...]}}")
         return cls(Path(name), [], steps)
+
+    @property
+    def recorded_on_system_clock(self) -> bool:
+        """Whether this is a recording made on the system clock (its comment says so): replayed
+        with one allowance, :func:`fold_changes`."""
+        return any(str(step.get("comment", "")).startswith(SYSTEM_CLOCK_COMMENT) for _, step in self.steps)
 
     def arguments(self, offline: bool) -> List[str]:
         first = self.steps[0][1]
@@ -410,6 +454,8 @@ class _Run:
         self.captures: Dict[str, Any] = {}
         self.closed = False
         self.exited = False
+        # What each subscription shows: its values as subscribed, with every vm.changed applied.
+        self.shown: Dict[str, Dict[str, Any]] = {}
 
     def stderr_text(self) -> str:
         self.stderr.seek(0)
@@ -462,7 +508,72 @@ class _Run:
             problem = str(error)
         if problem is not None:  # outside the except: no chained traceback in the report
             self.fail(line, problem, resolved(pattern, self.captures, self.secrets), actual)
+        self.track(actual)
         return actual
+
+    def track(self, message: Any) -> None:
+        """Keeps what each subscription shows, from a message the replay accepted."""
+        if not isinstance(message, dict):
+            return
+        result = message.get("result")
+        if isinstance(result, dict) and isinstance(result.get("subscription"), str) \
+                and isinstance(result.get("values"), dict):
+            self.shown[result["subscription"]] = dict(result["values"])
+        elif is_changed(message) and isinstance(message["params"].get("subscription"), str):
+            values = message["params"].get("values") or {}
+            self.shown.setdefault(message["params"]["subscription"], {}).update(values)
+
+    def expect_changes(self, steps: List[Tuple[int, Dict[str, Any]]], index: int) -> int:
+        """The ``vm.changed`` expected at ``steps[index]``, on a recording made on the system clock:
+        matched as :meth:`expect` does, else folded with the notifications of the same subscription
+        that follow it on either side (:func:`fold_changes`). Returns the index of the last step
+        taken."""
+        line, step = steps[index]
+        pattern = step["expect"]
+        actual = self.next(line, pattern)
+        problem = None
+        try:
+            match(pattern, actual, dict(self.captures), "$", self.secrets, self.exact_texts)
+        except Mismatch as error:
+            problem = str(error)
+        if problem is None:
+            match(pattern, actual, self.captures, "$", self.secrets, self.exact_texts)
+            self.track(actual)
+            return index
+        expected_at = resolved(pattern, self.captures, self.secrets)
+        subscription = actual["params"].get("subscription") if is_changed(actual) else None
+        if subscription is None or expected_at.get("params", {}).get("subscription") != subscription:
+            self.fail(line, problem, expected_at, actual)
+        before = self.shown.get(subscription, {})
+        patterns, messages, last = [pattern], [actual], index
+        while len(patterns) + len(messages) <= 2 * MAX_FOLDED:
+            captures = dict(self.captures)
+            try:
+                fold_changes(patterns, messages, before, captures, self.secrets)
+            except Mismatch:
+                pass
+            else:
+                self.captures = captures
+                for message in messages:
+                    self.track(message)
+                return last
+            # The recording's next changes of this subscription first (comments and backend lines
+            # are no steps), then the host's.
+            following = last + 1
+            while following < len(steps) and ("comment" in steps[following][1] or "backend" in steps[following][1]):
+                following += 1
+            if following < len(steps) and is_changed(steps[following][1].get("expect")) and \
+                    resolved(steps[following][1]["expect"], self.captures, self.secrets)["params"].get("subscription") \
+                    == subscription:
+                patterns.append(steps[following][1]["expect"])
+                last = following
+                continue
+            more = self.next(line, pattern)
+            if not (is_changed(more) and more["params"].get("subscription") == subscription):
+                break
+            messages.append(more)
+        self.fail(line, problem + " (recorded on the system clock: nor do the changes of this subscription that "
+                  "follow, merged, end in the same state)", expected_at, actual)
 
     def end_of_output(self, line: int, why: str) -> None:
         try:
@@ -501,14 +612,20 @@ def replay(path: "os.PathLike[str] | str | Transcript", binary: Optional[str] = 
     except _Stop as stop:
         return stop.failure
     steps = transcript.steps
+    folding = transcript.recorded_on_system_clock
     try:
-        for number, step in steps[1:]:
+        index = 0
+        while index + 1 < len(steps):
+            index += 1
+            number, step = steps[index]
             if "comment" in step or "backend" in step:
                 continue
             if "send" in step:
                 run.send(number, step["send"])
             elif "sendRaw" in step:
                 run.write(number, step["sendRaw"])
+            elif "expect" in step and folding and is_changed(step["expect"]):
+                index = run.expect_changes(steps, index)
             elif "expect" in step:
                 run.expect(number, step["expect"])
             elif "close" in step:
