@@ -3,6 +3,7 @@
 The server runs with `--clock manual --test-controls`: time moves only when a test advances it
 (through the page's own session, `window.vmhost`), so every wait is on a DOM condition.
 """
+import json
 import os
 import re
 import shutil
@@ -11,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import websocket
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / ".build" / "browser-screenshots"
@@ -68,6 +70,29 @@ class WebServer:
             self.process.kill()
             self.process.wait()
 
+
+
+class Session:
+    """One WebSocket session of `web`, spoken to one request at a time: each call returns its
+    answer; the notifications read on the way are dropped. `timeout` bounds every read (a hang,
+    not a wait on time)."""
+
+    def __init__(self, web, timeout: float = 10.0, **options):
+        self.ws = websocket.create_connection(f"ws://127.0.0.1:{web.port}/rpc", timeout=timeout, **options)
+        self.next_id = 0
+
+    def call(self, method, params=None):
+        self.next_id += 1
+        self.ws.send(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})}))
+        while True:
+            message = json.loads(self.ws.recv())
+            if message.get("id") == self.next_id:
+                return message
+
+    def result(self, method, params=None):
+        answer = self.call(method, params)
+        assert "error" not in answer, answer
+        return answer["result"]
 
 @pytest.fixture
 def server():

@@ -8,9 +8,8 @@ import json
 import sqlite3
 
 import pytest
-import websocket
 
-from conftest import WebServer
+from conftest import Session, WebServer
 
 ACCOUNT, PASSWORD = "13800138000", "123456"
 
@@ -24,25 +23,8 @@ def start(state, *options):
     return WebServer("--state-dir", str(state), "--test-controls", *options)
 
 
-class Page:
-    """One WebSocket session: requests answered in order, notifications kept aside."""
-
-    def __init__(self, web):
-        self.ws = websocket.create_connection(f"ws://127.0.0.1:{web.port}/rpc", timeout=10)
-        self.next_id = 0
-
-    def call(self, method, params=None):
-        self.next_id += 1
-        self.ws.send(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})}))
-        while True:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == self.next_id:
-                return message
-
-    def result(self, method, params=None):
-        answer = self.call(method, params)
-        assert "error" not in answer, answer
-        return answer["result"]
+class Page(Session):
+    """One WebSocket session: requests answered in order, notifications dropped."""
 
     def log_in(self, vm="login"):
         self.result("vm.create", {"kind": "Login", "id": vm})

@@ -21,7 +21,7 @@ import subprocess
 import pytest
 import websocket
 
-from conftest import WebServer, web_binary
+from conftest import Session, WebServer, web_binary
 
 HANG = 20.0  # seconds before a missing answer counts as a hang
 PHONE = "13912345678"
@@ -41,26 +41,12 @@ def worker_pids(web) -> dict[int, int]:
     return pids
 
 
-class Page:
+class Page(Session):
     """One WebSocket session, and the worker that serves it."""
 
     def __init__(self, web):
-        self.ws = websocket.create_connection(f"ws://127.0.0.1:{web.port}/rpc", timeout=HANG)
+        super().__init__(web, timeout=HANG)
         self.worker = int(self.ws.getheaders()["vmhost-worker"])
-        self.next_id = 0
-
-    def call(self, method, params=None):
-        self.next_id += 1
-        self.ws.send(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})}))
-        while True:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == self.next_id:
-                return message
-
-    def result(self, method, params=None):
-        answer = self.call(method, params)
-        assert "error" not in answer, answer
-        return answer["result"]
 
     def close_code(self):
         """Reads until the server's close frame; its code."""

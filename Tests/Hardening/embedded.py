@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 sys.path.insert(0, str(ROOT / "Tests" / "EndToEnd"))
 
-from harness import HANG_LIMIT, Exchange, json, loads_strict  # noqa: E402
+from harness import HANG_LIMIT, HostProcess, json, loads_strict  # noqa: E402
 from vmhost._embedded import LOG_FN, MESSAGE_FN, OK, Library  # noqa: E402
 
 
@@ -34,12 +34,17 @@ class _Ended:
         return self.host.status
 
 
-class EmbeddedHostProcess:
+class EmbeddedHostProcess(HostProcess):
+    """A HostProcess whose host is in this process: its writing and reading through the ABI, its
+    requests, notifications and reading until a response the harness's own."""
+
     def __init__(self, *args: str, framing: str = "ndjson", stderr: Any = None, strict: bool = False) -> None:
         self.args = args
         self.framing = framing
         self.strict = strict
         self.next_id = 0
+        self.buffer = b""
+        self.backlog = []
         self.status: Optional[int] = None
         self.library = Library.load()
         self.messages: "queue.Queue[Optional[bytes]]" = queue.Queue()
@@ -61,30 +66,6 @@ class EmbeddedHostProcess:
         code = self.library.write(self.handle, data)
         if code != OK:
             raise BrokenPipeError(self.library.strerror(code))
-
-    def send(self, message: Any) -> None:
-        body = json.dumps(message, ensure_ascii=False).encode()
-        if self.framing == "lsp":
-            self.write_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        else:
-            self.write_raw(body + b"\n")
-
-    def request(self, method: str, params: Any = None, id: Any = None) -> Exchange:
-        if id is None:
-            self.next_id += 1
-            id = self.next_id
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        messages = []
-        while True:
-            reply = self.read_message()
-            if reply is None:
-                raise EOFError("the host ended before answering %r" % (id,))
-            messages.append(reply)
-            if isinstance(reply, dict) and "method" not in reply and reply.get("id") == id:
-                return Exchange(id, messages)
 
     def read_message(self, timeout: float = HANG_LIMIT) -> Any:
         """The next message (each callback call is one whole message), or None once ended."""
