@@ -28,15 +28,15 @@ def _repo_roots() -> List[Path]:
     return roots
 
 
-def build_in(root: Path) -> Optional[Path]:
-    """The vmhost built in the checkout *root*: the newer (by modification time) of
-    ``.build/release/vmhost`` and ``.build/debug/vmhost``, so that an old build of the one never
-    hides a fresh build of the other; ``None`` when neither is there."""
+def build_in(root: Path, name: str = _NAME, executable: bool = True) -> Optional[Path]:
+    """The *name* (vmhost, or a library when not *executable*) built in the checkout *root*: the
+    newer (by modification time) of ``.build/release/NAME`` and ``.build/debug/NAME``, so that an
+    old build of the one never hides a fresh build of the other; ``None`` when neither is there."""
     built = []
     for config in ("release", "debug"):
-        path = root / ".build" / config / _NAME
+        path = root / ".build" / config / name
         try:
-            if path.is_file() and os.access(path, os.X_OK):
+            if path.is_file() and (not executable or os.access(path, os.X_OK)):
                 # On equal times, release (ranked first) wins.
                 built.append((path.stat().st_mtime, config == "release", path))
         except OSError:

@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
-from ._binary import _repo_roots
+from ._binary import _repo_roots, build_in
 
 __all__ = ["Library", "EmbeddedError", "EmbeddedProcess", "find_library"]
 
@@ -58,14 +58,9 @@ def find_library(library: Union[str, "os.PathLike[str]", None] = None) -> str:
         return env
     tried: List[str] = []
     for root in _repo_roots():
-        built = []
-        for config in ("release", "debug"):
-            path = root / ".build" / config / _NAME
-            tried.append(str(path))
-            if path.is_file():
-                built.append((path.stat().st_mtime, config == "release", path))
-        if built:
-            found = max(built)[2]
+        tried += [str(root / ".build" / config / _NAME) for config in ("release", "debug")]
+        found = build_in(root, _NAME, executable=False)
+        if found is not None:
             log.debug("vmhost library: %s (the newer of %s/.build/release and debug)", found, root)
             return str(found)
     system = ctypes.util.find_library("vmhost-embedded")
