@@ -188,18 +188,23 @@ extension StateStore {
         return Array(header[..<count])
     }
 
-    /// Whether the database holds exactly the table of a database made by an earlier host; nil when
-    /// SQLite cannot read it. Read-only: nothing of the file changes.
-    private func legacySchema() throws(StateStoreError) -> Bool? {
+    /// Opens the file as the store's database with `flags` (read-only or read-write), never
+    /// following a link, with the busy timeout set; `failure` says what could not be done.
+    private func openDatabase(flags: Int32, failure: String) throws(StateStoreError) {
         var handle: OpaquePointer?
-        let flags = SQLiteLibrary.openReadOnly | SQLiteLibrary.openNoFollow | SQLiteLibrary.openFullMutex
-        let status = library.open(path, &handle, flags, nil)
+        let status = library.open(path, &handle, flags | SQLiteLibrary.openNoFollow | SQLiteLibrary.openFullMutex, nil)
         guard status == SQLiteLibrary.ok, let handle else {
             if let handle { _ = library.close(handle) }
-            throw StateStoreError("\(path): cannot be opened (SQLite status \(status))", status: status)
+            throw StateStoreError("\(path): \(failure) (SQLite status \(status))", status: status)
         }
         database = handle
         applyBusyTimeout()
+    }
+
+    /// Whether the database holds exactly the table of a database made by an earlier host; nil when
+    /// SQLite cannot read it. Read-only: nothing of the file changes.
+    private func legacySchema() throws(StateStoreError) -> Bool? {
+        try openDatabase(flags: SQLiteLibrary.openReadOnly, failure: "cannot be opened")
         defer { closeDatabase() }
         let statement: OpaquePointer
         do throws(StateStoreError) {
@@ -259,15 +264,7 @@ extension StateStore {
     /// Opens the database read-write (never following a link) and makes it the store's: its
     /// application id, its table, WAL mode. With `checking`, SQLite first checks that it is intact.
     private func setUp(checking: Bool) throws(StateStoreError) {
-        var handle: OpaquePointer?
-        let flags = SQLiteLibrary.openReadWrite | SQLiteLibrary.openNoFollow | SQLiteLibrary.openFullMutex
-        let status = library.open(path, &handle, flags, nil)
-        guard status == SQLiteLibrary.ok, let handle else {
-            if let handle { _ = library.close(handle) }
-            throw StateStoreError("\(path): cannot be opened as a database (SQLite status \(status))", status: status)
-        }
-        database = handle
-        applyBusyTimeout()
+        try openDatabase(flags: SQLiteLibrary.openReadWrite, failure: "cannot be opened as a database")
         if checking, let verdict = try execute("PRAGMA quick_check"), verdict != "ok" {
             throw StateStoreError("SQLite's check found: \(verdict.prefix(200))", status: SQLiteLibrary.corrupt)
         }
