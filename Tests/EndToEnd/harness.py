@@ -10,10 +10,12 @@ Reads have a generous deadline only to turn a hang into a failure; no test waits
 """
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import select
 import subprocess
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,27 @@ def binary() -> str:
         if path.exists():
             return str(path)
     raise RuntimeError("vmhost is not built: run `swift build` first or set VMHOST_BIN")
+
+
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A request handler of a test's HTTP server: it logs nothing, the test output stays the test's."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class LoopbackServer:
+    """A threaded HTTP server on loopback: `serve(Handler)` starts it (its base URL is `url`),
+    `close()` ends it."""
+
+    def serve(self, handler: type[http.server.BaseHTTPRequestHandler]) -> None:
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
 
 
 @dataclass

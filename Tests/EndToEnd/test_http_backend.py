@@ -3,14 +3,12 @@ limit (`--max-response-bytes`), redirects, which are never followed, libcurl loa
 call and not before, and connections kept alive across calls."""
 from __future__ import annotations
 
-import http.server
 import json
 import os
-import threading
 
 import pytest
 
-from harness import HostProcess
+from harness import HostProcess, LoopbackServer, QuietHandler
 
 PRODUCT = {"id": "p1", "name": "稳健增利1号", "bank": "招商银行", "annualRate": 4.5, "saleStatus": "onSale",
            "termDays": 90, "minAmount": 1000}
@@ -18,7 +16,7 @@ PAGE = json.dumps({"success": True, "code": "0", "message": "ok", "data": [PRODU
                    "page": {"index": 1, "size": 20, "total": 1}}).encode()
 
 
-class Server:
+class Server(LoopbackServer):
     """A threaded HTTP server answering every GET with `answer(path) -> (status, headers, body)`."""
 
     def __init__(self, answer, keep_alive: bool = False):
@@ -27,7 +25,7 @@ class Server:
         self.client_ports: list[int] = []
         outer = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             # HTTP/1.1 keeps the connection open after a response; HTTP/1.0 closes it.
             protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
 
@@ -45,16 +43,7 @@ class Server:
                 except OSError:
                     pass
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.serve(Handler)
 
 
 @pytest.fixture

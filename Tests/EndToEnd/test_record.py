@@ -10,17 +10,15 @@ used, or that has no answer for a call, says so.
 """
 from __future__ import annotations
 
-import http.server
 import json
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
-from harness import ROOT, HostProcess, binary, encode, run_once
+from harness import ROOT, HostProcess, LoopbackServer, QuietHandler, binary, encode, run_once
 
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 from vmhost.replay import Secrets, replay  # noqa: E402
@@ -237,13 +235,13 @@ def test_pattern_like_texts_are_recorded_as_literals(tmp_path):
     replays(path)
 
 
-class Backend:
+class Backend(LoopbackServer):
     """An HTTP backend on loopback in the `{code, msg}` convention, up until it is closed."""
 
     def __init__(self):
         calls = self.calls = []
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.0"
 
             def answer(self):
@@ -272,16 +270,7 @@ class Backend:
 
             do_GET = do_POST = answer
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.serve(Handler)
 
 
 def test_a_session_recorded_against_an_http_backend_replays_with_none(tmp_path):

@@ -8,18 +8,16 @@ The HTTP server here answers like seed 004's: `{"code": "0", "msg": "成功", "d
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from harness import HostProcess
+from harness import HostProcess, LoopbackServer, QuietHandler
 
 PRODUCT = {"id": "p1", "name": "稳健增利1号", "bank": "招商银行", "annualRate": 4.35, "saleStatus": "soldOut",
            "termDays": 90, "minAmount": 50000}
 
 
-class SeedServer:
+class SeedServer(LoopbackServer):
     """A backend writing `{code, msg}` envelopes; `fail_next` makes the next call to a path fail."""
 
     def __init__(self) -> None:
@@ -27,10 +25,7 @@ class SeedServer:
         self.fail_next: dict[str, int] = {}
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # keep the test output clean
-                pass
-
+        class Handler(QuietHandler):
             def answer(self, status: int, body: dict) -> None:
                 data = json.dumps(body, ensure_ascii=False).encode()
                 self.send_response(status)
@@ -65,13 +60,7 @@ class SeedServer:
 
             do_GET = do_POST = do_PUT = do_DELETE = handle_call
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.serve(Handler)
 
 
 @pytest.fixture

@@ -3,15 +3,13 @@ HTTP backend, the last good lists (`isStale`), and the SMS countdown across a re
 (protocol/backend.md, viewmodels/ProductList.md, MenuGroups.md, Login.md)."""
 from __future__ import annotations
 
-import http.server
 import json
 import sqlite3
-import threading
 from pathlib import Path
 
 import pytest
 
-from harness import HostProcess
+from harness import HostProcess, LoopbackServer, QuietHandler
 
 ACCOUNT, PASSWORD, PHONE = "13800138000", "123456", "13912345678"
 PRODUCT = {"id": "p1", "name": "稳健增利1号", "bank": "招商银行", "annualRate": 4.5, "saleStatus": "onSale",
@@ -20,14 +18,14 @@ PAGE = json.dumps({"success": True, "code": "0", "message": "ok", "data": [PRODU
                    "page": {"index": 1, "size": 20, "total": 1}}).encode()
 
 
-class Server:
+class Server(LoopbackServer):
     """An HTTP server answering every GET with one page of products, recording the headers."""
 
     def __init__(self) -> None:
         self.headers: list[dict] = []
         outer = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self):
                 outer.headers.append({k.lower(): v for k, v in self.headers.items()})
                 self.send_response(200)
@@ -36,16 +34,7 @@ class Server:
                 self.end_headers()
                 self.wfile.write(PAGE)
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.serve(Handler)
 
 
 @pytest.fixture
