@@ -168,23 +168,21 @@ def scenario_embedded(args: Any, vmhost_cmd: List[str], echo_cmd: List[str], emi
     s.request({"jsonrpc": "2.0", "id": 0, "method": "ping"})
     for i in range(1000):
         s.reply_line(ping_line(i + 1), i + 1)
-    times = []
-    for i in range(n):
-        line = ping_line(i + 1)
-        t0 = time.perf_counter_ns()
-        s.reply_line(line, i + 1)
-        times.append((time.perf_counter_ns() - t0) / 1000)
-    emit("embedded", "pipe-python-vmhost", metric="ping_round_trip", n=n, **percentiles(times))
+
+    def pipe_round_trips(make_line: Callable[[int], bytes]) -> Dict[str, float]:
+        times = []
+        for i in range(n):
+            line = make_line(i + 1)
+            t0 = time.perf_counter_ns()
+            s.reply_line(line, i + 1)
+            times.append((time.perf_counter_ns() - t0) / 1000)
+        return percentiles(times)
+
+    emit("embedded", "pipe-python-vmhost", metric="ping_round_trip", n=n, **pipe_round_trips(ping_line))
     s.send(LOGIN_SETUP)
     s.readline()
     s.readline()
-    times = []
-    for i in range(n):
-        line = login_line(i + 1)
-        t0 = time.perf_counter_ns()
-        s.reply_line(line, i + 1)
-        times.append((time.perf_counter_ns() - t0) / 1000)
-    emit("embedded", "pipe-python-vmhost", metric="login_round_trip", n=n, **percentiles(times))
+    emit("embedded", "pipe-python-vmhost", metric="login_round_trip", n=n, **pipe_round_trips(login_line))
     s.close()
     for name, cmd in (("pipe-vmhost", vmhost_cmd), ("pipe-c-echo", echo_cmd)):
         s = Server(cmd)
