@@ -174,11 +174,12 @@ public final class EmbeddedHost: Sendable {
         // Handled here and now when the host thread is idle: the reply comes before the return.
         // The caller's bytes are read during this call only, on this thread.
         nonisolated(unsafe) let unsafeBytes = bytes
-        let accepted = EventLoop.shared.runHere { () -> Bool in
-            guard end.isOpen else { return false }
-            return asMessage ? session.consumeMessage(unsafeBytes) : session.consume(unsafeBytes)
+        var accepted = false
+        let ran = EventLoop.shared.runHereIfIdle {
+            guard end.isOpen else { return }
+            accepted = asMessage ? session.consumeMessage(unsafeBytes) : session.consume(unsafeBytes)
         }
-        if let accepted { return accepted }
+        if ran { return accepted }
         // Else queued, in the order of acceptance: a close requested later is queued after it.
         let copy = Array(bytes)
         return end.ifOpen {
@@ -200,7 +201,7 @@ public final class EmbeddedHost: Sendable {
         guard requested else { return false }
         // Run at once when the host thread is idle, so that a host with nothing in flight ends
         // before the caller waits.
-        _ = EventLoop.shared.runHere {}
+        _ = EventLoop.shared.runHereIfIdle {}
         return true
     }
 
@@ -245,10 +246,11 @@ final class EmbeddedEnd: Sendable {
 
     private let state = Mutex(State())
     private let latch = Latch()
+    /// Whether the phase is still `open`, read without the lock (once per write); cleared, under
+    /// the lock, when the phase moves on.
+    private let open = Atomic<Bool>(true)
 
-    var isOpen: Bool {
-        state.withLock { if case .open = $0.phase { true } else { false } }
-    }
+    var isOpen: Bool { open.load(ordering: .acquiring) }
 
     var status: Int32? {
         state.withLock { if case .ended(let status) = $0.phase { status } else { nil } }
@@ -270,6 +272,7 @@ final class EmbeddedEnd: Sendable {
         state.withLock { state in
             guard case .open = state.phase else { return false }
             state.phase = .closing
+            open.store(false, ordering: .releasing)
             post()
             return true
         }
@@ -278,7 +281,10 @@ final class EmbeddedEnd: Sendable {
     /// The input is closed by the host itself (`exit`).
     func closing() {
         state.withLock { state in
-            if case .open = state.phase { state.phase = .closing }
+            if case .open = state.phase {
+                state.phase = .closing
+                open.store(false, ordering: .releasing)
+            }
         }
     }
 
@@ -287,6 +293,7 @@ final class EmbeddedEnd: Sendable {
     func ended(status: Int32) -> @Sendable () -> Void {
         let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
             state.phase = .ended(status)
+            open.store(false, ordering: .releasing)
             defer { state.waiters = [] }
             return state.waiters
         }

@@ -25,35 +25,42 @@ package final class EmbeddedSession {
     }
 
     private var host: Host?
-    private var connection: Connection?
+    @exclusivity(unchecked) private var connection: Connection?
     private let queue: OutputQueue<ChangedMessage>
     private let end: EmbeddedEnd
-    private var onMessage: (@Sendable ([UInt8]) -> Void)?
+    @exclusivity(unchecked) private var onMessage: (@Sendable ([UInt8]) -> Void)?
     private var onEnd: (@Sendable (Int32) -> Void)?
     let stream: EmbeddedMessageStream?
-    private var trace: EmbeddedTrace?
+    @exclusivity(unchecked) private var trace: EmbeddedTrace?
     /// `--record FILE`.
-    private var recorder: SessionRecorder?
+    @exclusivity(unchecked) private var recorder: SessionRecorder?
     private let logger: Logger
     private let manualClock: Bool
 
     /// Calls of ``consume(_:)`` and ``finishInput()`` on the stack (a posted write may run inside
     /// another's frame handling): the host is released only once none is.
-    private var depth = 0
-    private var delivering = false
+    ///
+    /// This and the other flags and counters of the session are `@exclusivity(unchecked)`: each
+    /// access is a read or a write that calls out to nothing while it lasts, so none can overlap
+    /// another (docs/Guide.md, "Exclusivity checks").
+    @exclusivity(unchecked) private var depth = 0
+    @exclusivity(unchecked) private var delivering = false
     /// Messages pushed to the queue, counted by its hook (on the host thread), and how many of
     /// those pushes were delivered: a delivery with nothing new pushed takes nothing.
     nonisolated let pushes = Atomic<Int>(0)
-    private var deliveredPushes = 0
+    @exclusivity(unchecked) private var deliveredPushes = 0
     /// Listed among the hosts whose output the idle hook delivers (``EmbeddedHosts``).
     nonisolated let listed = Atomic<Bool>(false)
+    /// Set while input is handled (``depth`` above 0): what it pushes is delivered when the input
+    /// call ends (``afterInput()``), so the session is not listed for the idle hook.
+    nonisolated let handlingInput = Atomic<Bool>(false)
     /// The input ended (``finishInput()``).
-    private var inputFinished = false
+    @exclusivity(unchecked) private var inputFinished = false
     /// Every message read before the end of input was handled: the host ends once no work is in
     /// flight.
     private var inputHandled = false
     /// The status the host ends with, once it is ending; set once.
-    private var endingStatus: Int32?
+    @exclusivity(unchecked) private var endingStatus: Int32?
     private var released = false
 
     init(server: Server, arguments: [String], logger: Logger?, delivery: Delivery, end: EmbeddedEnd) throws(EmbeddedHost.OpenError) {
@@ -132,12 +139,17 @@ package final class EmbeddedSession {
         }
         host.log = { message in logger.debug("\(message)") }
         host.onExit = { [weak self] code in self?.exitRequested(code) }
-        connection.betweenFrames = { [weak self] in self?.deliver() }
+        // Held weakly through an immutable capture: a `[weak self]` capture is a mutable box, whose
+        // every read (once per frame, once per push) is checked for exclusivity at run time.
+        let weakSelf = WeakSession(session: self)
+        connection.betweenFrames = { weakSelf.session?.deliver() }
         // Output made by work that completes later (a command, a timer) is delivered when the host
         // thread has run out of work, with the other hosts' (``EmbeddedHosts``).
-        host.outputQueue.onPush { [weak self] in
-            guard let self else { return }
+        host.outputQueue.onPush {
+            guard let self = weakSelf.session else { return }
             self.pushes.add(1, ordering: .relaxed)
+            // Pushed by the input being handled: delivered when its call ends (``afterInput()``).
+            if self.handlingInput.load(ordering: .relaxed) { return }
             if !self.listed.exchange(true, ordering: .relaxed) { EmbeddedHosts.hasOutput(self) }
         }
         EmbeddedHosts.opened(self)
@@ -151,9 +163,9 @@ package final class EmbeddedSession {
     /// Reads `bytes` as a piece of the input stream; false when the input is closed.
     func consume(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard !inputFinished, endingStatus == nil, let connection else { return false }
-        depth += 1
+        enterInput()
         connection.consume(bytes)
-        depth -= 1
+        leaveInput()
         afterInput()
         return true
     }
@@ -178,10 +190,20 @@ package final class EmbeddedSession {
     func finishInput() {
         guard !inputFinished, let connection else { return }
         inputFinished = true
-        depth += 1
+        enterInput()
         connection.finish()
-        depth -= 1
+        leaveInput()
         afterInput()
+    }
+
+    private func enterInput() {
+        if depth == 0 { handlingInput.store(true, ordering: .relaxed) }
+        depth += 1
+    }
+
+    private func leaveInput() {
+        depth -= 1
+        if depth == 0 { handlingInput.store(false, ordering: .relaxed) }
     }
 
     /// After a call of ``consume(_:)`` or ``finishInput()``: the output is delivered; once no such
@@ -299,16 +321,18 @@ package final class EmbeddedSession {
         deliveredPushes = pushed
         delivering = true
         defer { delivering = false }
-        while true {
-            let bodies = queue.takeAll()
-            if bodies.isEmpty { return }
-            for body in bodies {
-                trace?.recordOutgoing(body)
-                recorder?.outgoing(body)
-                onMessage(body)
-            }
+        while let (body, more) = queue.takeFirst() {
+            trace?.recordOutgoing(body)
+            recorder?.outgoing(body)
+            onMessage(body)
+            if !more, pushes.load(ordering: .relaxed) == deliveredPushes { return }
         }
     }
+}
+
+/// A weak reference to a session, for closures that capture it as a constant.
+private struct WeakSession: Sendable {
+    weak var session: EmbeddedSession?
 }
 
 /// The embedded hosts of the process, on the host thread: the ones with output to deliver, the
@@ -320,8 +344,10 @@ enum EmbeddedHosts {
     /// Hosts whose queue had a push since the idle hook last delivered (listed by the queue's hook,
     /// on the pushing thread, once each: ``EmbeddedSession/listed``).
     private nonisolated static let withOutput = Mutex<[EmbeddedSession]>([])
-    /// Hosts whose input ended, waiting for their requests and commands to end.
-    private static var waiting: [EmbeddedSession] = []
+    /// Hosts whose input ended, waiting for their requests and commands to end. Read at every idle
+    /// turn; each access calls out to nothing while it lasts (the list is copied before hosts are
+    /// asked), so it is not checked for exclusivity at run time.
+    @exclusivity(unchecked) private static var waiting: [EmbeddedSession] = []
 
     /// How many embedded hosts are open (not released yet).
     static var count: Int { open.count }
@@ -336,6 +362,15 @@ enum EmbeddedHosts {
         withOutput.withLock { $0.append(session) }
     }
 
+    /// The hosts listed with output, and an empty list. Nonisolated: a closure made in a host-actor
+    /// function and handed to `withLock` would check its isolation at run time, at each call.
+    private nonisolated static func takeWithOutput() -> [EmbeddedSession] {
+        withOutput.withLock { list in
+            defer { list = [] }
+            return list
+        }
+    }
+
     static func waitsForWork(_ session: EmbeddedSession) {
         waiting.append(session)
     }
@@ -348,10 +383,7 @@ enum EmbeddedHosts {
     /// whose input ended once their work is done.
     private static func idle() {
         while true {
-            let sessions = withOutput.withLock { list in
-                defer { list = [] }
-                return list
-            }
+            let sessions = takeWithOutput()
             if sessions.isEmpty { break }
             for session in sessions {
                 session.listed.store(false, ordering: .relaxed)

@@ -41,8 +41,7 @@ public struct ChangedMessage: MergeableMessage {
         params.append("vm", .string(vm))
         params.append("values", .object(values))
         if !splices.isEmpty { params.append("splices", .object(splices)) }
-        var text = JSONObjectText()
-        text.append("jsonrpc", literal: #""2.0""#)
+        var text = JSONObjectText.jsonRPC()
         text.append("method", literal: #""vm.changed""#)
         text.append("params", text: params.finish())
         return text.finish()

@@ -25,15 +25,19 @@ public final class Connection {
     /// Called once the framing is known (for `auto`: once the first line shows whether it is a header).
     package var onFramingDetected: ((Framing) -> Void)?
     /// Called after each frame is handled, while more wait or not (see the type's discussion).
-    package var betweenFrames: (() -> Void)?
+    /// Read once per frame and called after the read: unchecked, as the queue below.
+    @exclusivity(unchecked) package var betweenFrames: (() -> Void)?
+    // The queue of frames is `@exclusivity(unchecked)`: no access to it calls out while it lasts
+    // (a frame is copied out before it is handled), so none can overlap another (docs/Guide.md,
+    // "Exclusivity checks").
     /// Frames read and not handled yet, from ``head`` on.
-    private var waiting: [Waiting] = []
-    private var head = 0
+    @exclusivity(unchecked) private var waiting: [Waiting] = []
+    @exclusivity(unchecked) private var head = 0
     /// The bytes of the frames waiting.
-    package private(set) var waitingBytes = 0
+    @exclusivity(unchecked) package private(set) var waitingBytes = 0
     /// The bytes of every frame handled so far.
-    package private(set) var handledBytes = 0
-    private var handling = false
+    @exclusivity(unchecked) package private(set) var handledBytes = 0
+    @exclusivity(unchecked) private var handling = false
 
     private enum Waiting {
         case frame([UInt8])

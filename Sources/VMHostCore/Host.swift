@@ -117,15 +117,18 @@ public final class Host {
     var catalog: [String: ViewModelFactory] = [:]
     var describedKinds: [String: JSON] = [:]
 
-    /// View-models with changed properties not flushed yet, in order of first change.
-    var dirty: [String: [any AnyProperty]] = [:]
-    var dirtyOrder: [String] = []
+    /// View-models with changed properties not flushed yet, in order of first change. Like the
+    /// flag below, `@exclusivity(unchecked)`: each access is a read or a write that calls out to
+    /// nothing while it lasts (a flush copies what it takes before it asks properties for their
+    /// changes), so none can overlap another (docs/Guide.md, "Exclusivity checks").
+    @exclusivity(unchecked) var dirty: [String: [any AnyProperty]] = [:]
+    @exclusivity(unchecked) var dirtyOrder: [String] = []
     /// Whether changes are flushed after the work that made them (a ``Connection`` feeds this host).
     var flushesAfterWork = false {
         didSet { if flushesAfterWork && !dirtyOrder.isEmpty { requestFlushAfterWork() } }
     }
     /// Whether a flush after work is asked for and not run yet.
-    var flushRequested = false
+    @exclusivity(unchecked) var flushRequested = false
 
     /// Called with the exit code when the client sends `exit`.
     public var onExit: ((Int32) -> Void)?
@@ -159,10 +162,9 @@ public final class Host {
         self.output = output
         // The engine answers through the host's one writer (Host+Output.swift), bound once the
         // host exists.
-        var writeReply: (@HostActor ([UInt8]) -> Void)?
-        engine = RPCEngine { body in writeReply?(body) }
+        engine = RPCEngine { _ in }
         for factory in configuration.factories { catalog[factory.kind] = factory }
-        writeReply = { [unowned self] in self.writeReply($0) }
+        engine.output = { [unowned self] in self.writeReply($0) }
         engine.onProblem = { [unowned self] in self.log?($0) }
         registerMethods()
     }

@@ -185,6 +185,14 @@ final class HostTable: Sendable {
     private struct State {
         var next: vmhost_handle = 1
         var entries: [vmhost_handle: Entry] = [:]
+        /// The host last looked up, with its handle: a caller writes to one host many times in a
+        /// row, and this answers it without hashing. Cleared whenever an entry goes.
+        var recent: (id: vmhost_handle, host: EmbeddedHost)?
+
+        mutating func remove(_ id: vmhost_handle) -> Entry? {
+            recent = nil
+            return entries.removeValue(forKey: id)
+        }
     }
 
     private let state = Mutex(State())
@@ -210,11 +218,16 @@ final class HostTable: Sendable {
     }
 
     func forget(_ id: vmhost_handle) {
-        _ = state.withLock { $0.entries.removeValue(forKey: id) }
+        _ = state.withLock { $0.remove(id) }
     }
 
     func host(_ id: vmhost_handle) -> EmbeddedHost? {
-        state.withLock { $0.entries[id]?.host }
+        state.withLock { state in
+            if let recent = state.recent, recent.id == id { return recent.host }
+            guard let host = state.entries[id]?.host else { return nil }
+            state.recent = (id, host)
+            return host
+        }
     }
 
     /// The host ended (its last callback is about to be made): freed now if a close was asked for,
@@ -224,7 +237,7 @@ final class HostTable: Sendable {
             guard var entry = state.entries[id] else { return nil }
             entry.ended = true
             if entry.closeRequested {
-                state.entries[id] = nil
+                _ = state.remove(id)
                 return entry.host
             }
             state.entries[id] = entry
@@ -239,7 +252,7 @@ final class HostTable: Sendable {
             guard var entry = state.entries[id], let host = entry.host else { return (.unknown, nil) }
             if entry.closeRequested { return (.underWay, nil) }
             if entry.ended, let status = host.status {
-                state.entries[id] = nil
+                _ = state.remove(id)
                 return (.ended(status), host)
             }
             entry.closeRequested = true

@@ -60,28 +60,32 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// in `poll`, or a thread that borrowed the loop.
     private let ownership = Mutex(())
 
-    // Loop-thread-only state.
+    // Loop-thread-only state. Its properties are `@exclusivity(unchecked)`: every access to them
+    // is a read, a write or a standard-library operation that calls no code of the loop's or of an
+    // app's while it lasts (the closures and jobs they hold are copied out before they run), so no
+    // two accesses can overlap and the run-time check, paid at each access, could never fire
+    // (docs/Guide.md, "Exclusivity checks").
     /// Work taken from ``state`` and not run yet, from ``readyHead`` on. A posted closure may drain
     /// (``drain()`` nests): the nested drain runs this first, in order, so that no work taken by an
     /// outer drain is hidden from it (a closure waiting for a job the outer drain holds would wait
     /// in vain).
-    private var ready: [Work] = []
-    private var readyHead = 0
-    private var runningJob = false
-    private var input: (fd: Int32, handler: @HostActor (InputEvent) -> Void)?
-    private var timers = TimerHeap()
+    @exclusivity(unchecked) private var ready: [Work] = []
+    @exclusivity(unchecked) private var readyHead = 0
+    @exclusivity(unchecked) private var runningJob = false
+    @exclusivity(unchecked) private var input: (fd: Int32, handler: @HostActor (InputEvent) -> Void)?
+    @exclusivity(unchecked) private var timers = TimerHeap()
     /// Input is read into this (never zeroed: only the bytes a read wrote are looked at, and the
     /// pages a short read never reaches are never touched). The loop lives as long as the process.
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-    private var idleHooks: [(id: Int, hook: @HostActor () -> Void)] = []
+    @exclusivity(unchecked) private var idleHooks: [IdleHook] = []
     /// Run once after the next drain that ran work or the next due timers (``runAfterWork(_:)``).
-    private var afterWork: [@HostActor () -> Void] = []
-    private var nextHookID = 0
+    @exclusivity(unchecked) private var afterWork: [IdleHook] = []
+    @exclusivity(unchecked) private var nextHookID = 0
     /// What the loop's own thread waits for in `poll`: the deadline of its time-out (`.max`: none)
     /// and the input descriptor (-1: none). A thread that borrowed the loop and changed either
     /// wakes it, so that it waits for the right things.
-    private var polledDeadline = UInt64.max
-    private var polledInput: Int32 = -1
+    @exclusivity(unchecked) private var polledDeadline = UInt64.max
+    @exclusivity(unchecked) private var polledInput: Int32 = -1
 
     /// What the input handler is told.
     package enum InputEvent {
@@ -205,7 +209,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// the process.
     @HostActor
     package func runAfterWork(_ action: @escaping @HostActor () -> Void) {
-        afterWork.append(action)
+        afterWork.append(IdleHook(id: 0, hook: action))
     }
 
     /// Removes a hook added with ``addIdleHook(_:)``.
@@ -221,7 +225,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     @HostActor
     public func addIdleHook(_ hook: @escaping @HostActor () -> Void) -> Int {
         nextHookID += 1
-        idleHooks.append((nextHookID, hook))
+        idleHooks.append(IdleHook(id: nextHookID, hook: hook))
         return nextHookID
     }
 
@@ -432,7 +436,8 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         drain()
         runDueTimers()
         if !idleHooks.isEmpty {
-            asOwner { for entry in idleHooks { entry.hook() } }
+            let hooks = idleHooks
+            for entry in hooks { callAsOwner(entry.hook) }
         }
     }
 
@@ -451,19 +456,33 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// the input it waits for changed). An app's host answers a call so without a thread
     /// hand-off: the reply is written before the call returns.
     package func runHere<T>(_ body: @HostActor () -> T) -> T? {
-        guard !inLoop, !Self.inTask else { return nil }
         var result: T?
-        _ = ownership.withLockIfAvailable { _ -> Bool in
+        guard borrowTurn({ result = asOwner(body) }) else { return nil }
+        return result
+    }
+
+    /// ``runHere(_:)`` for a body with no result: true when it ran. Not generic, so that a caller
+    /// in another module (an embedded host's write, once per call) runs no unspecialised code.
+    package func runHereIfIdle(_ body: @HostActor () -> Void) -> Bool {
+        borrowTurn { asOwner(body) }
+    }
+
+    /// The borrowed turn of ``runHere(_:)``, running `work` where `body` goes.
+    private func borrowTurn(_ work: () -> Void) -> Bool {
+        guard !inLoop, !Self.inTask else { return false }
+        return ownership.withLockIfAvailable { _ -> Bool in
             owner.store(Self.currentThreadID(), ordering: .relaxed)
             defer { owner.store(loopThread.load(ordering: .relaxed), ordering: .relaxed) }
             // Posts need not wake the loop's thread while this one runs the work.
-            state.withLock { $0.sleeping = false }
+            let posted = state.withLock { shared -> Bool in
+                shared.sleeping = false
+                return !shared.work.isEmpty
+            }
             defer { finishBorrowedTurn() }
-            drain()
-            result = asOwner(body)
+            if posted || readyHead < ready.count { drain() }
+            work()
             return true
-        }
-        return result
+        } ?? false
     }
 
     /// Ends a borrowed turn: runs what is left until nothing is posted, then hands the loop back to
@@ -490,11 +509,44 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Runs `body` as isolated to the host actor, for the loop's own calls: made only by the
     /// thread that holds the ownership (the check ``HostActor/assumeIsolated(_:)`` makes would
     /// find what the ownership already guarantees, at a cost paid on every message).
+    ///
+    /// A body with no result and no error (every embedded write, every idle turn) takes the
+    /// overload below, which allocates nothing.
     private func asOwner<T>(_ body: @HostActor () throws -> T) rethrows -> T {
         typealias Plain = () throws -> T
         return try withoutActuallyEscaping(body) { isolated in
             try unsafeBitCast(isolated, to: Plain.self)()
         }
+    }
+
+    /// Calls a stored host-actor closure as the owner (``asOwner(_:)``), with no closure around it.
+    private func callAsOwner(_ body: @escaping @HostActor () -> Void) {
+        unsafeBitCast(IsolatedBody(run: body), to: PlainBody.self).run()
+    }
+
+    /// ``asOwner(_:)`` for a body with no result: the closure is cast inside a struct, so that it is
+    /// not handed to a generic function as a closure (which wraps it in a thunk allocated per call).
+    private func asOwner(_ body: @HostActor () -> Void) {
+        withoutActuallyEscaping(body) { escaping in
+            unsafeBitCast(IsolatedBody(run: escaping), to: PlainBody.self).run()
+        }
+    }
+
+    /// An idle hook, or an action after work (id 0). A struct, not a tuple or a bare closure: a
+    /// closure kept as an array's element is stored in the array's generic form and wrapped in a
+    /// thunk, allocated, at each write and each read.
+    private struct IdleHook {
+        let id: Int
+        let hook: @HostActor () -> Void
+    }
+
+    /// The same closure typed with and without its isolation (``asOwner(_:)``).
+    private struct IsolatedBody {
+        let run: @HostActor () -> Void
+    }
+
+    private struct PlainBody {
+        let run: () -> Void
     }
 
     /// Whether the calling thread runs a Swift task.
@@ -546,10 +598,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     private func runAfterWorkActions() {
         guard !afterWork.isEmpty else { return }
-        asOwner {
-            let actions = afterWork
-            afterWork.removeAll(keepingCapacity: actions.count <= 1024)
-            for action in actions { action() }
-        }
+        let actions = afterWork
+        afterWork.removeAll(keepingCapacity: actions.count <= 1024)
+        for action in actions { callAsOwner(action.hook) }
     }
 }
+

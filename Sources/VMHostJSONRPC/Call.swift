@@ -17,17 +17,20 @@ package final class Call {
 
     /// Whether the call is a notification (it has no id, and is never answered).
     package var isNotification: Bool { id == nil }
+    // The call's state is `@exclusivity(unchecked)`: each access is a read or a write that calls
+    // out to nothing while it lasts (a handler is copied out before it runs), so none can overlap
+    // another (docs/Guide.md, "Exclusivity checks").
     /// True once answered (or cancelled).
-    package private(set) var isFinished = false
+    @exclusivity(unchecked) package private(set) var isFinished = false
 
     /// The engine that answers it; once it is gone, an answer goes nowhere.
     private weak var engine: RPCEngine?
     /// Where a member of a batch hands its response; nil for a call on its own, whose response
     /// the engine writes. (Fields, not a closure made per call: a `ping` allocates less.)
-    private var deliver: RPCEngine.Delivery?
-    private var cancelHandler: (() -> Void)?
+    @exclusivity(unchecked) private var deliver: RPCEngine.Delivery?
+    @exclusivity(unchecked) private var cancelHandler: (() -> Void)?
     /// The batch this call is a member of, if any.
-    var batch: BatchReply?
+    @exclusivity(unchecked) var batch: BatchReply?
 
     init(method: String, id: RequestID?, params: JSON?, engine: RPCEngine, deliver: RPCEngine.Delivery?) {
         self.method = method

@@ -24,16 +24,22 @@ public final class RPCEngine {
     /// Takes the response to one member of a batch (nil: none, for a notification).
     typealias Delivery = @HostActor ([UInt8]?) -> Void
 
-    private var methods: [String: Handler] = [:]
-    private let output: @HostActor ([UInt8]) -> Void
+    // The method table, the requests in flight, the shutdown flag and the hooks are
+    // `@exclusivity(unchecked)`: each access is a read or a write (of a dictionary entry) that
+    // calls out to nothing while it lasts (a handler or hook is copied out before it runs), so none
+    // can overlap another (docs/Guide.md, "Exclusivity checks").
+    @exclusivity(unchecked) private var methods: [String: Handler] = [:]
+    /// Takes every response body written (set once, by the owner that made the engine before it
+    /// could name itself).
+    @exclusivity(unchecked) package var output: @HostActor ([UInt8]) -> Void
     /// Requests answered later, by ``RequestID/cancellationKey``, for `$/cancelRequest`; several
     /// when a client reuses an id while it is in flight.
-    private var inFlight: [JSON: [Call]] = [:]
+    @exclusivity(unchecked) private var inFlight: [JSON: [Call]] = [:]
     /// Called with every incoming message (parsed), for `--trace`. Outgoing bodies are traced by
     /// whoever writes them.
-    public var tracer: (@HostActor (_ message: JSON) -> Void)?
+    @exclusivity(unchecked) public var tracer: (@HostActor (_ message: JSON) -> Void)?
     /// Called when an incoming message cannot be used; for logging.
-    package var onProblem: (@HostActor (String) -> Void)?
+    @exclusivity(unchecked) package var onProblem: (@HostActor (String) -> Void)?
 
     /// What one batch may cost (protocol/SPEC.md §10).
     package struct Limits: Sendable {
@@ -60,7 +66,7 @@ public final class RPCEngine {
     public var hasPendingBatch: Bool { batchInProgress != nil }
 
     /// Once true, every request but `exit` is answered -32005.
-    package var isShutDown = false
+    @exclusivity(unchecked) package var isShutDown = false
 
     /// An engine that hands every response body to `output`.
     package init(output: @escaping @HostActor ([UInt8]) -> Void) {
@@ -319,8 +325,7 @@ public final class RPCEngine {
 
     /// `{"jsonrpc":"2.0","id":…,"result":…}`; an internal error if the result cannot be written.
     private func resultResponse(id: RequestID, _ result: JSON) -> [UInt8] {
-        var text = JSONObjectText(capacity: 64)
-        text.append("jsonrpc", literal: #""2.0""#)
+        var text = JSONObjectText.jsonRPC(capacity: 64)
         text.append("id", id.json)
         do throws(JSONSerializationError) {
             try text.appendOrThrow("result", result)
@@ -332,8 +337,7 @@ public final class RPCEngine {
 
     /// `{"jsonrpc":"2.0","id":…,"error":…}`.
     private func errorResponse(id: RequestID?, _ error: RPCError) -> [UInt8] {
-        var text = JSONObjectText()
-        text.append("jsonrpc", literal: #""2.0""#)
+        var text = JSONObjectText.jsonRPC()
         text.append("id", id?.json ?? .null)
         text.append("error", error.json)
         return text.finish()

@@ -25,6 +25,10 @@ struct JSONReadingTests {
         " \t\r\n[ 1 , -2 ,0,-0, 9223372036854775807, -9223372036854775808, true,false, null, \"\" , [], {} ] \n",
         #"{"a":{"b":{"c":[[[]]]}},"e\u00e9":"\"\\\/\b\f\n\r\t\u0000\u001f\u20AC\ud83d\ude00","z":"在售 😀"}"#,
         "\"\u{7F}\"", "0", "-1", "\"x\"", "true", "null",
+        // The protocol's words (read as constant strings), their neighbours of the same length,
+        // escaped, and as values.
+        #"{"id":"vm","vm":"id","2.0":"2.1","input":"inpuT","value":"valu€","method":"params","params":"method"}"#,
+        #"{"jsonrpc":"jsonrpd","vm.send":"vm.sen\u0064","\u0069d":"i\u0064","j":["2.0","2.00","vm.","id "]}"#,
     ]
 
     static let leftToJansson: [String] = [

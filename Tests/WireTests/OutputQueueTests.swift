@@ -69,6 +69,47 @@ struct OutputQueueTests {
         #expect(texts(queue.takeAll()) == ["a=4", "a=5"])
     }
 
+    /// The same pushes, taken whole and taken one at a time, give the same messages in the same
+    /// order, and `more` says whether another may be taken now.
+    @Test func takingOneAtATimeMatchesTakingAll() {
+        func fill(_ queue: OutputQueue<Values>) {
+            queue.setStalled(true)
+            queue.push(merging: Values(values: ["a": 1]), key: 1)
+            queue.push(merging: Values(values: ["b": 1]), key: 2)
+            queue.push(Array("event".utf8), key: 1)
+            queue.push(merging: Values(values: ["a": 2]), key: 1)
+            queue.push(Array("reply".utf8))
+            queue.push(merging: Values(values: ["b": 2]), key: 2)
+            queue.drop(key: 1)
+            queue.pause()
+            queue.push(merging: Values(values: ["c": 1]), key: 3)
+        }
+        let whole = OutputQueue<Values>(), single = OutputQueue<Values>()
+        fill(whole)
+        fill(single)
+        var taken: [String] = []
+        var mores: [Bool] = []
+        while let (body, more) = single.takeFirst() {
+            taken.append(String(decoding: body, as: UTF8.self))
+            mores.append(more)
+        }
+        #expect(taken == texts(whole.takeAll()))
+        // b=2 merged into the waiting b=1; a=2 was dropped with its key; c=1 is held by the pause.
+        #expect(taken == ["a=1", "b=2", "event", "reply"])
+        #expect(mores == [true, true, true, false])
+        // A change taken is no longer waiting: a newer one of its key queues behind it; the pause
+        // holds the rest until it ends.
+        whole.resume()
+        single.resume()
+        single.push(merging: Values(values: ["b": 3]), key: 2)
+        whole.push(merging: Values(values: ["b": 3]), key: 2)
+        taken = []
+        while let (body, _) = single.takeFirst() { taken.append(String(decoding: body, as: UTF8.self)) }
+        #expect(taken == texts(whole.takeAll()))
+        #expect(taken == ["c=1", "b=3"])
+        #expect(single.pendingCount == 0 && single.pendingPlainBytes == 0)
+    }
+
     @Test func closingEndsAPause() {
         let queue = OutputQueue<Values>()
         queue.pause()

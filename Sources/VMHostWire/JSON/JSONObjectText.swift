@@ -5,8 +5,7 @@
 /// compact text ``JSON/serialized()`` would write.
 ///
 /// ```swift
-/// var text = JSONObjectText()
-/// text.append("jsonrpc", literal: #""2.0""#)
+/// var text = JSONObjectText.jsonRPC()   // {"jsonrpc":"2.0"
 /// text.append("id", id)
 /// try text.appendOrThrow("result", result)
 /// let body = text.finish()   // {"jsonrpc":"2.0","id":1,"result":{}}
@@ -19,6 +18,13 @@ package struct JSONObjectText {
         bytes = []
         bytes.reserveCapacity(capacity)
         bytes.append(UInt8(ascii: "{"))
+    }
+
+    /// A JSON-RPC message's text, its first member (`"jsonrpc":"2.0"`) written, in one copy.
+    package static func jsonRPC(capacity: Int = 128) -> JSONObjectText {
+        var text = JSONObjectText(capacity: capacity)
+        StaticString(#""jsonrpc":"2.0""#).withUTF8Buffer { text.bytes.append(contentsOf: $0) }
+        return text
     }
 
     /// Appends a member; a value that cannot be written (NaN, an infinity) is written as `null`.

@@ -63,9 +63,12 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     }
 
     private let condition = Condition()
-    private var state = State()
+    /// Touched under `condition` only, by accesses that call out to nothing while they last (the
+    /// push hook runs after the lock is let go): no two can overlap, so the run-time exclusivity
+    /// check is left out (docs/Guide.md, "Exclusivity checks").
+    @exclusivity(unchecked) private var state = State()
     /// Called after every push that queued or merged a message (``onPush(_:)``).
-    private var pushHook: (@Sendable () -> Void)?
+    @exclusivity(unchecked) private var pushHook: (@Sendable () -> Void)?
 
     /// An empty queue.
     package init() {}
@@ -224,6 +227,23 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         return Self.encode(taken)
     }
 
+    /// Takes the first waiting message, encoded, and whether more wait after it; nil when none is
+    /// waiting. For a taker that hands messages on one at a time (an embedded host's callback):
+    /// nothing is allocated per take but the body of a property change.
+    @_spi(Transport) public func takeFirst() -> (body: [UInt8], more: Bool)? {
+        while true {
+            var body: [UInt8]?
+            var change: (any MergeableMessage)?
+            var more = false
+            let took = condition.withLock { takeFirstLocked(body: &body, change: &change, more: &more) }
+            guard took else { return nil }
+            if let body { return (body, more) }
+            // A change dropped (its view-model disposed) is skipped, as `encode` skips it.
+            if let change { return (change.encode(), more) }
+            if !more { return nil }
+        }
+    }
+
     /// Blocks until a message is waiting or the queue is closed; then takes them all.
     /// Returns nil once closed and empty.
     package func waitAndTakeAll() -> [[UInt8]]? {
@@ -344,6 +364,43 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             if !taken.isEmpty { state.open = state.open.filter { taken[$0.value] == nil } }
         }
         return (entries, taken)
+    }
+
+    /// ``takeLocked(maxBytes:)`` of one entry, without an array of them: its body or its change,
+    /// and whether more entries may be taken after it. False when none may be taken.
+    private func takeFirstLocked(body: inout [UInt8]?, change: inout (any MergeableMessage)?, more: inout Bool) -> Bool {
+        let start = state.head
+        guard start < state.takeLimit else { return false }
+        var takenID: UInt64?
+        switch state.entries[start] {
+        case .plain(let plain):
+            state.plainBytes -= plain.count
+            body = plain
+        case .mergeable(let id):
+            change = state.mergeables.removeValue(forKey: id)
+            if change != nil { takenID = id }
+        }
+        let end = start + 1
+        if end == state.entries.count {
+            state.entries.removeAll(keepingCapacity: state.entries.capacity <= 4096)
+            state.head = 0
+            state.open.removeAll(keepingCapacity: state.open.capacity <= 4096)
+            if state.pauseMark != nil { state.pauseMark = 0 }
+        } else {
+            state.entries[start] = .mergeable(0)
+            state.head = end
+            if state.head >= 4096 && state.head * 2 >= state.entries.count {
+                state.entries.removeFirst(state.head)
+                if let mark = state.pauseMark { state.pauseMark = max(0, mark - state.head) }
+                state.head = 0
+            }
+            // A taken change is no longer waiting: newer changes of its key queue behind it.
+            if let takenID, let key = state.open.first(where: { $0.value == takenID })?.key {
+                state.open[key] = nil
+            }
+        }
+        more = state.head < state.takeLimit
+        return true
     }
 
     /// What a property change is counted as when slicing, before it is encoded.
