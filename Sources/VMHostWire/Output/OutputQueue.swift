@@ -347,23 +347,30 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         for case .mergeable(let id) in entries {
             taken[id] = state.mergeables.removeValue(forKey: id)
         }
+        // A taken change is no longer waiting: newer changes of its key queue behind it.
+        if advanceHeadLocked(to: end), !taken.isEmpty { state.open = state.open.filter { taken[$0.value] == nil } }
+        return (entries, taken)
+    }
+
+    /// Moves the front of the queue to `end`, the entries before it taken; false when that emptied
+    /// the queue (then nothing is waiting for any key).
+    @inline(__always)
+    private func advanceHeadLocked(to end: Int) -> Bool {
         if end == state.entries.count {
             // A queue that held a large backlog gives its memory back.
             state.entries.removeAll(keepingCapacity: state.entries.capacity <= 4096)
             state.head = 0
             state.open.removeAll(keepingCapacity: state.open.capacity <= 4096)
             if state.pauseMark != nil { state.pauseMark = 0 }
-        } else {
-            state.head = end
-            if state.head >= 4096 && state.head * 2 >= state.entries.count {
-                state.entries.removeFirst(state.head)
-                if let mark = state.pauseMark { state.pauseMark = max(0, mark - state.head) }
-                state.head = 0
-            }
-            // A taken change is no longer waiting: newer changes of its key queue behind it.
-            if !taken.isEmpty { state.open = state.open.filter { taken[$0.value] == nil } }
+            return false
         }
-        return (entries, taken)
+        state.head = end
+        if state.head >= 4096 && state.head * 2 >= state.entries.count {
+            state.entries.removeFirst(state.head)
+            if let mark = state.pauseMark { state.pauseMark = max(0, mark - state.head) }
+            state.head = 0
+        }
+        return true
     }
 
     /// ``takeLocked(maxBytes:)`` of one entry, without an array of them: its body or its change,
@@ -380,24 +387,11 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
             change = state.mergeables.removeValue(forKey: id)
             if change != nil { takenID = id }
         }
-        let end = start + 1
-        if end == state.entries.count {
-            state.entries.removeAll(keepingCapacity: state.entries.capacity <= 4096)
-            state.head = 0
-            state.open.removeAll(keepingCapacity: state.open.capacity <= 4096)
-            if state.pauseMark != nil { state.pauseMark = 0 }
-        } else {
-            state.entries[start] = .mergeable(0)
-            state.head = end
-            if state.head >= 4096 && state.head * 2 >= state.entries.count {
-                state.entries.removeFirst(state.head)
-                if let mark = state.pauseMark { state.pauseMark = max(0, mark - state.head) }
-                state.head = 0
-            }
-            // A taken change is no longer waiting: newer changes of its key queue behind it.
-            if let takenID, let key = state.open.first(where: { $0.value == takenID })?.key {
-                state.open[key] = nil
-            }
+        // What the entry held is let go now, not when the queue empties.
+        state.entries[start] = .mergeable(0)
+        // A taken change is no longer waiting: newer changes of its key queue behind it.
+        if advanceHeadLocked(to: start + 1), let takenID, let key = state.open.first(where: { $0.value == takenID })?.key {
+            state.open[key] = nil
         }
         more = state.head < state.takeLimit
         return true
