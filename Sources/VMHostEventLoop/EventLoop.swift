@@ -77,9 +77,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Input is read into this (never zeroed: only the bytes a read wrote are looked at, and the
     /// pages a short read never reaches are never touched). The loop lives as long as the process.
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-    @exclusivity(unchecked) private var idleHooks: [IdleHook] = []
+    @exclusivity(unchecked) private var idleHooks: [Action] = []
     /// Run once after the next drain that ran work or the next due timers (``runAfterWork(_:)``).
-    @exclusivity(unchecked) private var afterWork: [IdleHook] = []
+    @exclusivity(unchecked) private var afterWork: [Action] = []
     @exclusivity(unchecked) private var nextHookID = 0
     /// What the loop's own thread waits for in `poll`: the deadline of its time-out (`.max`: none)
     /// and the input descriptor (-1: none). A thread that borrowed the loop and changed either
@@ -209,7 +209,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// the process.
     @HostActor
     package func runAfterWork(_ action: @escaping @HostActor () -> Void) {
-        afterWork.append(IdleHook(id: 0, hook: action))
+        afterWork.append(Action(run: action))
     }
 
     /// Removes a hook added with ``addIdleHook(_:)``.
@@ -225,7 +225,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     @HostActor
     public func addIdleHook(_ hook: @escaping @HostActor () -> Void) -> Int {
         nextHookID += 1
-        idleHooks.append(IdleHook(id: nextHookID, hook: hook))
+        idleHooks.append(Action(id: nextHookID, run: hook))
         return nextHookID
     }
 
@@ -437,7 +437,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         runDueTimers()
         if !idleHooks.isEmpty {
             let hooks = idleHooks
-            for entry in hooks { callAsOwner(entry.hook) }
+            for entry in hooks { callAsOwner(entry.run) }
         }
     }
 
@@ -532,12 +532,12 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         }
     }
 
-    /// An idle hook, or an action after work (id 0). A struct, not a tuple or a bare closure: a
-    /// closure kept as an array's element is stored in the array's generic form and wrapped in a
-    /// thunk, allocated, at each write and each read.
-    private struct IdleHook {
-        let id: Int
-        let hook: @HostActor () -> Void
+    /// An idle hook (with the id that removes it) or an action after work. A struct, not a tuple
+    /// or a bare closure: a closure kept as an array's element is stored in the array's generic
+    /// form and wrapped in a thunk, allocated, at each write and each read.
+    private struct Action {
+        var id = 0
+        let run: @HostActor () -> Void
     }
 
     /// The same closure typed with and without its isolation (``asOwner(_:)``).
@@ -600,7 +600,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         guard !afterWork.isEmpty else { return }
         let actions = afterWork
         afterWork.removeAll(keepingCapacity: actions.count <= 1024)
-        for action in actions { callAsOwner(action.hook) }
+        for action in actions { callAsOwner(action.run) }
     }
 }
 
