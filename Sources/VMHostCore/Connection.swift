@@ -74,8 +74,10 @@ public final class Connection {
     public func receive(message bytes: UnsafeRawBufferPointer) {
         host.outputQueue.holdWakeups()
         defer { host.outputQueue.releaseWakeups() }
+        let outer = host.inTurn
+        host.inTurn = true
         host.engine.receive(frame: bytes)
-        host.endTurn()
+        host.endTurn(outer: outer)
     }
 
     /// Handles the end of input: a last unterminated ndjson line is still a message, and every
@@ -126,6 +128,9 @@ public final class Connection {
     }
 
     private func handle(_ next: Waiting) {
+        let outer = host.inTurn
+        host.inTurn = true
+        defer { host.endTurn(outer: outer) }
         switch next {
         case .frame(let bytes):
             waitingBytes -= bytes.count
@@ -134,6 +139,5 @@ public final class Connection {
         case .oversized(let count, let limit): host.engine.receiveOversized(byteCount: count, limit: limit)
         case .badHeader(let problem): host.engine.receiveBadHeader(problem)
         }
-        host.endTurn()
     }
 }

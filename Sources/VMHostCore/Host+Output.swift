@@ -25,8 +25,17 @@ extension Host: ViewModelContextObserver {
     /// Ends a turn: writes what the message changed, lets the work it started run (on the host
     /// thread, to its first real wait), and writes what that changed.
     public func endTurn() {
+        let outer = inTurn
+        inTurn = true
+        endTurn(outer: outer)
+    }
+
+    /// ``endTurn()`` for a turn begun by setting ``inTurn``; `outer` is what it was before (a turn
+    /// may nest in another of the same host: a batch slice, a message written from a callback).
+    package func endTurn(outer: Bool) {
         flush()
         EventLoop.shared.drain()
+        inTurn = outer
         flush()
     }
 
@@ -60,13 +69,15 @@ extension Host: ViewModelContextObserver {
 
     /// Asks the event loop to flush this host after the work running now (a job, a timer), once:
     /// only hosts with changes are flushed there, whatever the number of hosts in the process.
+    /// A host in a turn is not flushed there: its turn's end writes what the turn changed, in one
+    /// `vm.changed` per subscription, whatever work of other hosts ran meanwhile.
     func requestFlushAfterWork() {
         guard flushesAfterWork, !flushRequested else { return }
         flushRequested = true
         EventLoop.shared.runAfterWork { [weak self] in
             guard let self else { return }
             self.flushRequested = false
-            if self.flushesAfterWork { self.flush() }
+            if self.flushesAfterWork && !self.inTurn { self.flush() }
         }
     }
 

@@ -129,6 +129,10 @@ public final class Host {
     }
     /// Whether a flush after work is asked for and not run yet.
     @exclusivity(unchecked) var flushRequested = false
+    /// Whether this host is in a turn (``Connection`` handles one of its messages): its changes
+    /// are then written by the turn's end (``endTurn()``), never by a flush after work that
+    /// another host's work, run meanwhile on the host thread, triggers. A turn is its own.
+    @exclusivity(unchecked) package var inTurn = false
 
     /// Called with the exit code when the client sends `exit`.
     public var onExit: ((Int32) -> Void)?

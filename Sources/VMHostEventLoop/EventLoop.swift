@@ -33,8 +33,17 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     enum Work {
         case job(UnownedJob)
+        /// A job of a task that prefers the loop as its task executor (``startTask(group:_:)``).
+        case taskJob(UnownedJob)
         case closure(@Sendable () -> Void)
     }
+
+    /// The loop as the task executor every task the host starts prefers (``startTask(group:_:)``):
+    /// a job of such a task that the runtime would hand to its global pool (the task's first
+    /// step, a continuation resumed by a timer or from another thread) is posted here instead, by
+    /// the thread that released it. No task of the host waits for a thread of the pool, so no turn
+    /// of the host waits for one either, however busy the machine or the pool (``drainSettled()``).
+    package let taskExecutor: HostTaskExecutor
 
     private struct Shared {
         var work: [Work] = []
@@ -96,6 +105,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
 
     private init() {
+        taskExecutor = HostTaskExecutor()
         var fds: [Int32] = [0, 0]
         precondition(pipe(&fds) == 0, "pipe() failed")
         wakeRead = fds[0]
@@ -104,6 +114,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         _ = fcntl(wakeWrite, F_SETFL, fcntl(wakeWrite, F_GETFL) | O_NONBLOCK)
         _ = fcntl(wakeRead, F_SETFD, FD_CLOEXEC)
         _ = fcntl(wakeWrite, F_SETFD, FD_CLOEXEC)
+        taskExecutor.loop = self
         startThread(stackSize: 8 << 20) { [unowned(unsafe) self] in
             let id = Self.currentThreadID()
             self.owner.store(id, ordering: .releasing)
@@ -129,9 +140,18 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     // MARK: SerialExecutor
 
-    /// Runs `job` on the host thread, in order with the rest of its work.
+    /// Runs `job` on the host thread, in order with the rest of its work: a job of a task isolated
+    /// to ``HostActor`` (the loop as the actor's serial executor).
     public func enqueue(_ job: consuming ExecutorJob) {
         post(.job(UnownedJob(job)))
+    }
+
+    /// Runs `job`, a job of a task that prefers the loop as its task executor (``taskExecutor``),
+    /// on the host thread. Such a job runs isolated to the host actor and on that task executor at
+    /// once, so that the task's next hop to the actor needs no switch (a job run otherwise would
+    /// be posted again at each hop).
+    fileprivate func enqueueTaskJob(_ job: UnownedJob) {
+        post(.taskJob(job))
     }
 
     /// Traps unless called on the host thread.
@@ -229,6 +249,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         return nextHookID
     }
 
+    /// True when work was posted and not taken by the loop yet.
+    package var hasPostedWork: Bool { state.withLock { !$0.work.isEmpty } }
+
     /// True when jobs or closures are waiting to run, or released work is on its way here.
     package var hasPendingWork: Bool {
         if inTransit.load(ordering: .acquiring) > 0 { return true }
@@ -238,9 +261,11 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     /// Records that a task was released (a continuation resumed) and will run on the host thread.
     ///
-    /// A resumed task may pass through the runtime's global executor before it is enqueued here;
-    /// counting it keeps ``settle()`` and ``drainSettled()`` from returning before it has run.
-    /// Pair every call with ``endTransit()`` once the task runs on the host thread again.
+    /// Counting it keeps ``settle()`` and ``settle(group:within:)`` (which wait by yielding, never
+    /// by blocking the loop) from returning before it has run: a task of the host is posted here
+    /// by its releaser (``drainSettled()``), but one made with a bare `Task { @HostActor in … }`
+    /// may pass through the runtime's global executor first. Pair every call with
+    /// ``endTransit()`` once the task runs on the host thread again.
     package func beginTransit(group: WorkGroup? = nil) {
         inTransit.add(1, ordering: .releasing)
         group?.add(1)
@@ -280,64 +305,45 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         return true
     }
 
-    /// Starts a task on the host actor, counted as in transit until it first runs there (a new
-    /// task, like a resumed one, may pass through the runtime's global executor first). Every task
-    /// the host starts goes through here so that ``settle()`` and a manual clock are exact.
+    /// Starts a task on the host actor that prefers the loop as its task executor
+    /// (``taskExecutor``): its first step, and every step a continuation releases later, is posted
+    /// here by the thread that releases it, never through the runtime's global pool. It is counted
+    /// as in transit until it first runs (``settle(group:within:)``). Every task the host starts
+    /// goes through here so that ``settle()`` and a manual clock are exact.
     /// The task belongs to `group` (``WorkGroup/current`` inside it), if one is given.
     @discardableResult
     package static func startTask<T: Sendable>(group: WorkGroup? = nil, _ body: @escaping @HostActor () async -> T) -> Task<T, Never> {
         shared.beginTransit(group: group)
-        return Task { @HostActor in
+        let operation: @Sendable @HostActor () async -> T = {
             shared.endTransit(group: group)
             return await WorkGroup.$current.withValue(group) { await body() }
         }
+        return Task(executorPreference: shared.taskExecutor, operation: operation)
     }
 
     /// ``startTask(group:_:)`` for work that throws.
     @discardableResult
     package static func startTask<T: Sendable>(group: WorkGroup? = nil, _ body: @escaping @HostActor () async throws -> T) -> Task<T, any Error> {
         shared.beginTransit(group: group)
-        return Task { @HostActor in
+        let operation: @Sendable @HostActor () async throws -> T = {
             shared.endTransit(group: group)
             return try await WorkGroup.$current.withValue(group) { try await body() }
         }
+        return Task(executorPreference: shared.taskExecutor, operation: operation)
     }
 
-    /// ``drain()``, repeated until no released task is still on its way here. Same rules as ``drain()``.
+    /// Runs ready work until none is left, as ``drain()`` does: everything the work so far
+    /// released to run here has then run. Same rules as ``drain()``.
     ///
-    /// A released task may wait for a thread of the runtime's global executor before it is enqueued
-    /// here: with that pool busy (other work of the process, a loaded machine) this takes from
-    /// microseconds to, rarely, a second. The loop thread waits for it in `poll` on its wake-up
-    /// pipe, so it sleeps until the task is posted; the wait is bounded (``settleLimitNanoseconds``)
-    /// so that a task that never comes cannot stall the host.
+    /// It never waits. A task the host started (``startTask(group:_:)``) prefers the loop as its
+    /// task executor, so when it is released (a continuation resumed, by a timer here or by another
+    /// thread) the releasing thread posts it here before the release returns: it never passes
+    /// through the runtime's global pool, and nothing is on its way that a wait could see arrive.
+    /// A host's turn therefore never waits for a thread of the pool, however busy the machine is,
+    /// and never for another host's work. (A task made with a bare `Task { @HostActor in … }` has no
+    /// such preference: it may hop through the pool, and the loop does not wait for it.)
     package func drainSettled() {
-        guard inLoop, !runningJob else { return }
         drain()
-        let deadline = Self.monotonicNanoseconds() + Self.settleLimitNanoseconds
-        while inTransit.load(ordering: .acquiring) > 0 {
-            let now = Self.monotonicNanoseconds()
-            guard now < deadline else { return }
-            waitForWork(nanoseconds: min(deadline - now, 1_000_000))
-            drain()
-        }
-    }
-
-    /// How long ``drainSettled()`` waits at most for released work to arrive.
-    static let settleLimitNanoseconds: UInt64 = 10_000_000_000
-
-    /// Blocks the loop thread until work is posted or `nanoseconds` pass.
-    private func waitForWork(nanoseconds: UInt64) {
-        let mustWait = state.withLock { shared -> Bool in
-            guard shared.work.isEmpty else { return false }
-            shared.sleeping = true
-            return true
-        }
-        guard mustWait else { return }
-        var wake = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-        if poll(&wake, 1, Int32(clamping: (nanoseconds + 999_999) / 1_000_000)) > 0 {
-            drainWakePipe()
-        }
-        state.withLock { $0.sleeping = false }
     }
 
     private func drainWakePipe() {
@@ -373,6 +379,10 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     private func run(_ work: Work) {
         switch work {
+        case .taskJob(let job):
+            runningJob = true
+            job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: taskExecutor.asUnownedTaskExecutor())
+            runningJob = false
         case .job(let job):
             runningJob = true
             job.runSynchronously(on: asUnownedSerialExecutor())
@@ -604,3 +614,20 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
 }
 
+
+/// The host thread as the task executor of the tasks the host starts (``EventLoop/taskExecutor``).
+///
+/// A type of its own, not a second conformance of ``EventLoop``: the loop must know whether a job
+/// came to it as the actor's or as the task executor's, to run it with the executors its task
+/// expects (``EventLoop/enqueueTaskJob(_:)``).
+package final class HostTaskExecutor: TaskExecutor, @unchecked Sendable {
+    fileprivate unowned(unsafe) var loop: EventLoop!
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        loop.enqueueTaskJob(UnownedJob(job))
+    }
+
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
+}

@@ -39,10 +39,10 @@ extension HostActor {
     /// does not wait for (a deletion in the background when a session ends, a write when an
     /// object goes away).
     ///
-    /// Unlike `Task { @HostActor in … }`, the host counts the task from now until it first runs on
-    /// the host thread (it may pass through the runtime's global executor first), so that a manual
-    /// clock's advance and a test's settling wait for it, and what it does is as deterministic as
-    /// a command's work. It belongs to the work of the view-model under test that starts it, if any.
+    /// Unlike `Task { @HostActor in … }`, the task prefers the host thread as its task executor:
+    /// its steps are posted to the host thread by whoever releases them, never through the
+    /// runtime's global pool, and the host counts it until it first runs, so that a manual clock's
+    /// advance and a test's settling see what it does, as deterministic as a command's work. It belongs to the work of the view-model under test that starts it, if any.
     @discardableResult
     public static func startTask<T: Sendable>(_ body: @escaping @HostActor () async -> T) -> Task<T, Never> {
         EventLoop.startTask(group: WorkGroup.current, body)

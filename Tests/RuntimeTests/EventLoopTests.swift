@@ -63,28 +63,41 @@ struct EventLoopTests {
         #expect(order == ["first", "second", "first drained"])
     }
 
-    /// A task released on another thread may take a while to be posted here (the runtime's pool is
-    /// busy): ``EventLoop/drainSettled()`` waits for it rather than giving up after a few thousand
-    /// yields, which is what a manual clock's advance needs to see the work a timer released.
-    @Test func drainSettledWaitsForWorkStillInTransit() async {
-        let arrived = await withCheckedContinuation { (done: CheckedContinuation<[String], Never>) in
-            EventLoop.shared.execute {
-                let log = SharedLog()
-                EventLoop.shared.beginTransit()
-                startThread {
-                    // Slow to post, as a busy pool thread is (no clock involved: it only yields).
-                    for _ in 0..<100_000 { sched_yield() }
-                    EventLoop.shared.execute {
-                        log.append("arrived")
-                        EventLoop.shared.endTransit()
+    /// A task the host started, released by another thread, is on the host thread's queue when
+    /// the release returns: it never passes through the runtime's global pool, so no turn of the
+    /// host (a manual clock's advance, the end of an embedded host's input) has anything to wait
+    /// for, whatever the pool and the machine are doing.
+    @Test func aHostTaskReleasedElsewhereIsPostedByItsReleaser() async throws {
+        let waiter = HostWaiter<Int>()
+        let waiting = ReleaseFlag()
+        let task = EventLoop.startTask { @HostActor in
+            try await waiter.wait(start: { waiting.set() })
+        }
+        let posted = await withCheckedContinuation { (done: CheckedContinuation<Bool?, Never>) in
+            startThread {
+                let deadline = EventLoop.monotonicNanoseconds() + 10_000_000_000
+                while !waiting.isSet, EventLoop.monotonicNanoseconds() < deadline { sched_yield() }
+                // Released while this thread holds the loop, so that nothing runs the task meanwhile.
+                var outcome: Bool?
+                while outcome == nil, EventLoop.monotonicNanoseconds() < deadline {
+                    outcome = EventLoop.shared.runHere {
+                        waiter.resume(with: .success(7))
+                        return EventLoop.shared.hasPostedWork
                     }
+                    if outcome == nil { sched_yield() }
                 }
-                EventLoop.shared.drainSettled()
-                done.resume(returning: log.entries)
+                done.resume(returning: outcome)
             }
         }
-        #expect(arrived == ["arrived"])
+        #expect(posted == true, "the released task was not on the host thread's queue (nil: the loop was never idle)")
+        #expect(try await task.value == 7)
     }
+}
+
+private final class ReleaseFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }
 
 private final class SharedLog: Sendable {
