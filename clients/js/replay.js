@@ -1,10 +1,16 @@
+#!/usr/bin/env node
 // The rules of a transcript replay (protocol/conformance/README.md, "Matching" and "Secrets"),
-// shared by the Node client's conformance suite: `match` a pattern against a message, `substitute`
-// what a `send` holds, read a transcript, resolve a pattern for a report, diff two values. The
+// shared by the Node client's conformance suite and its command line: `match` a pattern against a
+// message, `substitute` what a `send` holds, read a transcript, check the options it starts a host
+// with, resolve a pattern for a report, diff two values, and replay a file (`replayFile`). The
 // Python client's `vmhost.replay` implements the same rules; both are checked against
 // protocol/conformance/matching.json. Standard library only.
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+//
+//   node replay.js [--bin PATH] [--offline] [--secrets FILE] [--trust-args] FILE...
+//   (also `vmhost-replay` once the package is installed)
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /** A difference between a pattern and a message, or a malformed transcript; names the JSON path. */
 export class Mismatch extends Error {}
@@ -247,32 +253,529 @@ export function diff(expected, actual) {
   return out.join("\n");
 }
 
+/** Levels of nesting in one line of a transcript (a step's object counting as one). */
+export const MAX_DEPTH = 256;
+
+/** How deeply `value` nests (a scalar: 0), without recursion; stops past MAX_DEPTH. */
+function depth(value) {
+  let deepest = 0;
+  const stack = [[value, 1]];
+  while (stack.length) {
+    const [item, level] = stack.pop();
+    if (item === null || typeof item !== "object") continue;
+    deepest = Math.max(deepest, level);
+    if (level > MAX_DEPTH) return level;
+    for (const child of Object.values(item)) stack.push([child, level + 1]);
+  }
+  return deepest;
+}
+
+/** A nesting depth measured on the text, before parsing (JSON.parse recurses). */
+function textDepth(text) {
+  let level = 0, deepest = 0, inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) { level++; if (level > deepest) deepest = level; }
+    else if (c === 93 || c === 125) level--;
+  }
+  return deepest;
+}
+
+/** Throws naming `where` unless `step` is a step a replayer can run. */
+function checkStep(step, where) {
+  if (!isObject(step)) throw new Error(`${where}: a step is a JSON object, got ${String(show(step)).slice(0, 200)}`);
+  if (depth(step) > MAX_DEPTH) throw new Error(`${where}: nested deeper than ${MAX_DEPTH} levels`);
+  if (has(step, "sendRaw") && typeof step.sendRaw !== "string") throw new Error(`${where}: sendRaw: expected a string`);
+  if (has(step, "exit") && !Number.isInteger(step.exit)) throw new Error(`${where}: exit: expected an integer status`);
+  if (has(step, "comment") && typeof step.comment !== "string") throw new Error(`${where}: comment: expected a string`);
+}
+
 /** A transcript's steps, `[lineNumber, step]`, blank lines skipped; throws naming a bad line. */
 export function loadTranscript(path) {
+  if (!statSync(path).isFile()) throw new Error(`${path}: not a regular file`);
   const steps = [];
   readFileSync(path, "utf8").split("\n").forEach((text, index) => {
     if (!text.trim()) return;
+    if (textDepth(text) > MAX_DEPTH) throw new Error(`${path}:${index + 1}: nested deeper than ${MAX_DEPTH} levels`);
     let step;
     try {
       step = JSON.parse(text);
     } catch (error) {
       throw new Error(`${path}:${index + 1}: not JSON: ${error.message}`);
     }
-    if (!isObject(step)) throw new Error(`${path}:${index + 1}: a step is a JSON object, got ${show(step)}`);
+    checkStep(step, `${path}:${index + 1}`);
     steps.push([index + 1, step]);
   });
   if (!steps.length || !Array.isArray(steps[0][1].args)) throw new Error(`${path}:1: the first line must be {"args": [...]}`);
   return steps;
 }
 
-/** The options to start the host with: `args`, or with `offline` the `offlineArgs` ($transcript: its path). */
-export function transcriptArguments(path, steps, offline = false) {
+// -- the options a transcript may start a host with --------------------------------------------
+
+/** Flags a replayer passes by default (protocol/conformance/README.md): none writes, opens or reaches anything. */
+export const ALLOWED_FLAGS = new Set(["test-controls"]);
+/** Options with a value a replayer passes by default; `--backend` only `embedded` or `recorded:` a file beside the transcript. */
+export const ALLOWED_OPTIONS = new Set(["clock", "framing", "log-level", "max-message-bytes", "backend", "demo-products",
+  "timeout-ms", "max-response-bytes"]);
+const TRUST = "replay with --trust-args if you trust this transcript";
+
+/** A transcript asks for options a replayer does not pass by default; `--trust-args` passes them. */
+export class Refused extends Error {}
+
+/**
+ * `args` (a transcript's `args` or `offlineArgs`, `$transcript` substituted) if a replayer may
+ * start a host with them, a recorded backend's file given by its real path; else throws Refused.
+ * The options are read as the host reads them (`--name value`, `--name=value`; a value is the next
+ * argument unless that starts with `--`), so what is checked is what the host sees.
+ */
+export function checkedArguments(args, transcript) {
+  const folder = realpathSync(dirname(resolve(transcript)));
+  const checked = [];
+  let index = 0;
+  while (index < args.length) {
+    const argument = args[index++];
+    if (typeof argument !== "string") throw new Refused(`the option ${show(argument)} is not a string`);
+    if (!argument.startsWith("--") || argument.length <= 2) {
+      throw new Refused(`${show(argument)} is no option a replay passes (expected --NAME)`);
+    }
+    const equals = argument.indexOf("=");
+    const name = equals < 0 ? argument.slice(2) : argument.slice(2, equals);
+    if (ALLOWED_FLAGS.has(name)) {
+      if (equals >= 0) throw new Refused(`--${name} takes no value`);
+      checked.push(`--${name}`);
+      continue;
+    }
+    if (!ALLOWED_OPTIONS.has(name)) {
+      const all = [...ALLOWED_FLAGS, ...ALLOWED_OPTIONS].sort().map((o) => `--${o}`).join(", ");
+      throw new Refused(`--${name} is not among the options a replay passes by default (${all}); ${TRUST}`);
+    }
+    let value;
+    if (equals >= 0) value = argument.slice(equals + 1);
+    else if (index < args.length && typeof args[index] === "string" && !(args[index].startsWith("--") && args[index].length > 2)) {
+      value = args[index++];
+    } else throw new Refused(`--${name} has no value`);
+    if (name === "backend") value = allowedBackend(value, folder);
+    checked.push(`--${name}`, value);
+  }
+  return checked;
+}
+
+function allowedBackend(value, folder) {
+  if (value === "embedded") return value;
+  if (!value.startsWith("recorded:")) {
+    throw new Refused(`--backend ${show(value)}: a replay uses only the embedded backend or recorded:FILE beside the ` +
+      `transcript (an address would receive what the replay sends, secrets included); ${TRUST}`);
+  }
+  const given = value.slice("recorded:".length);
+  if (!given || given.split(/[\\/]/).includes("..")) {
+    throw new Refused(`--backend ${show(value)}: the recorded backend must be a file beside the transcript`);
+  }
+  let real;
+  try {
+    real = realpathSync(isAbsolute(given) ? given : join(folder, given));
+  } catch (error) {
+    throw new Refused(`--backend ${show(value)}: ${error.code ?? error.message}`);
+  }
+  if (dirname(real) !== folder) {
+    throw new Refused(`--backend ${show(value)}: the recorded backend must be a file beside the transcript (this one is ${real}, outside ${folder})`);
+  }
+  if (!statSync(real).isFile()) throw new Refused(`--backend ${show(value)}: not a regular file`);
+  return `recorded:${real}`;
+}
+
+/**
+ * The options to start the host with: `args`, or with `offline` the `offlineArgs` ($transcript:
+ * its path). Unless `trust`, only options a replayer passes by default (checkedArguments; else
+ * Refused, naming the file).
+ */
+export function transcriptArguments(path, steps, offline = false, { trust = false } = {}) {
   const first = steps[0][1];
-  if (!offline) return first.args.map(String);
-  if (!Array.isArray(first.offlineArgs)) throw new Error(`${path}:1: no offlineArgs: the transcript has no recorded backend exchanges`);
-  const here = resolve(path);
-  return first.offlineArgs.map((a) => String(a).split("$transcript").join(here));
+  let given;
+  if (!offline) given = first.args;
+  else if (!Array.isArray(first.offlineArgs)) throw new Error(`${path}:1: no offlineArgs: the transcript has no recorded backend exchanges`);
+  else {
+    const here = resolve(path);
+    given = first.offlineArgs.map((a) => (typeof a === "string" ? a.split("$transcript").join(here) : a));
+  }
+  if (trust) return given.map(String);
+  try {
+    return checkedArguments(given, path);
+  } catch (error) {
+    if (error instanceof Refused) throw new Refused(`${path}:${steps[0][0]}: not replayed: ${error.message}`);
+    throw error;
+  }
 }
 
 /** Steps that are no step for a replayer: documentation and recorded backend exchanges. */
 export const isInert = (step) => has(step, "comment") || has(step, "backend");
+
+// -- replaying a file -------------------------------------------------------------------------
+
+/** Milliseconds a missing message is waited for: only turns a hang into a failure. */
+export const READ_LIMIT = 10000;
+const EXIT_LIMIT = 5000;
+const SYSTEM_CLOCK_COMMENT = "Recorded on the system clock";
+const MAX_FOLDED = 64;
+
+/** The binary on a pipe, read as fast as it writes (no pacing) into a queue of raw frames. */
+export class HostProcess {
+  static async start(args, { binary } = {}) {
+    const { spawnChild } = await import("./index.js");
+    return new HostProcess(await spawnChild(args, { binary, stderr: "pipe" }));
+  }
+
+  constructor(child) {
+    this.child = child;
+    this.frames = [];
+    this.ended = false;
+    this.wake = null;
+    this.stderr = "";
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk) => { this.stderr = (this.stderr + chunk).slice(-4000); });
+    child.stdin.on("error", () => {}); // EPIPE once the host is gone: the next step reports it
+    this.status = new Promise((done) => child.once("exit", (code, signal) => done(code ?? signal)));
+    let buffer = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      buffer += chunk;
+      let newline;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, newline).trim();
+        buffer = buffer.slice(newline + 1);
+        if (line) { this.frames.push(line); this.notify(); }
+      }
+    });
+    child.stdout.on("end", () => { this.ended = true; this.notify(); });
+  }
+
+  notify() {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  write(text) { this.child.stdin.write(text, "utf8"); }
+
+  close() { this.child.stdin.end(); }
+
+  /** The next raw frame, or {eof} at the end of stdout, or {timeout}. */
+  async next(limit = READ_LIMIT) {
+    const deadline = Date.now() + limit;
+    for (;;) {
+      if (this.frames.length) return { line: this.frames.shift() };
+      if (this.ended) return { eof: true };
+      const left = deadline - Date.now();
+      if (left <= 0) return { timeout: true };
+      await new Promise((done) => {
+        const timer = setTimeout(done, left);
+        this.wake = () => { clearTimeout(timer); done(); };
+      });
+    }
+  }
+
+  async waitExit(limit = EXIT_LIMIT) {
+    let timer;
+    const late = new Promise((done) => { timer = setTimeout(() => done(undefined), limit); });
+    try {
+      return await Promise.race([this.status, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async kill() {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
+    await this.status;
+  }
+}
+
+/** The first thing that went wrong in a replay; `report()` is what the command line prints. */
+export class Failure {
+  constructor(path, line, why, expected, actual, stderr = "") {
+    Object.assign(this, { path, line, why, expected, actual, stderr });
+  }
+
+  report() {
+    let text = `FAIL ${this.path}:${this.line}: ${this.why}`;
+    if (this.expected !== undefined) text += `\n  expected: ${show(this.expected)}`;
+    if (this.actual !== undefined) text += `\n  got:      ${show(this.actual)}`;
+    if (this.expected !== undefined && this.actual !== undefined) {
+      text += "\n  diff:\n    " + diff(this.resolved ?? this.expected, this.actual).split("\n").join("\n    ");
+    }
+    if (this.stderr.trim()) text += "\n  host stderr:\n    " + this.stderr.trim().split("\n").slice(-20).join("\n    ");
+    return text;
+  }
+}
+
+class Stop extends Error {
+  constructor(failure) { super(failure.why); this.failure = failure; }
+}
+
+/** Whether `message` (or a pattern of one) is a `vm.changed` notification. */
+const isChanged = (m) => isObject(m) && m.method === "vm.changed" && !has(m, "id") && isObject(m.params);
+
+/**
+ * The system-clock allowance (protocol/conformance/README.md, Recordings): throws Mismatch unless
+ * the `vm.changed` patterns `expected` and the notifications `actual`, of one subscription, merged
+ * in order (list edits one after the other, a member back at its value `before` left out), match.
+ */
+export function foldChanges(expected, actual, before, captures, secrets = NO_SECRETS) {
+  const merged = (messages) => {
+    const values = {}, splices = {};
+    for (const message of messages) {
+      for (const [name, value] of Object.entries(message.params.values ?? {})) { values[name] = value; delete splices[name]; }
+      for (const [name, edits] of Object.entries(message.params.splices ?? {})) (splices[name] ??= []).push(...edits);
+    }
+    for (const name of Object.keys(values)) {
+      if (has(before, name) && !has(splices, name) && equal(before[name], values[name])) delete values[name];
+    }
+    return Object.keys(splices).length ? { values, splices } : { values };
+  };
+  match(merged(expected), merged(actual), captures, "$.params (merged)", secrets);
+}
+
+/** `value` with the given secrets' texts shown as `$secret:NAME`, for a report. */
+function masked(value, texts) {
+  if (typeof value === "string") {
+    for (const [name, text] of texts) if (text && value.includes(text)) value = value.split(text).join(`$secret:${name}`);
+    return value;
+  }
+  if (Array.isArray(value)) return value.map((v) => masked(v, texts));
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, masked(v, texts)]));
+  return value;
+}
+
+function secretNames(steps) {
+  const names = new Set();
+  const walk = (item) => {
+    if (typeof item === "string") { const parsed = Secrets.parse(item); if (parsed) names.add(parsed[0]); }
+    else if (item !== null && typeof item === "object") Object.values(item).forEach(walk);
+  };
+  for (const [, step] of steps) { walk(step.send); walk(step.expect); }
+  return [...names];
+}
+
+/**
+ * Replays the transcript at `path` against the binary; resolves with its first Failure, or null
+ * when it passed. Its options are checked first (checkedArguments): one a replayer does not pass by
+ * default throws Refused and starts nothing, unless `trust`. A recording made on the system clock
+ * is replayed with its allowance (foldChanges).
+ * @param {string} path
+ * @param {{binary?: string, offline?: boolean, secrets?: Secrets, readLimit?: number, trust?: boolean,
+ *   name?: string}} [options] `name`: what a failure reports instead of `path`.
+ */
+export async function replayFile(path, { binary, offline = false, secrets = new Secrets(), readLimit = READ_LIMIT,
+  trust = false, name = path } = {}) {
+  const steps = loadTranscript(path);
+  const args = transcriptArguments(path, steps, offline, { trust });
+  const folding = steps.some(([, s]) => typeof s.comment === "string" && s.comment.startsWith(SYSTEM_CLOCK_COMMENT));
+  const texts = secretNames(steps).map((n) => [n, secrets.get(n)]).filter(([, t]) => t);
+  const host = await HostProcess.start(args, { binary });
+  const captures = new Map();
+  const shown = new Map(); // what each subscription shows: its values with every vm.changed applied
+  let closed = false, exited = false;
+
+  const fail = (line, why, expected, actual) => {
+    const failure = new Failure(name, line, masked(why, texts), expected === undefined ? undefined : masked(expected, texts),
+      actual === undefined ? undefined : masked(actual, texts), masked(host.stderr, texts));
+    if (expected !== undefined && actual !== undefined) failure.resolved = masked(resolvePattern(expected, actual, captures), texts);
+    throw new Stop(failure);
+  };
+  const read = async (line, expected) => {
+    const next = await host.next(readLimit);
+    if (next.timeout) fail(line, `no message within ${readLimit / 1000}s`, expected);
+    if (next.eof) fail(line, "the host closed its output", expected);
+    try {
+      return JSON.parse(next.line);
+    } catch {
+      return fail(line, `the host wrote a frame that is not JSON: ${next.line}`, expected);
+    }
+  };
+  const track = (message) => {
+    if (!isObject(message)) return;
+    const result = message.result;
+    if (isObject(result) && typeof result.subscription === "string" && isObject(result.values)) {
+      shown.set(result.subscription, { ...result.values });
+    } else if (isChanged(message) && typeof message.params.subscription === "string") {
+      shown.set(message.params.subscription, { ...(shown.get(message.params.subscription) ?? {}), ...(message.params.values ?? {}) });
+    }
+  };
+  const tryMatch = (pattern, actual, into) => {
+    try { match(pattern, actual, into, "$", secrets); return null; } catch (error) {
+      if (!(error instanceof Mismatch)) throw error;
+      return error.message;
+    }
+  };
+  const expect = async (line, pattern) => {
+    const actual = await read(line, pattern);
+    const problem = tryMatch(pattern, actual, captures);
+    if (problem !== null) fail(line, problem, pattern, actual);
+    track(actual);
+  };
+  /** An expected vm.changed on a system-clock recording: matched, else folded with what follows. */
+  const expectChanges = async (index) => {
+    const [line, step] = steps[index];
+    const pattern = step.expect;
+    const actual = await read(line, pattern);
+    const problem = tryMatch(pattern, actual, new Map(captures));
+    if (problem === null) { tryMatch(pattern, actual, captures); track(actual); return index; }
+    const subscription = isChanged(actual) ? actual.params.subscription : undefined;
+    const at = (p) => resolvePattern(p, undefined, captures)?.params?.subscription;
+    if (subscription === undefined || at(pattern) !== subscription) fail(line, problem, pattern, actual);
+    const before = shown.get(subscription) ?? {};
+    const patterns = [pattern], messages = [actual];
+    let last = index;
+    while (patterns.length + messages.length <= 2 * MAX_FOLDED) {
+      const trial = new Map(captures);
+      try {
+        foldChanges(patterns, messages, before, trial, secrets);
+        for (const [k, v] of trial) captures.set(k, v);
+        messages.forEach(track);
+        return last;
+      } catch (error) {
+        if (!(error instanceof Mismatch)) throw error;
+      }
+      let following = last + 1;
+      while (following < steps.length && isInert(steps[following][1])) following++;
+      if (following < steps.length && isChanged(steps[following][1].expect) && at(steps[following][1].expect) === subscription) {
+        patterns.push(steps[following][1].expect);
+        last = following;
+        continue;
+      }
+      const more = await read(line, pattern);
+      if (!(isChanged(more) && more.params.subscription === subscription)) break;
+      messages.push(more);
+    }
+    return fail(line, `${problem} (recorded on the system clock: nor do the changes of this subscription that follow, merged, end in the same state)`, pattern, actual);
+  };
+
+  try {
+    for (let index = 1; index < steps.length; index++) {
+      const [line, step] = steps[index];
+      if (isInert(step)) continue;
+      if (has(step, "send")) {
+        let message;
+        try {
+          message = substitute(step.send, captures, secrets);
+        } catch (error) {
+          fail(line, error.message);
+        }
+        host.write(JSON.stringify(message) + "\n");
+      } else if (has(step, "sendRaw")) {
+        host.write(step.sendRaw);
+      } else if (has(step, "expect") && folding && isChanged(step.expect)) {
+        index = await expectChanges(index);
+      } else if (has(step, "expect")) {
+        await expect(line, step.expect);
+      } else if (has(step, "close")) {
+        host.close();
+        closed = true;
+      } else if (has(step, "exit")) {
+        const next = await host.next(readLimit);
+        if (next.timeout) fail(line, "stdout did not end");
+        if (!next.eof) fail(line, "a message came instead of the end of output", undefined, next.line);
+        const status = await host.waitExit();
+        if (status === undefined) fail(line, `the host did not exit within ${EXIT_LIMIT / 1000}s`);
+        if (status !== step.exit) fail(line, `exit status ${status}, expected ${step.exit}`);
+        exited = true;
+      } else {
+        fail(line, `unknown step ${show(step)}`);
+      }
+    }
+    if (!closed) host.close();
+    if (!exited) {
+      // End of transcript: no message may be left unexpected; then the host exits 0 (SPEC §7).
+      const last = steps[steps.length - 1][0];
+      const next = await host.next(readLimit);
+      if (next.timeout) fail(last, `the host's output did not end within ${readLimit / 1000}s`);
+      if (next.line !== undefined) {
+        let extra = next.line;
+        try { extra = JSON.parse(next.line); } catch { /* shown raw */ }
+        fail(last, "an unexpected message after the last line", undefined, extra);
+      }
+      const status = await host.waitExit();
+      if (status === undefined) fail(last, `the host did not exit within ${EXIT_LIMIT / 1000}s after the end of input`);
+      if (status !== 0) fail(last, `exit status ${status} after the end of input (SPEC §7 expects 0)`);
+    }
+    return null;
+  } catch (error) {
+    if (error instanceof Stop) return error.failure;
+    throw error;
+  } finally {
+    await host.kill();
+  }
+}
+
+// -- the command line ---------------------------------------------------------------------------
+
+const USAGE = "usage: node replay.js [--bin PATH] [--offline] [--secrets FILE] [--trust-args] " +
+  "[--read-limit SECONDS] FILE...";
+
+/**
+ * `node replay.js FILE…`: replays each file, prints PASS or FAIL with the first mismatch, and
+ * resolves with the exit status: 0 when every file passed, 1 when one failed, 2 when one cannot be
+ * read or is refused, or for a wrong command line (no file included).
+ * @param {string[]} argv @param {{out?: (text: string) => void, env?: object}} [io]
+ */
+export async function main(argv, { out = (t) => process.stdout.write(t + "\n"), env = process.env } = {}) {
+  const files = [];
+  const options = { offline: false, trust: false, readLimit: READ_LIMIT };
+  let secretsFile;
+  for (let i = 0; i < argv.length; i++) {
+    const argument = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) throw new Refused(`${argument} needs a value`);
+      return argv[++i];
+    };
+    try {
+      if (argument === "--offline") options.offline = true;
+      else if (argument === "--trust-args") options.trust = true;
+      else if (argument === "--bin") options.binary = value();
+      else if (argument === "--secrets") secretsFile = value();
+      else if (argument === "--read-limit") {
+        const seconds = Number(value());
+        if (!(seconds > 0)) throw new Refused("--read-limit: expected a positive number of seconds");
+        options.readLimit = seconds * 1000;
+      } else if (argument === "-h" || argument === "--help") { out(USAGE); return 0; }
+      else if (argument === "--") files.push(...argv.slice(i + 1)), i = argv.length;
+      else if (argument.startsWith("-")) throw new Refused(`unknown option ${argument}`);
+      else files.push(argument);
+    } catch (error) {
+      out(`vmhost-replay: ${error.message}\n${USAGE}`);
+      return 2;
+    }
+  }
+  if (!files.length) {
+    out(`vmhost-replay: no FILE given: nothing replayed\n${USAGE}`);
+    return 2;
+  }
+  let secrets;
+  try {
+    secrets = secretsFile === undefined ? new Secrets({}, env) : Secrets.fromFile(secretsFile, env);
+  } catch (error) {
+    out(`vmhost-replay: ${error.message}`);
+    return 2;
+  }
+  let failed = 0, unusable = 0;
+  for (const file of files) {
+    try {
+      const failure = await replayFile(file, { ...options, secrets });
+      if (failure === null) out(`PASS ${file}`);
+      else { out(failure.report()); failed++; }
+    } catch (error) {
+      out(error instanceof Refused ? `REFUSED ${error.message}` : `ERROR ${file}: ${error.message}`);
+      unusable++;
+    }
+  }
+  out(`${files.length - failed - unusable} of ${files.length} passed`);
+  return unusable ? 2 : failed ? 1 : 0;
+}
+
+const invoked = process.argv[1] && (() => {
+  try { return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url)); } catch { return false; }
+})();
+if (invoked) process.exitCode = await main(process.argv.slice(2));

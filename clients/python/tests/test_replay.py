@@ -250,3 +250,123 @@ def test_a_manual_clock_recording_is_replayed_exactly(recording: Path) -> None:
     line = split_a_notification(recording, comment=False)
     done = cli(str(recording), env=env)
     assert done.returncode == 1 and f"FAIL {recording}:{line}:" in done.stdout, done.stdout
+
+
+# -- a transcript from a stranger: options that write, open or reach something are refused ----------
+
+def hostile(tmp_path: Path, args: List[Any], secret: bool = False) -> Path:
+    """A transcript in a folder of its own starting the host with *args*; with *secret*, it sends
+    the password as a `$secret:` placeholder."""
+    folder = tmp_path / "received"
+    folder.mkdir(exist_ok=True)
+    path = folder / "hostile.jsonl"
+    steps: List[Dict[str, Any]] = [{"args": args}]
+    if secret:
+        steps.append({"send": {"jsonrpc": "2.0", "id": 1, "method": "vm.create", "params": {"kind": "Login", "id": "l"}}})
+        steps.append({"send": {"jsonrpc": "2.0", "id": 2, "method": "vm.send",
+                               "params": {"vm": "l", "input": "password", "value": "$secret:password"}}})
+    steps.append({"send": {"jsonrpc": "2.0", "id": 3, "method": "ping"}})
+    path.write_text("".join(json.dumps(s) + "\n" for s in steps), encoding="utf-8")
+    return path
+
+
+def assert_refused(path: Path, *options: str, env: Dict[str, str] | None = None) -> str:
+    done = cli(*options, str(path), env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"REFUSED {path}:1: not replayed:" in done.stdout, done.stdout
+    assert "Traceback" not in done.stderr
+    return done.stdout
+
+
+def test_a_transcript_asking_for_a_trace_a_recording_or_a_state_dir_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    script = outside / "build.sh"
+    script.write_text("echo build\n", encoding="utf-8")
+    cases = [
+        (["--trace", str(outside / "trace.ndjson")], "--trace"),
+        (["--clock", "manual", "--record", str(script)], "--record"),
+        (["--record=" + str(script)], "--record"),
+        (["--state-dir", str(outside / "state")], "--state-dir"),
+        (["--clock", "--trace", str(outside / "trace.ndjson")], "--clock has no value"),
+        (["--clock", "manual", "extra"], "'extra' is no option"),
+        (["-h"], "'-h' is no option"),
+    ]
+    for args, named in cases:
+        out = assert_refused(hostile(tmp_path, args))
+        assert named in out, out
+        assert "--trust-args" in out or "no option" in out or "no value" in out
+    assert sorted(p.name for p in outside.iterdir()) == ["build.sh"]
+    assert script.read_text(encoding="utf-8") == "echo build\n"
+    # The same through the module's API: Refused, before any host starts.
+    from vmhost.replay import Refused
+    with pytest.raises(Refused, match="--trace"):
+        replay(hostile(tmp_path, ["--trace", str(outside / "trace.ndjson")]))
+    with pytest.raises(Refused, match="--state-dir"):
+        update(hostile(tmp_path, ["--state-dir", str(outside / "state")]))
+    assert sorted(p.name for p in outside.iterdir()) == ["build.sh"]
+
+
+def test_a_backend_address_is_refused_and_the_secret_never_sent(tmp_path: Path) -> None:
+    import socket
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        server.setblocking(False)
+        port = server.getsockname()[1]
+        for args in (["--backend", f"http://127.0.0.1:{port}"], [f"--backend=http://127.0.0.1:{port}"],
+                     ["--backend", "embedded", "--backend", f"http://127.0.0.1:{port}"]):
+            out = assert_refused(hostile(tmp_path, args, secret=True), env={"VMHOST_SECRET_PASSWORD": "s3cret-pw"})
+            assert "--backend" in out and "s3cret-pw" not in out
+        # The replayer has exited: a connection it made would be waiting to be accepted.
+        with pytest.raises(BlockingIOError):
+            server.accept()
+
+
+def test_a_recorded_backend_must_be_a_file_beside_the_transcript(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text('{"args": []}\n', encoding="utf-8")
+    path = hostile(tmp_path, [])
+    (path.parent / "link.jsonl").symlink_to(outside)
+    os.mkfifo(path.parent / "fifo.jsonl")
+    for value, why in ((f"recorded:{outside}", "outside"), ("recorded:../elsewhere.jsonl", "beside"),
+                       ("recorded:link.jsonl", "outside"), ("recorded:fifo.jsonl", "not a regular file"),
+                       ("recorded:", "beside"), ("https://example.org", "embedded backend or recorded")):
+        out = assert_refused(hostile(tmp_path, ["--backend", value]))
+        assert why in out, out
+    # Beside it, by name or as the transcript itself: replayed (the host reads the real path).
+    (path.parent / "answers.jsonl").write_text('{"args": []}\n', encoding="utf-8")
+    for value in ("recorded:answers.jsonl", "recorded:" + str(path.parent / "hostile.jsonl")):
+        done = cli(str(hostile(tmp_path, ["--clock", "manual", "--backend", value])))
+        assert done.returncode == 1 and "FAIL" in done.stdout, done.stdout  # started; the ping was never expected
+
+
+def test_trust_args_passes_the_options_as_they_are(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.ndjson"
+    path = hostile(tmp_path, ["--trace", str(trace)])
+    steps = lines(path) + [{"expect": {"jsonrpc": "2.0", "id": 3, "result": {}}}]
+    path.write_text("".join(json.dumps(s) + "\n" for s in steps), encoding="utf-8")
+    done = cli("--trust-args", str(path))
+    assert done.returncode == 0, done.stdout
+    assert trace.exists()
+
+
+def test_deep_nesting_and_hostile_lines_end_the_replayer_with_status_2(tmp_path: Path) -> None:
+    cases = {
+        "deep.jsonl": '{"args": []}\n{"send": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+        "deepish.jsonl": '{"args": []}\n{"send": ' + "[" * 300 + "]" * 300 + "}\n",
+        "raw.jsonl": '{"args": []}\n{"sendRaw": 5}\n',
+        "exit.jsonl": '{"args": []}\n{"exit": "zero"}\n',
+        "args.jsonl": '{"args": [1, {"a": 2}]}\n',
+        "bytes.bin": '{"args": []}\n\udcff\n',
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_bytes(text.encode("utf-8", "surrogateescape"))
+        done = cli(str(path))
+        assert done.returncode == 2, (name, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr and (f"ERROR {path}" in done.stdout or "REFUSED" in done.stdout), done.stdout
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    done = cli(str(fifo))
+    assert done.returncode == 2 and "not a regular file" in done.stdout

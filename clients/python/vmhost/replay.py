@@ -2,7 +2,7 @@
 
 ::
 
-    python3 -m vmhost.replay [--bin PATH] [--offline] [--secrets FILE] [--update] FILE...
+    python3 -m vmhost.replay [--bin PATH] [--offline] [--secrets FILE] [--update] [--trust-args] FILE...
 
 Each FILE is a transcript in the format of ``protocol/conformance/README.md``: the hand-written
 conformance transcripts, and the recordings ``vmhost --record FILE`` makes. The host is started
@@ -11,6 +11,13 @@ backend exchanges instead of a backend), every ``send`` is written and every ``e
 against what the host writes. Each file is reported as ``PASS`` or ``FAIL`` with the first
 mismatch: the line, the JSON path, what was expected and what came. The exit status is 0 when
 every file passed, 1 when one failed, 2 for a usage error or a file that cannot be read.
+
+A transcript may come from anyone (a CI replays recordings it did not make), so its options are
+checked before a host is started (:func:`checked_arguments`): only options that cannot write a
+file, open a directory or reach an address are passed, and ``--backend`` only as ``embedded`` or
+``recorded:`` a file beside the transcript. Anything else is refused (:class:`Refused`, exit status
+2) unless ``--trust-args`` says the caller vouches for the file. Secrets are only ever sent to a
+host started so.
 
 Secrets (``"$secret:NAME"`` / ``"$secret:NAME:N"`` placeholders) are taken from a JSON file given
 with ``--secrets`` (``{"NAME": "value"}``), else from the environment variable
@@ -31,6 +38,7 @@ import difflib
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import tempfile
@@ -44,7 +52,7 @@ from .host import Host
 
 __all__ = [
     "Mismatch", "Secrets", "Failure", "Transcript", "match", "substitute", "resolved", "same_json",
-    "replay", "update", "main", "READ_LIMIT",
+    "replay", "update", "main", "READ_LIMIT", "Refused", "checked_arguments", "ALLOWED_FLAGS", "ALLOWED_OPTIONS",
 ]
 
 READ_LIMIT = 10.0  # seconds: only turns a missing message into a failure; nothing waits on time
@@ -279,6 +287,89 @@ def masked(value: Any, secrets: Secrets, names: Iterable[str]) -> Any:
     return walk(value)
 
 
+# -- the options a transcript may start a host with ----------------------------------------------
+
+#: Flags a replayer passes by default (protocol/conformance/README.md, "Replaying a file you did not
+#: write"): none writes a file, opens a directory or reaches an address.
+ALLOWED_FLAGS = frozenset({"test-controls"})
+#: Options with a value a replayer passes by default; ``--backend`` only as ``embedded`` or
+#: ``recorded:FILE`` with FILE beside the transcript (:func:`checked_arguments`).
+ALLOWED_OPTIONS = frozenset({"clock", "framing", "log-level", "max-message-bytes", "backend", "demo-products",
+                             "timeout-ms", "max-response-bytes"})
+
+
+class Refused(ValueError):
+    """A transcript asks for options a replayer does not pass by default; the message says which
+    and why. ``--trust-args`` (``trust_args=True``) passes them."""
+
+
+def checked_arguments(arguments: Sequence[Any], transcript: "os.PathLike[str] | str") -> List[str]:
+    """*arguments* (a transcript's ``args`` or ``offlineArgs``, ``$transcript`` substituted) if a
+    replayer may start a host with them, with a recorded backend's file given by its real path;
+    else raises :class:`Refused`.
+
+    The options are read as the host reads them (``--name value``, ``--name=value``; a value is
+    the next argument unless that starts with ``--``), so that what is checked is what the host
+    sees. Allowed: :data:`ALLOWED_FLAGS`, :data:`ALLOWED_OPTIONS`; ``--backend`` is ``embedded`` or
+    ``recorded:FILE``, FILE a regular file in the transcript's folder (a relative FILE is taken
+    from that folder; no ``..``, no link leading out of it)."""
+    folder = Path(os.path.realpath(Path(transcript).parent))
+    checked: List[str] = []
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        index += 1
+        if not isinstance(argument, str):
+            raise Refused(f"the option {dumps(argument)} is not a string")
+        if not argument.startswith("--") or len(argument) <= 2:
+            raise Refused(f"{argument!r} is no option a replay passes (expected --NAME)")
+        name, equals, inline = argument[2:].partition("=")
+        if name in ALLOWED_FLAGS:
+            if equals:
+                raise Refused(f"--{name} takes no value")
+            checked.append("--" + name)
+            continue
+        if name not in ALLOWED_OPTIONS:
+            raise Refused(f"--{name} is not among the options a replay passes by default "
+                          f"({', '.join('--' + o for o in sorted(ALLOWED_FLAGS | ALLOWED_OPTIONS))}); "
+                          f"replay with --trust-args if you trust this transcript")
+        if equals:
+            value = inline
+        elif index < len(arguments) and isinstance(arguments[index], str) \
+                and not (arguments[index].startswith("--") and len(arguments[index]) > 2):
+            value = arguments[index]
+            index += 1
+        else:
+            raise Refused(f"--{name} has no value")
+        if name == "backend":
+            value = _allowed_backend(value, folder)
+        checked += ["--" + name, value]
+    return checked
+
+
+def _allowed_backend(value: str, folder: Path) -> str:
+    if value == "embedded":
+        return value
+    if not value.startswith("recorded:"):
+        raise Refused(f"--backend {value!r}: a replay uses only the embedded backend or recorded:FILE beside the "
+                      f"transcript (an address would receive what the replay sends, secrets included); "
+                      f"replay with --trust-args if you trust this transcript")
+    given = value[len("recorded:"):]
+    if not given or ".." in Path(given).parts:
+        raise Refused(f"--backend {value!r}: the recorded backend must be a file beside the transcript")
+    real = Path(os.path.realpath(folder / given))
+    if real.parent != folder:
+        raise Refused(f"--backend {value!r}: the recorded backend must be a file beside the transcript "
+                      f"(this one is {real}, outside {folder})")
+    try:
+        regular = stat.S_ISREG(os.stat(real).st_mode)
+    except OSError as error:
+        raise Refused(f"--backend {value!r}: {error.strerror}") from None
+    if not regular:
+        raise Refused(f"--backend {value!r}: not a regular file")
+    return "recorded:" + str(real)
+
+
 # -- transcripts ---------------------------------------------------------------------------------
 
 SYSTEM_CLOCK_COMMENT = "Recorded on the system clock"
@@ -319,6 +410,42 @@ def fold_changes(expected: Sequence[Any], actual: Sequence[Any], before: Mapping
     match(merged(expected), merged(actual), captures, "$.params (merged)", secrets)
 
 
+MAX_DEPTH = 256  # levels of nesting in one line of a transcript (a step's object counting as one)
+MAX_LINE = 64 * 1024 * 1024  # characters in one line of a transcript
+
+
+def _depth(value: Any) -> int:
+    """How deeply *value* nests (a scalar: 0), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, level)
+        if level > MAX_DEPTH:
+            return level
+        stack.extend((child, level + 1) for child in item)
+    return deepest
+
+
+def _check_step(step: Any, where: str) -> None:
+    """Raises ValueError naming *where* unless *step* is a step a replayer can run (the File
+    format of protocol/conformance/README.md), not nested deeper than :data:`MAX_DEPTH`."""
+    if not isinstance(step, dict):
+        raise ValueError(f"{where}: a step is a JSON object, got {dumps(step)[:200]}")
+    if _depth(step) > MAX_DEPTH:
+        raise ValueError(f"{where}: nested deeper than {MAX_DEPTH} levels")
+    if "sendRaw" in step and not isinstance(step["sendRaw"], str):
+        raise ValueError(f"{where}: sendRaw: expected a string")
+    if "exit" in step and (not isinstance(step["exit"], int) or isinstance(step["exit"], bool)):
+        raise ValueError(f"{where}: exit: expected an integer status")
+    if "comment" in step and not isinstance(step["comment"], str):
+        raise ValueError(f"{where}: comment: expected a string")
+
+
 @dataclass
 class Transcript:
     """A transcript file: its lines as text, its steps parsed (line number, step)."""
@@ -329,18 +456,23 @@ class Transcript:
     @classmethod
     def load(cls, path: "os.PathLike[str] | str") -> "Transcript":
         path = Path(path)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ValueError(f"{path}: not a regular file")
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         steps: List[Tuple[int, Dict[str, Any]]] = []
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
+            if len(line) > MAX_LINE:
+                raise ValueError(f"{path}:{number}: a line of {len(line)} characters (a replay reads at most {MAX_LINE})")
             try:
                 step = json.loads(line)
+            except RecursionError:
+                raise ValueError(f"{path}:{number}: nested deeper than {MAX_DEPTH} levels") from None
             except ValueError as error:
                 raise ValueError(f"{path}:{number}: not JSON: {error}") from None
-            if not isinstance(step, dict):
-                raise ValueError(f"{path}:{number}: a step is a JSON object, got {dumps(step)}")
+            _check_step(step, f"{path}:{number}")
             steps.append((number, step))
         if not steps or not isinstance(steps[0][1].get("args"), list):
             raise ValueError(f"{path}:1: the first line must be {{\"args\": [...]}}")
@@ -350,6 +482,8 @@ class Transcript:
     def of_steps(cls, name: str, steps: List[Tuple[int, Dict[str, Any]]]) -> "Transcript":
         """A transcript that is no file of its own (an example in a document): *name* is what a
         failure reports, with the line numbers of *steps*."""
+        for line, step in steps:
+            _check_step(step, f"{name}:{line}")
         if not steps or not isinstance(steps[0][1].get("args"), list):
             line = steps[0][0] if steps else 1
             raise ValueError(f"{name}:{line}: the first line must be {{\"args\": [...]}}")
@@ -361,15 +495,25 @@ class Transcript:
         with one allowance, :func:`fold_changes`."""
         return any(str(step.get("comment", "")).startswith(SYSTEM_CLOCK_COMMENT) for _, step in self.steps)
 
-    def arguments(self, offline: bool) -> List[str]:
+    def arguments(self, offline: bool, trust: bool = False) -> List[str]:
+        """The options to start the host with: ``args``, or with *offline* ``offlineArgs``
+        (``$transcript``: this file's path). Unless *trust*, only options a replayer passes by
+        default (:func:`checked_arguments`; else :class:`Refused`, naming the file)."""
         first = self.steps[0][1]
         if not offline:
-            return [str(a) for a in first["args"]]
-        if not isinstance(first.get("offlineArgs"), list):
+            given = list(first["args"])
+        elif not isinstance(first.get("offlineArgs"), list):
             raise ValueError(f"{self.path}:1: no offlineArgs: the transcript has no recorded backend "
                              f"exchanges to replay without a backend")
-        here = str(self.path.resolve())
-        return [str(a).replace("$transcript", here) for a in first["offlineArgs"]]
+        else:
+            here = str(self.path.resolve())
+            given = [a.replace("$transcript", here) if isinstance(a, str) else a for a in first["offlineArgs"]]
+        if trust:
+            return [str(a) for a in given]
+        try:
+            return checked_arguments(given, self.path)
+        except Refused as refused:
+            raise Refused(f"{self.path}:{self.steps[0][0]}: not replayed: {refused}") from None
 
     def secret_names(self) -> List[str]:
         names: List[str] = []
@@ -433,7 +577,9 @@ class _Run:
 
     def __init__(self, transcript: Transcript, binary: Optional[str], offline: bool, secrets: Secrets,
                  read_limit: float, extra_args: Sequence[str] = (), exact_texts: bool = False,
-                 observe: Optional[Observer] = None, library: Optional[str] = None) -> None:
+                 observe: Optional[Observer] = None, library: Optional[str] = None, trust: bool = False) -> None:
+        # First: a transcript's options are checked before anything starts (Refused).
+        arguments = [*transcript.arguments(offline, trust), *extra_args]
         self.transcript = transcript
         self.exact_texts = exact_texts
         self.observe = observe
@@ -441,7 +587,6 @@ class _Run:
         self.names = transcript.secret_names()
         self.read_limit = read_limit
         self.stderr: IO[bytes] = tempfile.TemporaryFile()
-        arguments = [*transcript.arguments(offline), *extra_args]
         if library is not None:
             # In this process, through the C ABI (protocol/embedding.md); a refused option is a
             # failure of the first line, as a process's exit 64 would be.
@@ -599,16 +744,19 @@ class _Run:
 
 def replay(path: "os.PathLike[str] | str | Transcript", binary: Optional[str] = None, offline: bool = False,
            secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT, exact_texts: bool = False,
-           observe: Optional[Observer] = None, library: Optional[str] = None) -> Optional[Failure]:
+           observe: Optional[Observer] = None, library: Optional[str] = None,
+           trust_args: bool = False) -> Optional[Failure]:
     """Replays the transcript at *path* (or a :class:`Transcript`); returns its first failure, or
     None when it passed. *exact_texts*: see :func:`match`. *observe*, if given, is called with
     ``("in", message)`` for every message sent and ``("out", message)`` for every message read.
     *library*: replay in this process through the C ABI, with ``Host.embedded`` on that library
-    (``""``: the one ``Host.embedded`` finds) instead of a process of *binary*."""
+    (``""``: the one ``Host.embedded`` finds) instead of a process of *binary*. The transcript's
+    options are checked first (:func:`checked_arguments`): one a replayer does not pass by default
+    raises :class:`Refused` and starts nothing, unless *trust_args*."""
     transcript = path if isinstance(path, Transcript) else Transcript.load(path)
     try:
         run = _Run(transcript, binary, offline, secrets or Secrets(), read_limit,
-                   exact_texts=exact_texts, observe=observe, library=library)
+                   exact_texts=exact_texts, observe=observe, library=library, trust=trust_args)
     except _Stop as stop:
         return stop.failure
     steps = transcript.steps
@@ -759,7 +907,7 @@ class _Item:
 
 
 def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline: bool = False,
-           secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT) -> Updated:
+           secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT, trust_args: bool = False) -> Updated:
     """Replays *path* and returns its text with the expectations the host meets now.
 
     Every send is written as in :func:`replay`; before the next one (and at the end) a ``ping``
@@ -773,6 +921,7 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
     """
     secrets = secrets or Secrets()
     transcript = Transcript.load(path)
+    transcript.arguments(offline, trust_args)  # Refused before anything is made
     old = transcript.path.read_text(encoding="utf-8")
     has_backend = "offlineArgs" in transcript.steps[0][1] or any("backend" in step for _, step in transcript.steps)
     record: Optional[Path] = None
@@ -782,7 +931,12 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
         os.close(handle)
         record = Path(name)
         extra = ["--record", str(record)]
-    run = _Run(transcript, binary, offline, secrets, read_limit, extra)
+    try:
+        run = _Run(transcript, binary, offline, secrets, read_limit, extra, trust=trust_args)
+    except BaseException:
+        if record is not None:
+            record.unlink(missing_ok=True)
+        raise
     texts = _secret_texts(transcript, secrets)
     by_line = {number: step for number, step in transcript.steps}
     items: List[_Item] = []
@@ -988,6 +1142,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "(default: VMHOST_SECRET_<NAME> from the environment)")
     parser.add_argument("--update", action="store_true",
                         help="rewrite the expectations from what the host writes now and show the diff")
+    parser.add_argument("--trust-args", action="store_true",
+                        help="start the host with whatever options the transcripts name (--trace, --record, "
+                             "--state-dir, a backend URL, ...); by default only options that cannot write a file, "
+                             "open a directory or reach an address are passed, and a transcript asking for "
+                             "others is refused (exit status 2)")
     parser.add_argument("--read-limit", type=float, default=READ_LIMIT, metavar="SECONDS",
                         help=f"how long a missing message is waited for before it fails (default {READ_LIMIT})")
     options = parser.parse_args(argv)
@@ -1002,7 +1161,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for name in options.files:
         try:
             if options.update:
-                updated = update(name, binary, options.offline, secrets, options.read_limit)
+                updated = update(name, binary, options.offline, secrets, options.read_limit,
+                                 trust_args=options.trust_args)
                 if updated.failure is not None:
                     print(updated.failure.report())
                     print(f"NOT UPDATED {name}")
@@ -1014,9 +1174,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 else:
                     print(f"UNCHANGED {name}")
                 continue
-            failure = replay(name, binary, options.offline, secrets, options.read_limit, library=options.library)
+            failure = replay(name, binary, options.offline, secrets, options.read_limit, library=options.library,
+                             trust_args=options.trust_args)
+        except Refused as error:
+            print(f"REFUSED {error}")
+            unusable += 1
+            continue
         except (OSError, ValueError) as error:
             print(f"ERROR {name}: {error}")
+            unusable += 1
+            continue
+        except RecursionError:
+            print(f"ERROR {name}: nested too deeply to replay")
             unusable += 1
             continue
         if failure is None:
