@@ -370,3 +370,60 @@ def test_deep_nesting_and_hostile_lines_end_the_replayer_with_status_2(tmp_path:
     os.mkfifo(fifo)
     done = cli(str(fifo))
     assert done.returncode == 2 and "not a regular file" in done.stdout
+
+
+# -- --update keeps the session -------------------------------------------------------------------
+
+def test_update_of_a_recording_with_backend_latency_keeps_the_session(tmp_path: Path) -> None:
+    """On the system clock every backend call takes 150 ms: a reply comes after a ping would. The
+    update waits for the replies the recorded client had before each send, so the updated file is
+    the same session, and replays green every time."""
+    path = tmp_path / "latency.jsonl"
+    with vmhost.Host.spawn("--test-controls", "--record", str(path), stderr=subprocess.DEVNULL) as host:
+        host.request("control.backend.latency", {"ms": 150})
+        login = host.create("Login")
+        login.send("username", "13800138000")
+        login.send("password", PASSWORD)
+        login.send("submit")
+        products = host.create("ProductList", {"pageSize": 20})
+        products.subscribe(outputs=["page", "hasMore", "isRefreshing", "isLoadingMore"])
+        products.send("refresh")
+        products.send("loadMore")
+    secrets = Secrets({"password": PASSWORD}, environ={})
+    # An intended change to pick up: the first page's number edited away.
+    text = path.read_text(encoding="utf-8")
+    assert '"page":2' in text
+    path.write_text(text.replace('"page":2', '"page":7', 1), encoding="utf-8")
+    result = update(path, secrets=secrets)
+    assert result.failure is None, result.failure.report()
+    path.write_text(result.new, encoding="utf-8")
+    new = result.new
+    assert '"page":2' in new and '"page":7' not in new
+    assert "-32800" not in new and "-32003" not in new  # nothing cancelled or refused
+    old_steps = [json.loads(line) for line in text.splitlines() if line.strip()]
+    new_steps = [json.loads(line) for line in new.splitlines() if line.strip()]
+    assert [s for s in new_steps if "send" in s] == [s for s in old_steps if "send" in s]
+    assert sum("expect" in s for s in new_steps) == sum("expect" in s for s in old_steps)
+    for _ in range(10):
+        failure = replay(path, secrets=secrets)
+        assert failure is None, failure.report()
+
+
+def test_update_refuses_when_a_reply_the_session_had_never_comes(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    steps = [{"args": ["--clock", "manual", "--test-controls"]},
+             {"send": {"jsonrpc": "2.0", "id": 1, "method": "vm.create", "params": {"kind": "ProductList", "id": "p"}}},
+             {"expect": {"jsonrpc": "2.0", "id": 1, "result": "$any"}},
+             {"send": {"jsonrpc": "2.0", "id": 2, "method": "control.backend.latency", "params": {"ms": 1000}}},
+             {"expect": {"jsonrpc": "2.0", "id": 2, "result": {}}},
+             # A refresh that waits for a clock nothing moves: its reply, recorded before the next
+             # send, cannot come.
+             {"send": {"jsonrpc": "2.0", "id": 3, "method": "vm.send", "params": {"vm": "p", "input": "refresh"}}},
+             {"expect": {"jsonrpc": "2.0", "id": 3, "result": None}},
+             {"send": {"jsonrpc": "2.0", "id": 4, "method": "ping"}},
+             {"expect": {"jsonrpc": "2.0", "id": 4, "result": {}}}]
+    path.write_text("".join(json.dumps(s) + "\n" for s in steps), encoding="utf-8")
+    result = update(path, read_limit=1.0)
+    assert result.failure is not None
+    assert result.failure.line == 8
+    assert "cannot keep the session: the recording had the reply to the request with id 3" in result.failure.why

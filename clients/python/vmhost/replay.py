@@ -910,14 +910,16 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
            secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT, trust_args: bool = False) -> Updated:
     """Replays *path* and returns its text with the expectations the host meets now.
 
-    Every send is written as in :func:`replay`; before the next one (and at the end) a ``ping``
-    whose reply marks the end of what the earlier sends caused (SPEC §4: the host writes everything
-    a message caused before it reads the next one) collects the messages written; sends with no
-    expectation between them are collected together. Each is matched
+    Every send is written as in :func:`replay`, once the replies the recorded client had before
+    it came (a reply that does not come fails the update: the session cannot be kept); then a
+    ``ping`` whose reply marks the end of what the earlier sends caused (SPEC §4: the host writes
+    everything a message caused before it reads the next one) collects the messages written; sends
+    with no expectation between them are collected together. On the system clock a send also waits
+    for as many messages as the recording had before it (a timer's ticks). Each is matched
     against the expectation in its place: a line that still matches is kept as it is, any other is
     written from the message (:func:`_generalized`); expectations left over are dropped. Replayed
     online, a recording's backend exchanges are recorded anew (``--record``) and replace the old
-    ones. Time-dependent output of the system clock may land one step later than it did.
+    ones.
     """
     secrets = secrets or Secrets()
     transcript = Transcript.load(path)
@@ -947,6 +949,24 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
             kind = "expect" if "expect" in step else "backend" if "backend" in step else \
                 "send" if "send" in step or "sendRaw" in step else "other"
         items.append(_Item(text, step, kind))
+    # What the recorded client had seen before each line: the replies it had (by id, counted, for
+    # ids used twice) and how many messages. A send is written once the same replies came.
+    replied_before: Dict[int, Dict[str, int]] = {}
+    expected_before: Dict[int, int] = {}
+    replied: Dict[str, int] = {}
+    expected = 0
+    for number, item in enumerate(items, start=1):
+        replied_before[number] = dict(replied)
+        expected_before[number] = expected
+        if item.kind == "expect" and item.step is not None:
+            expected += 1
+            for key in _reply_ids(item.step["expect"]):
+                replied[key] = replied.get(key, 0) + 1
+    replied_before[len(items) + 1] = dict(replied)
+    expected_before[len(items) + 1] = expected
+    timed = transcript.recorded_on_system_clock
+    seen_replies: Dict[str, int] = {}
+    seen_count = 0
     out: List[_Item] = []
     pending: List[_Item] = []
     sync_count = 0
@@ -988,25 +1008,54 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
         match(pattern, actual, run.captures, "$", secrets)
         return _Item(dumps({"expect": pattern}), {"expect": pattern}, "expect")
 
-    def collect(line: int, until_end: bool) -> List[Any]:
+    def note(message: Any) -> Any:
+        nonlocal seen_count
+        seen_count += 1
+        for key in _reply_ids(message):
+            seen_replies[key] = seen_replies.get(key, 0) + 1
+        return message
+
+    def collect(line: int, until_end: bool, before: Optional[int] = None) -> List[Any]:
+        """The messages the host writes now: to the end of its output, or, before the step at
+        line *before*, until the replies the recorded client had then came (a send waits for
+        them, as it did), then everything those messages caused (a ``ping``'s reply follows it,
+        SPEC §4); on the system clock, also until as many messages came as the recording had
+        there (a timer's ticks), for at most the read limit."""
         messages: List[Any] = []
         nonlocal sync_count
         if until_end:
             while True:
                 try:
-                    messages.append(run.host.next_message(read_limit))
+                    messages.append(note(run.host.next_message(read_limit)))
                 except EOFError:
                     return messages
                 except TimeoutError:
                     run.fail(line, f"the host's output did not end within {read_limit}s")
+        at = line if before is None else before
+        for key, count in replied_before.get(at, {}).items():
+            while seen_replies.get(key, 0) < count:
+                try:
+                    messages.append(note(run.host.next_message(read_limit)))
+                except (TimeoutError, EOFError) as error:
+                    ended = "the host closed its output" if isinstance(error, EOFError) else f"none came within {read_limit}s"
+                    run.fail(at, f"cannot keep the session: the recording had the reply to the request with id {key} "
+                                 f"before this line, and {ended}; not updated (a request the host no longer answers "
+                                 f"there needs the transcript edited by hand)")
         sync_count += 1
         marker = f"{_SYNC}{sync_count}"
         run.write(line, dumps({"jsonrpc": "2.0", "id": marker, "method": "ping"}) + "\n")
         while True:
             message = run.next(line)
             if isinstance(message, dict) and message.get("id") == marker and "method" not in message:
-                return messages
-            messages.append(message)
+                break
+            messages.append(note(message))
+        if timed:
+            while seen_count < expected_before.get(at, 0):
+                try:
+                    messages.append(note(run.host.next_message(read_limit)))
+                except (TimeoutError, EOFError):
+                    break  # fewer now than then: what came is what the host writes
+        return messages
 
     def sync(line: int) -> None:
         if run.exited:
@@ -1016,7 +1065,7 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
         elif not paused and not raw_open and any(item.kind == "expect" for item in pending):
             # Sends written one after the other with no expectation between them (a client that
             # wrote ahead) stay together: what they caused is collected after the last of them.
-            settle(collect(line, until_end=False))
+            settle(collect(line, until_end=False, before=line))
 
     try:
         for number, item in enumerate(items, start=1):
@@ -1054,7 +1103,8 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
         last = len(items)
         if not run.exited:
             if not run.closed:
-                sync(last)
+                if not run.exited and not paused and not raw_open and any(item.kind == "expect" for item in pending):
+                    settle(collect(last, until_end=False, before=last + 1))
                 run.close()
                 after = collect(last, until_end=True)
                 if after:
@@ -1080,6 +1130,17 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
             record.unlink(missing_ok=True)
     new = "".join(item.text + "\n" for item in out)
     return Updated(transcript.path, old, new, failure)
+
+
+def _reply_ids(message: Any) -> List[str]:
+    """The ids a response (or a batch's array of them, or a pattern of either) answers, as JSON
+    text; the replayer's own pings left out."""
+    found: List[str] = []
+    for item in message if isinstance(message, list) else [message]:
+        if isinstance(item, dict) and "id" in item and "method" not in item and ("result" in item or "error" in item):
+            if not str(item["id"]).startswith(_SYNC):
+                found.append(dumps(item["id"]))
+    return found
 
 
 def _with_backend_lines(items: List["_Item"], recording: Path) -> List["_Item"]:
