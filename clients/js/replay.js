@@ -6,9 +6,10 @@
 // Python client's `vmhost.replay` implements the same rules; both are checked against
 // protocol/conformance/matching.json. Standard library only.
 //
-//   node replay.js [--bin PATH] [--offline] [--secrets FILE] [--trust-args] FILE...
+//   node replay.js [--bin PATH] [--offline] [--secrets FILE] [--trust-args] [--update] FILE...
 //   (also `vmhost-replay` once the package is installed)
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -710,9 +711,400 @@ export async function replayFile(path, { binary, offline = false, secrets = new 
   }
 }
 
+// -- updating -----------------------------------------------------------------------------------
+
+const SYNC = "vmhost-replay-sync-";
+
+/**
+ * An expectation written from `actual` by the rules of a recording: subscription handles as
+ * captures and references, `serverInfo.version` and a `vm.create` result's lists as "$any", known
+ * secrets as placeholders, pattern-like texts as literals (as Python's `_generalized`).
+ */
+function generalized(actual, captures, secretTexts) {
+  const handles = new Map();
+  for (const [name, value] of captures) if (typeof value === "string") handles.set(value, name);
+  const text = (value) => {
+    for (const [placeholder, secret] of secretTexts) if (value === secret) return placeholder;
+    if (value === "$any" || value.startsWith("$capture:") || value.startsWith("$ref:") || value.startsWith(SECRET)) {
+      return { $literal: value };
+    }
+    return value;
+  };
+  const plain = (value) => {
+    if (typeof value === "string") return text(value);
+    if (Array.isArray(value)) return value.map(plain);
+    if (isObject(value)) {
+      if (value["..."] === true || isLiteral(value)) return { $literal: value };
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+    }
+    return value;
+  };
+  const result = (value) => {
+    if (!isObject(value)) return plain(value);
+    const out = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+    const keys = Object.keys(value);
+    if (keys.length === 2 && has(value, "subscription") && has(value, "values") && typeof value.subscription === "string") {
+      const handle = value.subscription;
+      let name = handles.get(handle);
+      if (name === undefined) {
+        const ok = /^[A-Za-z0-9_.-]{1,64}$/.test(handle) && !captures.has(handle);
+        name = ok ? handle : `subscription${captures.size + 1}`;
+        handles.set(handle, name);
+      }
+      out.subscription = `$capture:${name}`;
+    }
+    if (isObject(value.serverInfo) && has(value.serverInfo, "version")) out.serverInfo = { ...plain(value.serverInfo), version: "$any" };
+    if (["vm", "kind", "inputs", "outputs"].every((k) => has(value, k))) out.inputs = out.outputs = "$any";
+    return out;
+  };
+  const message = (value) => {
+    if (Array.isArray(value)) return value.map(message);
+    if (!isObject(value)) return plain(value);
+    const out = {};
+    for (const [key, item] of Object.entries(value)) {
+      if (key === "result" && has(value, "id")) out[key] = result(item);
+      else if (key === "params" && (value.method === "vm.changed" || value.method === "vm.event") && isObject(item)) {
+        const params = Object.fromEntries(Object.entries(item).map(([k, v]) => [k, plain(v)]));
+        if (typeof item.subscription === "string" && handles.has(item.subscription)) params.subscription = `$ref:${handles.get(item.subscription)}`;
+        out[key] = params;
+      } else out[key] = plain(item);
+    }
+    return out;
+  };
+  return message(actual);
+}
+
+/** The ids a response (or a batch's array of them, or a pattern of either) answers, as JSON text. */
+function replyIds(message) {
+  const found = [];
+  for (const item of Array.isArray(message) ? message : [message]) {
+    if (isObject(item) && has(item, "id") && !has(item, "method") && (has(item, "result") || has(item, "error"))
+      && !String(item.id).startsWith(SYNC)) found.push(JSON.stringify(item.id));
+  }
+  return found;
+}
+
+/** A unified diff of two texts by lines (two lines of context), as Python's difflib shows it. */
+function unifiedDiff(before, after, from, to) {
+  const a = before.split("\n"), b = after.split("\n");
+  if (a[a.length - 1] === "") a.pop();
+  if (b[b.length - 1] === "") b.pop();
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length, endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) { endA--; endB--; }
+  const ops = [];
+  for (let i = 0; i < start; i++) ops.push([" ", a[i]]);
+  const n = endA - start, m = endB - start;
+  if (n * m <= 16_000_000) {
+    const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+    for (let i = n - 1; i >= 0; i--) {
+      for (let j = m - 1; j >= 0; j--) {
+        lcs[i][j] = a[start + i] === b[start + j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+      }
+    }
+    let i = 0, j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && a[start + i] === b[start + j]) { ops.push([" ", a[start + i]]); i++; j++; }
+      else if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) { ops.push(["-", a[start + i]]); i++; }
+      else { ops.push(["+", b[start + j]]); j++; }
+    }
+  } else {
+    for (let i = start; i < endA; i++) ops.push(["-", a[i]]);
+    for (let j = start; j < endB; j++) ops.push(["+", b[j]]);
+  }
+  for (let i = endA; i < a.length; i++) ops.push([" ", a[i]]);
+  if (!ops.some(([t]) => t !== " ")) return "";
+  const out = [`--- ${from}`, `+++ ${to}`];
+  const keep = ops.map((_, k) => ops.slice(Math.max(0, k - 2), k + 3).some(([t]) => t !== " "));
+  let lineA = 1, lineB = 1, k = 0;
+  while (k < ops.length) {
+    if (!keep[k]) { if (ops[k][0] !== "+") lineA++; if (ops[k][0] !== "-") lineB++; k++; continue; }
+    const hunk = [];
+    const fromA = lineA, fromB = lineB;
+    while (k < ops.length && keep[k]) {
+      const [t, line] = ops[k++];
+      hunk.push(t + line);
+      if (t !== "+") lineA++;
+      if (t !== "-") lineB++;
+    }
+    out.push(`@@ -${fromA},${lineA - fromA} +${fromB},${lineB - fromB} @@`, ...hunk);
+  }
+  return out.join("\n") + "\n";
+}
+
+/**
+ * Replays `path` and resolves with its text rewritten to the expectations the host meets now
+ * (protocol/conformance/README.md, "Updating"), as Python's `vmhost.replay.update`: every line
+ * that still matches is kept, every other expectation is written from the message in its place.
+ * A send is written once the replies the recorded client had before it came (one that never comes
+ * fails the update: the session cannot be kept), then a `ping` tells what the earlier sends caused;
+ * on the system clock a send also waits for as many messages as the file had before it. Replayed
+ * with a backend, a recording's backend lines are recorded anew.
+ * @returns {Promise<{path: string, old: string, text: string, changed: boolean, diff: string, failure: Failure | null}>}
+ */
+export async function update(path, { binary, offline = false, secrets = new Secrets(), readLimit = READ_LIMIT, trust = false } = {}) {
+  const steps = loadTranscript(path);
+  const args = transcriptArguments(path, steps, offline, { trust });
+  const old = readFileSync(path, "utf8");
+  const lines = old.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  const byLine = new Map(steps);
+  const hasBackend = has(steps[0][1], "offlineArgs") || steps.some(([, s]) => has(s, "backend"));
+  let recordDir = null;
+  const extra = [];
+  if (hasBackend && !offline) {
+    recordDir = mkdtempSync(join(tmpdir(), "vmhost-update-"));
+    extra.push("--record", join(recordDir, "session.jsonl"));
+  }
+  const timed = steps.some(([, s]) => typeof s.comment === "string" && s.comment.startsWith(SYSTEM_CLOCK_COMMENT));
+  const names = secretNames(steps);
+  const shownTexts = names.map((n) => [n, secrets.get(n)]).filter(([, t]) => t);
+  const secretTexts = [];
+  {
+    const found = new Map();
+    for (const line of lines) {
+      for (const placeholder of line.match(/\$secret:[A-Za-z0-9_]+(?::[0-9]+)?/g) ?? []) {
+        let value;
+        try { value = secrets.valueOf(placeholder, false); } catch { continue; }
+        if (value !== undefined && codePoints(value).length >= 3) found.set(placeholder, value);
+      }
+    }
+    secretTexts.push(...[...found].sort((x, y) => y[1].length - x[1].length));
+  }
+  const items = lines.map((text, index) => {
+    const step = byLine.get(index + 1);
+    let kind = "other";
+    if (step !== undefined) {
+      kind = has(step, "expect") ? "expect" : has(step, "backend") ? "backend"
+        : has(step, "send") || has(step, "sendRaw") ? "send" : "other";
+    }
+    return { text, step, kind };
+  });
+  // What the recorded client had seen before each line: the replies (by id, counted) and how many messages.
+  const repliedBefore = [], expectedBefore = [];
+  {
+    const replied = new Map();
+    let expected = 0;
+    items.forEach((item, index) => {
+      repliedBefore[index + 1] = new Map(replied);
+      expectedBefore[index + 1] = expected;
+      if (item.kind === "expect") {
+        expected++;
+        for (const key of replyIds(item.step.expect)) replied.set(key, (replied.get(key) ?? 0) + 1);
+      }
+    });
+    repliedBefore[items.length + 1] = new Map(replied);
+    expectedBefore[items.length + 1] = expected;
+  }
+
+  const host = await HostProcess.start([...args, ...extra], { binary });
+  let captures = new Map();
+  const seenReplies = new Map();
+  let seenCount = 0, syncCount = 0, closed = false, exited = false, paused = false, rawOpen = false;
+  let out = [], pending = [];
+  const fail = (line, why, expected, actual) => {
+    throw new Stop(new Failure(path, line, masked(why, shownTexts), expected === undefined ? undefined : masked(expected, shownTexts),
+      actual === undefined ? undefined : masked(actual, shownTexts), masked(host.stderr, shownTexts)));
+  };
+  const nextMessage = async (line, { quiet = false } = {}) => {
+    const next = await host.next(readLimit);
+    if (next.timeout || next.eof) {
+      if (quiet) return next;
+      fail(line, next.eof ? "the host closed its output" : `no message within ${readLimit / 1000}s`);
+    }
+    let message;
+    try { message = JSON.parse(next.line); } catch { fail(line, `the host wrote a frame that is not JSON: ${next.line}`); }
+    return { message };
+  };
+  const note = (message) => {
+    seenCount++;
+    for (const key of replyIds(message)) seenReplies.set(key, (seenReplies.get(key) ?? 0) + 1);
+    return message;
+  };
+  const fresh = (actual) => {
+    const pattern = generalized(actual, captures, secretTexts);
+    match(pattern, actual, captures, "$", secrets);
+    return { text: JSON.stringify({ expect: pattern }), step: { expect: pattern }, kind: "expect" };
+  };
+  const settle = (messages) => {
+    const rebuilt = [];
+    const queue = [...messages];
+    let afterLast = 0;
+    for (const item of pending) {
+      if (item.kind !== "expect") { rebuilt.push(item); continue; }
+      if (!queue.length) continue; // expected no more: dropped
+      const actual = queue.shift();
+      const kept = new Map(captures);
+      try {
+        match(item.step.expect, actual, kept, "$", secrets);
+        captures = kept;
+        rebuilt.push(item);
+      } catch (error) {
+        if (!(error instanceof Mismatch)) throw error;
+        rebuilt.push(fresh(actual));
+      }
+      afterLast = rebuilt.length;
+    }
+    if (queue.length) rebuilt.splice(afterLast || rebuilt.length, 0, ...queue.map(fresh));
+    out.push(...rebuilt);
+    pending = [];
+  };
+  const collect = async (line, untilEnd, before = line) => {
+    const messages = [];
+    if (untilEnd) {
+      for (;;) {
+        const next = await host.next(readLimit);
+        if (next.eof) return messages;
+        if (next.timeout) fail(line, `the host's output did not end within ${readLimit / 1000}s`);
+        let message;
+        try { message = JSON.parse(next.line); } catch { fail(line, `the host wrote a frame that is not JSON: ${next.line}`); }
+        messages.push(note(message));
+      }
+    }
+    for (const [key, count] of repliedBefore[before] ?? new Map()) {
+      while ((seenReplies.get(key) ?? 0) < count) {
+        const next = await nextMessage(before, { quiet: true });
+        if (next.message === undefined) {
+          const ended = next.eof ? "the host closed its output" : `none came within ${readLimit / 1000}s`;
+          fail(before, `cannot keep the session: the recording had the reply to the request with id ${key} before this line, ` +
+            `and ${ended}; not updated (a request the host no longer answers there needs the transcript edited by hand)`);
+        }
+        messages.push(note(next.message));
+      }
+    }
+    const marker = `${SYNC}${++syncCount}`;
+    host.write(JSON.stringify({ jsonrpc: "2.0", id: marker, method: "ping" }) + "\n");
+    for (;;) {
+      const { message } = await nextMessage(line);
+      if (isObject(message) && message.id === marker && !has(message, "method")) break;
+      messages.push(note(message));
+    }
+    if (timed) {
+      while (seenCount < (expectedBefore[before] ?? 0)) {
+        const next = await nextMessage(line, { quiet: true });
+        if (next.message === undefined) break; // fewer now than then: what came is what the host writes
+        messages.push(note(next.message));
+      }
+    }
+    return messages;
+  };
+  const sync = async (line) => {
+    if (exited) return;
+    if (closed) settle(await collect(line, true));
+    else if (!paused && !rawOpen && pending.some((item) => item.kind === "expect")) settle(await collect(line, false, line));
+  };
+
+  let failure = null;
+  try {
+    for (const [index, item] of items.entries()) {
+      const number = index + 1;
+      const step = item.step;
+      if (step === undefined || (has(step, "args") && number === steps[0][0]) || item.kind === "backend" || has(step, "comment")
+        || has(step, "expect")) {
+        pending.push(item);
+        continue;
+      }
+      await sync(number);
+      pending.push(item);
+      if (has(step, "send")) {
+        let message;
+        try { message = substitute(step.send, captures, secrets); } catch (error) { fail(number, error.message); }
+        host.write(JSON.stringify(message) + "\n");
+        const methods = (Array.isArray(step.send) ? step.send : [step.send]).filter(isObject).map((m) => m.method);
+        if (methods.includes("control.output.pause")) paused = true;
+        if (methods.includes("control.output.resume")) paused = false;
+        if (methods.includes("exit")) {
+          settle(await collect(number, true));
+          exited = true;
+        }
+      } else if (has(step, "sendRaw")) {
+        host.write(step.sendRaw);
+        rawOpen = !step.sendRaw.endsWith("\n");
+      } else if (has(step, "close")) {
+        host.close();
+        closed = true;
+      } else if (has(step, "exit")) {
+        const status = await host.waitExit();
+        if (status !== step.exit) fail(number, `exit status ${status}, expected ${step.exit}`);
+        exited = true;
+      } else {
+        fail(number, `unknown step ${show(step)}`);
+      }
+    }
+    const last = items.length;
+    if (!exited) {
+      if (!closed) {
+        if (!paused && !rawOpen && pending.some((item) => item.kind === "expect")) settle(await collect(last, false, last + 1));
+        host.close();
+        closed = true;
+        const after = await collect(last, true);
+        if (after.length) {
+          pending.push({ text: JSON.stringify({ close: true }), step: { close: true }, kind: "other" });
+          settle(after);
+        }
+      } else {
+        settle(await collect(last, true));
+      }
+      const status = await host.waitExit();
+      if (status !== 0) fail(last, `exit status ${status} after the end of input (SPEC §7 expects 0)`);
+    }
+    out.push(...pending);
+    pending = [];
+  } catch (error) {
+    if (!(error instanceof Stop)) throw error;
+    failure = error.failure;
+    out.push(...pending);
+  } finally {
+    await host.kill();
+  }
+  if (recordDir !== null) {
+    try {
+      if (failure === null) out = withBackendLines(out, readFileSync(join(recordDir, "session.jsonl"), "utf8"));
+    } finally {
+      rmSync(recordDir, { recursive: true, force: true });
+    }
+  }
+  const text = out.map((item) => item.text + "\n").join("");
+  return { path, old, text, changed: text !== old, failure,
+    diff: unifiedDiff(old, text, `${path} (before)`, `${path} (updated)`) };
+}
+
+/** `items` with the backend lines of `recording` in place of the old ones, each after the send it followed there. */
+function withBackendLines(items, recording) {
+  const afterSend = new Map();
+  let sends = 0;
+  for (const line of recording.split("\n")) {
+    let step;
+    try { step = JSON.parse(line); } catch { continue; }
+    if (!isObject(step)) continue;
+    if (has(step, "send") || has(step, "sendRaw")) {
+      if (isObject(step.send) && String(step.send.id ?? "").startsWith(SYNC)) continue;
+      sends++;
+    } else if (has(step, "backend")) {
+      if (!afterSend.has(sends)) afterSend.set(sends, []);
+      afterSend.get(sends).push(line);
+    }
+  }
+  const result = [];
+  sends = 0;
+  const take = (key) => {
+    for (const line of afterSend.get(key) ?? []) result.push({ text: line, step: undefined, kind: "backend" });
+    afterSend.delete(key);
+  };
+  for (const item of items) {
+    if (item.kind === "backend") continue;
+    if (sends === 0 && item.kind === "send") take(0);
+    result.push(item);
+    if (item.kind === "send") take(++sends);
+  }
+  for (const key of [...afterSend.keys()].sort((x, y) => x - y)) take(key);
+  return result;
+}
+
 // -- the command line ---------------------------------------------------------------------------
 
-const USAGE = "usage: node replay.js [--bin PATH] [--offline] [--secrets FILE] [--trust-args] " +
+const USAGE = "usage: node replay.js [--bin PATH] [--offline] [--secrets FILE] [--trust-args] [--update] " +
   "[--read-limit SECONDS] FILE...";
 
 /**
@@ -723,7 +1115,7 @@ const USAGE = "usage: node replay.js [--bin PATH] [--offline] [--secrets FILE] [
  */
 export async function main(argv, { out = (t) => process.stdout.write(t + "\n"), env = process.env } = {}) {
   const files = [];
-  const options = { offline: false, trust: false, readLimit: READ_LIMIT };
+  const options = { offline: false, trust: false, update: false, readLimit: READ_LIMIT };
   let secretsFile;
   for (let i = 0; i < argv.length; i++) {
     const argument = argv[i];
@@ -734,6 +1126,7 @@ export async function main(argv, { out = (t) => process.stdout.write(t + "\n"), 
     try {
       if (argument === "--offline") options.offline = true;
       else if (argument === "--trust-args") options.trust = true;
+      else if (argument === "--update") options.update = true;
       else if (argument === "--bin") options.binary = value();
       else if (argument === "--secrets") secretsFile = value();
       else if (argument === "--read-limit") {
@@ -763,6 +1156,13 @@ export async function main(argv, { out = (t) => process.stdout.write(t + "\n"), 
   let failed = 0, unusable = 0;
   for (const file of files) {
     try {
+      if (options.update) {
+        const updated = await update(file, { ...options, secrets });
+        if (updated.failure) { out(updated.failure.report()); out(`NOT UPDATED ${file}`); failed++; }
+        else if (updated.changed) { writeFileSync(file, updated.text, "utf8"); out(updated.diff.trimEnd()); out(`UPDATED ${file}`); }
+        else out(`UNCHANGED ${file}`);
+        continue;
+      }
       const failure = await replayFile(file, { ...options, secrets });
       if (failure === null) out(`PASS ${file}`);
       else { out(failure.report()); failed++; }
@@ -771,7 +1171,7 @@ export async function main(argv, { out = (t) => process.stdout.write(t + "\n"), 
       unusable++;
     }
   }
-  out(`${files.length - failed - unusable} of ${files.length} passed`);
+  out(`${files.length - failed - unusable} of ${files.length} passed${options.update ? " (updated)" : ""}`);
   return unusable ? 2 : failed ? 1 : 0;
 }
 

@@ -2,7 +2,7 @@
 // recording replays green with its secrets from the environment and with no backend, a transcript
 // asking for options that write a file, open a directory or reach an address is refused with status
 // 2 and starts nothing, an invocation that replays nothing fails, hostile lines end it with status
-// 2, a system-clock recording replays with its allowance. Every host runs on a manual clock.
+// 2, a system-clock recording replays with its allowance, `--update` keeps the session.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
@@ -19,6 +19,7 @@ const ROOT = resolve(HERE, "..", "..", "..");
 const BINARY = process.env.VMHOST_BIN || join(ROOT, ".build", "debug", "vmhost");
 const RECORDED = join(ROOT, "protocol", "conformance", "39-recorded-session.jsonl");
 const DEMO_SECRETS = JSON.parse(readFileSync(RECORDED.replace(/\.jsonl$/, ".secrets.json"), "utf8"));
+const DEMO_PASSWORD = "123456"; // the demo account's (protocol/backend.md)
 
 /** Runs the command line, secrets only from `env`. */
 function cli(args, env = {}) {
@@ -65,7 +66,7 @@ test("a recording replays from the command line with its secrets from the enviro
 });
 
 test("an invocation that replays nothing fails", () => {
-  for (const args of [[], ["--offline"]]) {
+  for (const args of [[], ["--offline"], ["--update"]]) {
     const done = cli(args);
     assert.equal(done.status, 2, done.stdout);
     assert.match(done.stdout, /nothing replayed/);
@@ -186,4 +187,59 @@ test("foldChanges compares where the notifications end", () => {
   const before = { loading: false, loadState: "idle" };
   foldChanges([changed({ loadState: "loaded" })], [changed({ loading: true }), changed({ loading: false, loadState: "loaded" })], before, new Map());
   assert.throws(() => foldChanges([changed({ loadState: "loaded" })], [changed({ loadState: "failed" })], before, new Map()), Mismatch);
+});
+
+test("--update keeps a session with backend latency: the updated file replays green every time", async () => {
+  const { Host } = await import("../index.js");
+  const dir = folder();
+  const path = join(dir, "latency.jsonl");
+  const host = await Host.spawn(["--test-controls", "--record", path], { binary: BINARY });
+  await host.request("control.backend.latency", { ms: 150 });
+  const login = await host.create("Login");
+  await login.send("username", "13800138000");
+  await login.send("password", DEMO_PASSWORD);
+  await login.send("submit");
+  const products = await host.create("ProductList", { pageSize: 20 });
+  await products.subscribe({ outputs: ["page", "hasMore", "isRefreshing", "isLoadingMore"] });
+  await products.send("refresh");
+  await products.send("loadMore");
+  await host.close();
+  const recorded = readFileSync(path, "utf8");
+  assert.ok(recorded.includes('"page":2') && !recorded.includes(DEMO_PASSWORD));
+  writeFileSync(path, recorded.replace('"page":2', '"page":7'));
+  const env = { VMHOST_SECRET_PASSWORD: DEMO_PASSWORD };
+  const done = cli(["--update", path], env);
+  assert.equal(done.status, 0, done.stdout);
+  assert.match(done.stdout, /UPDATED .*latency\.jsonl/);
+  assert.match(done.stdout, /^-.*"page":7/m);
+  assert.match(done.stdout, /^\+.*"page":2/m);
+  const updated = readFileSync(path, "utf8");
+  assert.ok(!updated.includes("-32800") && !updated.includes("-32003") && !updated.includes(DEMO_PASSWORD));
+  const sends = (text) => text.split("\n").filter((l) => l.startsWith('{"send"'));
+  assert.deepEqual(sends(updated), sends(recorded));
+  for (let run = 0; run < 10; run++) {
+    const again = cli([path], env);
+    assert.equal(again.status, 0, `run ${run + 1}: ${again.stdout}`);
+  }
+});
+
+test("--update refuses when a reply the session had never comes", () => {
+  const dir = folder();
+  const path = join(dir, "stuck.jsonl");
+  const steps = [{ args: ["--clock", "manual", "--test-controls"] },
+    { send: { jsonrpc: "2.0", id: 1, method: "vm.create", params: { kind: "ProductList", id: "p" } } },
+    { expect: { jsonrpc: "2.0", id: 1, result: "$any" } },
+    { send: { jsonrpc: "2.0", id: 2, method: "control.backend.latency", params: { ms: 1000 } } },
+    { expect: { jsonrpc: "2.0", id: 2, result: {} } },
+    { send: { jsonrpc: "2.0", id: 3, method: "vm.send", params: { vm: "p", input: "refresh" } } },
+    { expect: { jsonrpc: "2.0", id: 3, result: null } },
+    { send: { jsonrpc: "2.0", id: 4, method: "ping" } },
+    { expect: { jsonrpc: "2.0", id: 4, result: {} } }];
+  const text = steps.map((s) => JSON.stringify(s) + "\n").join("");
+  writeFileSync(path, text);
+  const done = cli(["--update", "--read-limit", "1", path]);
+  assert.equal(done.status, 1, done.stdout);
+  assert.ok(done.stdout.includes(`FAIL ${path}:8: cannot keep the session`), done.stdout);
+  assert.match(done.stdout, /NOT UPDATED/);
+  assert.equal(readFileSync(path, "utf8"), text);
 });
