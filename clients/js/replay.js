@@ -6,7 +6,8 @@
 // Python client's `vmhost.replay` implements the same rules; both are checked against
 // protocol/conformance/matching.json. Standard library only.
 //
-//   node replay.js [--bin PATH] [--offline] [--secrets FILE] [--trust-args] [--update] FILE...
+//   node replay.js [--bin PATH] [--offline] [--backend-url URL] [--secrets FILE] [--trust-args] [--update]
+//                  [--full] FILE...
 //   (also `vmhost-replay` once the package is installed)
 import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -331,9 +332,10 @@ export class Refused extends Error {}
  * `args` (a transcript's `args` or `offlineArgs`, `$transcript` substituted) if a replayer may
  * start a host with them, a recorded backend's file given by its real path; else throws Refused.
  * The options are read as the host reads them (`--name value`, `--name=value`; a value is the next
- * argument unless that starts with `--`), so what is checked is what the host sees.
+ * argument unless that starts with `--`), so what is checked is what the host sees. `backendUrl`:
+ * the address the caller gave (`--backend-url`), allowed as `--backend`.
  */
-export function checkedArguments(args, transcript) {
+export function checkedArguments(args, transcript, backendUrl) {
   const folder = realpathSync(dirname(resolve(transcript)));
   const checked = [];
   let index = 0;
@@ -359,10 +361,22 @@ export function checkedArguments(args, transcript) {
     else if (index < args.length && typeof args[index] === "string" && !(args[index].startsWith("--") && args[index].length > 2)) {
       value = args[index++];
     } else throw new Refused(`--${name} has no value`);
-    if (name === "backend") value = allowedBackend(value, folder);
+    if (name === "backend" && !(backendUrl !== undefined && value === backendUrl)) value = allowedBackend(value, folder);
     checked.push(`--${name}`, value);
   }
   return checked;
+}
+
+/** `args` without `--backend VALUE` / `--backend=VALUE`. */
+function withoutBackend(args) {
+  const kept = [];
+  for (let index = 0; index < args.length; index++) {
+    const argument = args[index];
+    if (argument === "--backend") {
+      if (index + 1 < args.length && !(typeof args[index + 1] === "string" && args[index + 1].startsWith("--"))) index++;
+    } else if (!(typeof argument === "string" && argument.startsWith("--backend="))) kept.push(argument);
+  }
+  return kept;
 }
 
 function allowedBackend(value, folder) {
@@ -393,10 +407,13 @@ function allowedBackend(value, folder) {
  * its path). Unless `trust`, only options a replayer passes by default (checkedArguments; else
  * Refused, naming the file).
  */
-export function transcriptArguments(path, steps, offline = false, { trust = false } = {}) {
+export function transcriptArguments(path, steps, offline = false, { trust = false, backendUrl } = {}) {
   const first = steps[0][1];
   let given;
-  if (!offline) given = first.args;
+  if (!offline) {
+    given = first.args;
+    if (backendUrl !== undefined) given = [...withoutBackend(given), "--backend", backendUrl];
+  }
   else if (!Array.isArray(first.offlineArgs)) throw new Error(`${path}:1: no offlineArgs: the transcript has no recorded backend exchanges`);
   else {
     const here = resolve(path);
@@ -404,7 +421,7 @@ export function transcriptArguments(path, steps, offline = false, { trust = fals
   }
   if (trust) return given.map(String);
   try {
-    return checkedArguments(given, path);
+    return checkedArguments(given, path, offline ? undefined : backendUrl);
   } catch (error) {
     if (error instanceof Refused) throw new Refused(`${path}:${steps[0][0]}: not replayed: ${error.message}`);
     throw error;
@@ -494,20 +511,32 @@ export class HostProcess {
   }
 }
 
-/** The first thing that went wrong in a replay; `report()` is what the command line prints. */
+/** Characters of a message a failure shows (`--full`: all). */
+export const SHOWN = 300;
+
+/**
+ * The first thing that went wrong in a replay; `report()` is what the command line prints. `step`:
+ * the last line that sent something before it (`line N: {"send": …}`); `hint`: a suggestion.
+ */
 export class Failure {
-  constructor(path, line, why, expected, actual, stderr = "") {
-    Object.assign(this, { path, line, why, expected, actual, stderr });
+  constructor(path, line, why, expected, actual, stderr = "", step = "", hint = "") {
+    Object.assign(this, { path, line, why, expected, actual, stderr, step, hint });
   }
 
-  report() {
+  report(full = false) {
+    const shown = (value) => {
+      const text = show(value);
+      return full || text.length <= SHOWN ? text : `${text.slice(0, SHOWN)}… (${text.length} characters; --full shows them all)`;
+    };
     let text = `FAIL ${this.path}:${this.line}: ${this.why}`;
-    if (this.expected !== undefined) text += `\n  expected: ${show(this.expected)}`;
-    if (this.actual !== undefined) text += `\n  got:      ${show(this.actual)}`;
+    if (this.step) text += `\n  after:    ${this.step}`;
+    if (this.expected !== undefined) text += `\n  expected: ${shown(this.expected)}`;
+    if (this.actual !== undefined) text += `\n  got:      ${shown(this.actual)}`;
     if (this.expected !== undefined && this.actual !== undefined) {
       text += "\n  diff:\n    " + diff(this.resolved ?? this.expected, this.actual).split("\n").join("\n    ");
     }
     if (this.stderr.trim()) text += "\n  host stderr:\n    " + this.stderr.trim().split("\n").slice(-20).join("\n    ");
+    if (this.hint) text += `\n  hint: ${this.hint}`;
     return text;
   }
 }
@@ -550,6 +579,15 @@ function masked(value, texts) {
   return value;
 }
 
+/** `line N: {"send": …}`: the last line at or before `line` that sent something, shortened. */
+function stepBefore(steps, line) {
+  const sent = steps.filter(([n, s]) => n <= line && (has(s, "send") || has(s, "sendRaw") || has(s, "close")));
+  if (!sent.length) return "";
+  const [number, step] = sent[sent.length - 1];
+  const text = show(step);
+  return `line ${number}: ${text.length <= 200 ? text : text.slice(0, 200) + "…"}`;
+}
+
 function secretNames(steps) {
   const names = new Set();
   const walk = (item) => {
@@ -567,12 +605,13 @@ function secretNames(steps) {
  * is replayed with its allowance (foldChanges).
  * @param {string} path
  * @param {{binary?: string, offline?: boolean, secrets?: Secrets, readLimit?: number, trust?: boolean,
- *   name?: string}} [options] `name`: what a failure reports instead of `path`.
+ *   name?: string, backendUrl?: string}} [options] `name`: what a failure reports instead of `path`;
+ *   `backendUrl`: replayed online against this backend in place of the transcript's `--backend`.
  */
 export async function replayFile(path, { binary, offline = false, secrets = new Secrets(), readLimit = READ_LIMIT,
-  trust = false, name = path } = {}) {
+  trust = false, name = path, backendUrl } = {}) {
   const steps = loadTranscript(path);
-  const args = transcriptArguments(path, steps, offline, { trust });
+  const args = transcriptArguments(path, steps, offline, { trust, backendUrl });
   const folding = steps.some(([, s]) => typeof s.comment === "string" && s.comment.startsWith(SYSTEM_CLOCK_COMMENT));
   const texts = secretNames(steps).map((n) => [n, secrets.get(n)]).filter(([, t]) => t);
   const host = await HostProcess.start(args, { binary });
@@ -582,7 +621,7 @@ export async function replayFile(path, { binary, offline = false, secrets = new 
 
   const fail = (line, why, expected, actual) => {
     const failure = new Failure(name, line, masked(why, texts), expected === undefined ? undefined : masked(expected, texts),
-      actual === undefined ? undefined : masked(actual, texts), masked(host.stderr, texts));
+      actual === undefined ? undefined : masked(actual, texts), masked(host.stderr, texts), stepBefore(steps, line));
     if (expected !== undefined && actual !== undefined) failure.resolved = masked(resolvePattern(expected, actual, captures), texts);
     throw new Stop(failure);
   };
@@ -704,8 +743,12 @@ export async function replayFile(path, { binary, offline = false, secrets = new 
     }
     return null;
   } catch (error) {
-    if (error instanceof Stop) return error.failure;
-    throw error;
+    if (!(error instanceof Stop)) throw error;
+    if (!offline && has(steps[0][1], "offlineArgs")) {
+      error.failure.hint = "this recording holds its backend's answers: if its backend is not there (or not as it was), " +
+        `replay it with --offline${backendUrl ? "" : ", or point it at another with --backend-url URL"}`;
+    }
+    return error.failure;
   } finally {
     await host.kill();
   }
@@ -843,9 +886,10 @@ function unifiedDiff(before, after, from, to) {
  * with a backend, a recording's backend lines are recorded anew.
  * @returns {Promise<{path: string, old: string, text: string, changed: boolean, diff: string, failure: Failure | null}>}
  */
-export async function update(path, { binary, offline = false, secrets = new Secrets(), readLimit = READ_LIMIT, trust = false } = {}) {
+export async function update(path, { binary, offline = false, secrets = new Secrets(), readLimit = READ_LIMIT, trust = false,
+  backendUrl } = {}) {
   const steps = loadTranscript(path);
-  const args = transcriptArguments(path, steps, offline, { trust });
+  const args = transcriptArguments(path, steps, offline, { trust, backendUrl });
   const old = readFileSync(path, "utf8");
   const lines = old.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
@@ -905,7 +949,7 @@ export async function update(path, { binary, offline = false, secrets = new Secr
   let out = [], pending = [];
   const fail = (line, why, expected, actual) => {
     throw new Stop(new Failure(path, line, masked(why, shownTexts), expected === undefined ? undefined : masked(expected, shownTexts),
-      actual === undefined ? undefined : masked(actual, shownTexts), masked(host.stderr, shownTexts)));
+      actual === undefined ? undefined : masked(actual, shownTexts), masked(host.stderr, shownTexts), stepBefore(steps, line)));
   };
   const nextMessage = async (line, { quiet = false } = {}) => {
     const next = await host.next(readLimit);
@@ -1104,8 +1148,8 @@ function withBackendLines(items, recording) {
 
 // -- the command line ---------------------------------------------------------------------------
 
-const USAGE = "usage: node replay.js [--bin PATH] [--offline] [--secrets FILE] [--trust-args] [--update] " +
-  "[--read-limit SECONDS] FILE...";
+const USAGE = "usage: node replay.js [--bin PATH] [--offline] [--backend-url URL] [--secrets FILE] [--trust-args] " +
+  "[--update] [--full] [--read-limit SECONDS] FILE...";
 
 /**
  * `node replay.js FILE…`: replays each file, prints PASS or FAIL with the first mismatch, and
@@ -1127,6 +1171,11 @@ export async function main(argv, { out = (t) => process.stdout.write(t + "\n"), 
       if (argument === "--offline") options.offline = true;
       else if (argument === "--trust-args") options.trust = true;
       else if (argument === "--update") options.update = true;
+      else if (argument === "--full") options.full = true;
+      else if (argument === "--backend-url") {
+        options.backendUrl = value();
+        if (!/^https?:\/\//.test(options.backendUrl)) throw new Refused(`--backend-url: expected an http:// or https:// URL, got ${show(options.backendUrl)}`);
+      }
       else if (argument === "--bin") options.binary = value();
       else if (argument === "--secrets") secretsFile = value();
       else if (argument === "--read-limit") {
@@ -1158,14 +1207,14 @@ export async function main(argv, { out = (t) => process.stdout.write(t + "\n"), 
     try {
       if (options.update) {
         const updated = await update(file, { ...options, secrets });
-        if (updated.failure) { out(updated.failure.report()); out(`NOT UPDATED ${file}`); failed++; }
+        if (updated.failure) { out(updated.failure.report(options.full)); out(`NOT UPDATED ${file}`); failed++; }
         else if (updated.changed) { writeFileSync(file, updated.text, "utf8"); out(updated.diff.trimEnd()); out(`UPDATED ${file}`); }
         else out(`UNCHANGED ${file}`);
         continue;
       }
       const failure = await replayFile(file, { ...options, secrets });
       if (failure === null) out(`PASS ${file}`);
-      else { out(failure.report()); failed++; }
+      else { out(failure.report(options.full)); failed++; }
     } catch (error) {
       out(error instanceof Refused ? `REFUSED ${error.message}` : `ERROR ${file}: ${error.message}`);
       unusable++;

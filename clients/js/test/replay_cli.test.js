@@ -243,3 +243,42 @@ test("--update refuses when a reply the session had never comes", () => {
   assert.match(done.stdout, /NOT UPDATED/);
   assert.equal(readFileSync(path, "utf8"), text);
 });
+
+test("--backend-url points a recording at another backend; a failure names its step and suggests --offline", async () => {
+  const { createServer: createHTTPServer } = await import("node:http");
+  const { Host } = await import("../index.js");
+  const serve = async () => {
+    const calls = [];
+    const server = createHTTPServer((request, response) => {
+      calls.push(request.url);
+      const body = JSON.stringify({ success: true, code: "0", message: "ok", data: [], page: { index: 1, size: 20, total: 0 } });
+      response.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) });
+      response.end(body);
+    });
+    await new Promise((done) => server.listen(0, "127.0.0.1", done));
+    return { calls, url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((done) => server.close(done)) };
+  };
+  const dir = folder();
+  const path = join(dir, "http.jsonl");
+  const first = await serve();
+  const host = await Host.spawn(["--clock", "manual", "--test-controls", "--backend", first.url, "--record", path], { binary: BINARY });
+  const products = await host.create("ProductList", { pageSize: 20 });
+  await products.subscribe({ outputs: ["isEmpty", "loadState"] });
+  await products.send("refresh");
+  await host.close();
+  await first.close();
+  assert.equal((await cliAsync([path])).status, 2); // an address: refused
+  const failed = await cliAsync(["--trust-args", path]);
+  assert.equal(failed.status, 1, failed.stdout);
+  assert.match(failed.stdout, /\n {2}after: {4}line \d+: \{"send":.*"input":"refresh"/);
+  assert.match(failed.stdout, /hint: this recording holds its backend's answers.*--offline/);
+  const second = await serve();
+  try {
+    const done = await cliAsync(["--backend-url", second.url, path]);
+    assert.equal(done.status, 0, done.stdout);
+    assert.deepEqual(second.calls, ["/products?page=1&pageSize=20"]);
+  } finally {
+    await second.close();
+  }
+  assert.equal((await cliAsync(["--backend-url", "ftp://x", path])).status, 2);
+});

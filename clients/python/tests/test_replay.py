@@ -427,3 +427,80 @@ def test_update_refuses_when_a_reply_the_session_had_never_comes(tmp_path: Path)
     assert result.failure is not None
     assert result.failure.line == 8
     assert "cannot keep the session: the recording had the reply to the request with id 3" in result.failure.why
+
+
+# -- reading a failure; another backend ---------------------------------------------------------------
+
+def test_a_failure_names_the_step_it_followed_and_shows_long_messages_cut(recording: Path) -> None:
+    text = recording.read_text(encoding="utf-8")
+    edited = recording.with_name("edited.jsonl")
+    edited.write_text(text.replace('"page":2', '"page":3,"note":"' + "x" * 400 + '"', 1), encoding="utf-8")
+    env = {"VMHOST_SECRET_PASSWORD": PASSWORD}
+    done = cli(str(edited), env=env)
+    assert done.returncode == 1
+    failing = number_of_first(edited, '"page":3')
+    sends = [n for n, line in enumerate(edited.read_text(encoding="utf-8").splitlines(), start=1)
+             if n < failing and line.startswith('{"send"')]
+    assert f"  after:    line {sends[-1]}: " in done.stdout and '"input":"loadMore"' in done.stdout, done.stdout
+    assert "--full shows them all" in done.stdout and "x" * 400 not in done.stdout.split("diff:")[0]
+    full = cli("--full", str(edited), env=env)
+    assert "--full shows them all" not in full.stdout and len(full.stdout) > len(done.stdout)
+
+
+class _Products:
+    """An HTTP backend on loopback answering every call with an empty page, counting calls."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+        calls = self.calls = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+                calls.append(self.path)
+                body = json.dumps({"success": True, "code": "0", "message": "ok", "data": [],
+                                   "page": {"index": 1, "size": 20, "total": 0}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_backend_url_points_a_recording_at_another_backend_and_a_failure_suggests_offline(tmp_path: Path) -> None:
+    path = tmp_path / "http.jsonl"
+    first = _Products()
+    try:
+        with vmhost.Host.spawn("--clock", "manual", "--test-controls", "--backend", first.url, "--record", str(path),
+                               stderr=subprocess.DEVNULL) as host:
+            products = host.create("ProductList", {"pageSize": 20})
+            products.subscribe(outputs=["isEmpty", "loadState"])
+            products.send("refresh")
+    finally:
+        first.close()
+    # The recorded server is gone: refused as it stands (an address), failed with it trusted, and
+    # the failure suggests --offline.
+    assert cli(str(path)).returncode == 2
+    done = cli("--trust-args", str(path))
+    assert done.returncode == 1, done.stdout
+    assert "hint: this recording holds its backend's answers" in done.stdout and "--offline" in done.stdout
+    assert cli("--offline", str(path)).returncode == 0
+    second = _Products()
+    try:
+        done = cli("--backend-url", second.url, str(path))
+        assert done.returncode == 0, done.stdout
+        assert second.calls == ["/products?page=1&pageSize=20"]
+    finally:
+        second.close()
+    assert cli("--backend-url", "ftp://x", str(path)).returncode == 2

@@ -303,7 +303,23 @@ class Refused(ValueError):
     and why. ``--trust-args`` (``trust_args=True``) passes them."""
 
 
-def checked_arguments(arguments: Sequence[Any], transcript: "os.PathLike[str] | str") -> List[str]:
+def _without_backend(arguments: List[Any]) -> List[Any]:
+    """*arguments* without ``--backend VALUE`` / ``--backend=VALUE``."""
+    kept: List[Any] = []
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        index += 1
+        if argument == "--backend":
+            if index < len(arguments) and not (isinstance(arguments[index], str) and arguments[index].startswith("--")):
+                index += 1
+        elif not (isinstance(argument, str) and argument.startswith("--backend=")):
+            kept.append(argument)
+    return kept
+
+
+def checked_arguments(arguments: Sequence[Any], transcript: "os.PathLike[str] | str",
+                      backend_url: Optional[str] = None) -> List[str]:
     """*arguments* (a transcript's ``args`` or ``offlineArgs``, ``$transcript`` substituted) if a
     replayer may start a host with them, with a recorded backend's file given by its real path;
     else raises :class:`Refused`.
@@ -312,7 +328,8 @@ def checked_arguments(arguments: Sequence[Any], transcript: "os.PathLike[str] | 
     the next argument unless that starts with ``--``), so that what is checked is what the host
     sees. Allowed: :data:`ALLOWED_FLAGS`, :data:`ALLOWED_OPTIONS`; ``--backend`` is ``embedded`` or
     ``recorded:FILE``, FILE a regular file in the transcript's folder (a relative FILE is taken
-    from that folder; no ``..``, no link leading out of it)."""
+    from that folder; no ``..``, no link leading out of it), or *backend_url*, the address the
+    caller gave (``--backend-url``)."""
     folder = Path(os.path.realpath(Path(transcript).parent))
     checked: List[str] = []
     index = 0
@@ -341,7 +358,7 @@ def checked_arguments(arguments: Sequence[Any], transcript: "os.PathLike[str] | 
             index += 1
         else:
             raise Refused(f"--{name} has no value")
-        if name == "backend":
+        if name == "backend" and not (backend_url is not None and value == backend_url):
             value = _allowed_backend(value, folder)
         checked += ["--" + name, value]
     return checked
@@ -495,13 +512,17 @@ class Transcript:
         with one allowance, :func:`fold_changes`."""
         return any(str(step.get("comment", "")).startswith(SYSTEM_CLOCK_COMMENT) for _, step in self.steps)
 
-    def arguments(self, offline: bool, trust: bool = False) -> List[str]:
+    def arguments(self, offline: bool, trust: bool = False, backend_url: Optional[str] = None) -> List[str]:
         """The options to start the host with: ``args``, or with *offline* ``offlineArgs``
         (``$transcript``: this file's path). Unless *trust*, only options a replayer passes by
-        default (:func:`checked_arguments`; else :class:`Refused`, naming the file)."""
+        default (:func:`checked_arguments`; else :class:`Refused`, naming the file).
+        *backend_url* (online only): the backend the caller points the replay at, in place of
+        the transcript's ``--backend``."""
         first = self.steps[0][1]
         if not offline:
             given = list(first["args"])
+            if backend_url is not None:
+                given = _without_backend(given) + ["--backend", backend_url]
         elif not isinstance(first.get("offlineArgs"), list):
             raise ValueError(f"{self.path}:1: no offlineArgs: the transcript has no recorded backend "
                              f"exchanges to replay without a backend")
@@ -511,7 +532,7 @@ class Transcript:
         if trust:
             return [str(a) for a in given]
         try:
-            return checked_arguments(given, self.path)
+            return checked_arguments(given, self.path, None if offline else backend_url)
         except Refused as refused:
             raise Refused(f"{self.path}:{self.steps[0][0]}: not replayed: {refused}") from None
 
@@ -536,6 +557,9 @@ class Transcript:
         return names
 
 
+SHOWN = 300  # characters of a message a failure shows (--full: all)
+
+
 @dataclass
 class Failure:
     """The first thing that went wrong in a replay."""
@@ -546,12 +570,29 @@ class Failure:
     actual: Any = _NOTHING
     stderr: str = ""
 
-    def report(self) -> str:
+    #: The step the failure followed: the last line that sent something before it, as
+    #: ``line N: {"send": …}`` (shortened), or "".
+    step: str = ""
+    #: A suggestion for the reader (``--offline`` for a recording whose backend is not there).
+    hint: str = ""
+
+    def report(self, full: bool = False) -> str:
+        """The failure for a reader: the line, what differs at which JSON path, the step it
+        followed, what was expected and what came (each cut to :data:`SHOWN` characters unless
+        *full*), their diff and the end of the host's stderr."""
+        def shown(value: Any) -> str:
+            text = dumps(value)
+            if full or len(text) <= SHOWN:
+                return text
+            return f"{text[:SHOWN]}… ({len(text)} characters; --full shows them all)"
+
         text = f"FAIL {self.path}:{self.line}: {self.why}"
+        if self.step:
+            text += f"\n  after:    {self.step}"
         if self.expected is not _NOTHING:
-            text += f"\n  expected: {dumps(self.expected)}"
+            text += f"\n  expected: {shown(self.expected)}"
         if self.actual is not _NOTHING:
-            text += f"\n  got:      {dumps(self.actual)}"
+            text += f"\n  got:      {shown(self.actual)}"
         if self.expected is not _NOTHING and self.actual is not _NOTHING:
             diff = difflib.unified_diff(
                 json.dumps(self.expected, ensure_ascii=False, indent=1).splitlines(),
@@ -560,6 +601,8 @@ class Failure:
             text += "\n  diff:\n    " + "\n    ".join(diff)
         if self.stderr.strip():
             text += "\n  host stderr:\n    " + "\n    ".join(self.stderr.strip().splitlines()[-20:])
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
         return text
 
 
@@ -577,9 +620,10 @@ class _Run:
 
     def __init__(self, transcript: Transcript, binary: Optional[str], offline: bool, secrets: Secrets,
                  read_limit: float, extra_args: Sequence[str] = (), exact_texts: bool = False,
-                 observe: Optional[Observer] = None, library: Optional[str] = None, trust: bool = False) -> None:
+                 observe: Optional[Observer] = None, library: Optional[str] = None, trust: bool = False,
+                 backend_url: Optional[str] = None) -> None:
         # First: a transcript's options are checked before anything starts (Refused).
-        arguments = [*transcript.arguments(offline, trust), *extra_args]
+        arguments = [*transcript.arguments(offline, trust, backend_url), *extra_args]
         self.transcript = transcript
         self.exact_texts = exact_texts
         self.observe = observe
@@ -612,7 +656,19 @@ class _Run:
         if actual is not _NOTHING:
             actual = masked(actual, self.secrets, self.names)
         raise _Stop(Failure(self.transcript.path, line, masked(why, self.secrets, self.names),
-                            expected, actual, masked(self.stderr_text(), self.secrets, self.names)))
+                            expected, actual, masked(self.stderr_text(), self.secrets, self.names),
+                            self.step_before(line)))
+
+    def step_before(self, line: int) -> str:
+        """``line N: {"send": …}``: the last line at or before *line* that sent something, as the
+        transcript has it (placeholders, not secrets), shortened."""
+        sent = [(number, step) for number, step in self.transcript.steps
+                if number <= line and ("send" in step or "sendRaw" in step or "close" in step)]
+        if not sent:
+            return ""
+        number, step = sent[-1]
+        text = dumps(step)
+        return f"line {number}: {text if len(text) <= 200 else text[:200] + '…'}"
 
     def send(self, line: int, message: Any) -> None:
         try:
@@ -745,18 +801,21 @@ class _Run:
 def replay(path: "os.PathLike[str] | str | Transcript", binary: Optional[str] = None, offline: bool = False,
            secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT, exact_texts: bool = False,
            observe: Optional[Observer] = None, library: Optional[str] = None,
-           trust_args: bool = False) -> Optional[Failure]:
+           trust_args: bool = False, backend_url: Optional[str] = None) -> Optional[Failure]:
     """Replays the transcript at *path* (or a :class:`Transcript`); returns its first failure, or
     None when it passed. *exact_texts*: see :func:`match`. *observe*, if given, is called with
     ``("in", message)`` for every message sent and ``("out", message)`` for every message read.
     *library*: replay in this process through the C ABI, with ``Host.embedded`` on that library
     (``""``: the one ``Host.embedded`` finds) instead of a process of *binary*. The transcript's
     options are checked first (:func:`checked_arguments`): one a replayer does not pass by default
-    raises :class:`Refused` and starts nothing, unless *trust_args*."""
+    raises :class:`Refused` and starts nothing, unless *trust_args*. *backend_url*: replayed
+    online against this backend, in place of the transcript's ``--backend``. A failure of a
+    recording replayed online that has its backend's answers suggests ``--offline``."""
     transcript = path if isinstance(path, Transcript) else Transcript.load(path)
     try:
         run = _Run(transcript, binary, offline, secrets or Secrets(), read_limit,
-                   exact_texts=exact_texts, observe=observe, library=library, trust=trust_args)
+                   exact_texts=exact_texts, observe=observe, library=library, trust=trust_args,
+                   backend_url=backend_url)
     except _Stop as stop:
         return stop.failure
     steps = transcript.steps
@@ -792,6 +851,10 @@ def replay(path: "os.PathLike[str] | str | Transcript", binary: Optional[str] = 
             run.wait(last, 0, " after the end of input (SPEC §7 expects 0)")
         return None
     except _Stop as stop:
+        if not offline and "offlineArgs" in steps[0][1]:
+            stop.failure.hint = ("this recording holds its backend's answers: if its backend is not there (or not "
+                                 "as it was), replay it with --offline" +
+                                 ("" if backend_url else ", or point it at another with --backend-url URL"))
         return stop.failure
     finally:
         run.stop()
@@ -907,7 +970,8 @@ class _Item:
 
 
 def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline: bool = False,
-           secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT, trust_args: bool = False) -> Updated:
+           secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT, trust_args: bool = False,
+           backend_url: Optional[str] = None) -> Updated:
     """Replays *path* and returns its text with the expectations the host meets now.
 
     Every send is written as in :func:`replay`, once the replies the recorded client had before
@@ -923,7 +987,7 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
     """
     secrets = secrets or Secrets()
     transcript = Transcript.load(path)
-    transcript.arguments(offline, trust_args)  # Refused before anything is made
+    transcript.arguments(offline, trust_args, backend_url)  # Refused before anything is made
     old = transcript.path.read_text(encoding="utf-8")
     has_backend = "offlineArgs" in transcript.steps[0][1] or any("backend" in step for _, step in transcript.steps)
     record: Optional[Path] = None
@@ -934,7 +998,7 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
         record = Path(name)
         extra = ["--record", str(record)]
     try:
-        run = _Run(transcript, binary, offline, secrets, read_limit, extra, trust=trust_args)
+        run = _Run(transcript, binary, offline, secrets, read_limit, extra, trust=trust_args, backend_url=backend_url)
     except BaseException:
         if record is not None:
             record.unlink(missing_ok=True)
@@ -1203,6 +1267,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "(default: VMHOST_SECRET_<NAME> from the environment)")
     parser.add_argument("--update", action="store_true",
                         help="rewrite the expectations from what the host writes now and show the diff")
+    parser.add_argument("--backend-url", metavar="URL",
+                        help="replay online against this backend (http:// or https://) in place of the one the "
+                             "transcript names (a recording made against a server elsewhere)")
+    parser.add_argument("--full", action="store_true",
+                        help="show the whole expected and received messages of a failure (default: their first "
+                             f"{SHOWN} characters, and the diff)")
     parser.add_argument("--trust-args", action="store_true",
                         help="start the host with whatever options the transcripts name (--trace, --record, "
                              "--state-dir, a backend URL, ...); by default only options that cannot write a file, "
@@ -1211,6 +1281,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--read-limit", type=float, default=READ_LIMIT, metavar="SECONDS",
                         help=f"how long a missing message is waited for before it fails (default {READ_LIMIT})")
     options = parser.parse_args(argv)
+    if options.backend_url is not None and not options.backend_url.startswith(("http://", "https://")):
+        parser.error(f"--backend-url: expected an http:// or https:// URL, got {options.backend_url!r}")
     try:
         secrets = Secrets.from_file(options.secrets)
         binary = find_binary(options.binary)
@@ -1223,9 +1295,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             if options.update:
                 updated = update(name, binary, options.offline, secrets, options.read_limit,
-                                 trust_args=options.trust_args)
+                                 trust_args=options.trust_args, backend_url=options.backend_url)
                 if updated.failure is not None:
-                    print(updated.failure.report())
+                    print(updated.failure.report(options.full))
                     print(f"NOT UPDATED {name}")
                     failed += 1
                 elif updated.changed:
@@ -1236,7 +1308,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     print(f"UNCHANGED {name}")
                 continue
             failure = replay(name, binary, options.offline, secrets, options.read_limit, library=options.library,
-                             trust_args=options.trust_args)
+                             trust_args=options.trust_args, backend_url=options.backend_url)
         except Refused as error:
             print(f"REFUSED {error}")
             unusable += 1
@@ -1252,7 +1324,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if failure is None:
             print(f"PASS {name}")
         else:
-            print(failure.report())
+            print(failure.report(options.full))
             failed += 1
     total = len(options.files)
     print(f"{total - failed - unusable} of {total} passed" + (" (updated)" if options.update else ""))
