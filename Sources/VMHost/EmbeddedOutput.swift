@@ -107,20 +107,22 @@ final class EmbeddedTrace: Sendable {
     private let writer: OutputWriter<PlainOnly>
     private let fd: Int32
     private let origin = EventLoop.monotonicNanoseconds()
-    private let redaction: Redaction
+    private let redaction: TraceRedaction
+    private let maxBytes: Int
+    private let written = Mutex<Int>(0)
 
-    init(fd: Int32, redaction: Redaction) {
+    init(fd: Int32, redaction: Redaction, maxBytes: Int = TraceRecorder.defaultMaxBytes) {
         self.fd = fd
-        self.redaction = redaction
+        self.redaction = TraceRedaction(redaction)
+        self.maxBytes = maxBytes
         writer = OutputWriter(fd: fd, framing: .ndjson, queue: queue, onClosed: {})
     }
 
     func record(_ direction: String, _ message: JSON) {
-        let elapsed = Double(EventLoop.monotonicNanoseconds() - origin) / 1_000_000
-        let line: JSON = [
-            "t": .double((elapsed * 1000).rounded() / 1000), "dir": .string(direction), "msg": redaction.redact(message),
-        ]
-        queue.push(line.serialized())
+        let line = TraceRecorder.line(direction, redaction.redact(message), origin: origin)
+        if let lines = written.withLock({ TraceRecorder.admit(line, written: &$0, maxBytes: maxBytes, origin: origin) }) {
+            for line in lines { queue.push(line) }
+        }
     }
 
     func recordOutgoing(_ body: [UInt8]) {

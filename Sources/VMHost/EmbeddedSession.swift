@@ -89,7 +89,9 @@ package final class EmbeddedSession {
                 let fd = try SessionRecorder.create(path: path)
                 let recorded = SessionRecorder.recordedArguments(
                     parsed, options: server.allOptions, leavingOut: ["record", "trace", "framing"])
-                recorder = SessionRecorder(fd: fd, arguments: recorded, manualClock: settings.manualClock)
+                recorder = SessionRecorder(
+                    fd: fd, arguments: recorded, manualClock: settings.manualClock, maxBytes: settings.maxRecordBytes,
+                    budget: settings.recordBudget)
             } catch {
                 throw EmbeddedHost.OpenError(.trace, error.description)
             }
@@ -128,7 +130,9 @@ package final class EmbeddedSession {
             self.stream = EmbeddedMessageStream(queue: host.outputQueue)
         }
         if let traceFD {
-            let trace = EmbeddedTrace(fd: traceFD, redaction: host.redaction(secretMembers: configuration.secretMembers))
+            let trace = EmbeddedTrace(
+                fd: traceFD, redaction: host.redaction(secretMembers: configuration.secretMembers),
+                maxBytes: settings.maxTraceBytes)
             self.trace = trace
             host.engine.tracer = { message in trace.record("in", message) }
             stream?.observe = { body in trace.recordOutgoing(body) }

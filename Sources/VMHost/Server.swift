@@ -101,6 +101,18 @@ public struct Server: Sendable {
             abstract: "Write the session to FILE as a conformance transcript that a replay repeats.",
             discussion: "Every message sent and written, secrets as placeholders a replay fills (protocol/conformance/README.md, Recordings). Replay it with python3 -m vmhost.replay FILE."),
         OptionSpec(
+            "max-record-bytes", value: "bytes", defaultValue: String(SessionRecorder.defaultMaxBytes),
+            abstract: "Largest recording of one session (--record), in bytes.",
+            discussion: "Past it the recording ends with a comment saying why, and the session goes on."),
+        OptionSpec(
+            "max-record-total-bytes", value: "bytes", defaultValue: String(RecordingBudget.defaultLimit),
+            abstract: "Most bytes all the recordings of this server write together (--record), in bytes.",
+            discussion: "Past it each recording ends with a comment saying why, and its session goes on."),
+        OptionSpec(
+            "max-trace-bytes", value: "bytes", defaultValue: String(TraceRecorder.defaultMaxBytes),
+            abstract: "Most bytes this server appends to its trace (--trace), in bytes.",
+            discussion: "Past it a last line {\"dir\": \"end\"} says why, and nothing more is written."),
+        OptionSpec(
             "log-level", value: "log-level", choices: Logger.Level.allCases.map(\.rawValue), defaultValue: "warning",
             abstract: "Least severe log level written to stderr: trace, debug, info, notice, warning, error or critical."),
         OptionSpec(
@@ -283,6 +295,12 @@ public struct ServerSettings: Sendable {
     public var logLevel: Logger.Level
     /// `--max-message-bytes`.
     public var maxMessageBytes: Int
+    /// `--max-record-bytes`: the bound of one session's recording.
+    public var maxRecordBytes: Int
+    /// `--max-record-total-bytes`: the budget of all the recordings of this server.
+    public var recordBudget: RecordingBudget
+    /// `--max-trace-bytes`.
+    public var maxTraceBytes: Int
 
     /// The standard options of `parsed`; a bad value is a usage error.
     public init(_ parsed: ParsedArguments) throws(UsageError) {
@@ -296,6 +314,17 @@ public struct ServerSettings: Sendable {
         guard maxMessageBytes >= 64 else {
             throw UsageError("--max-message-bytes must be at least 64, got \(maxMessageBytes)")
         }
+        maxRecordBytes = try Self.bound("max-record-bytes", parsed, default: SessionRecorder.defaultMaxBytes)
+        let total = try Self.bound("max-record-total-bytes", parsed, default: RecordingBudget.defaultLimit)
+        recordBudget = total == RecordingBudget.defaultLimit ? .shared : RecordingBudget(limit: total)
+        maxTraceBytes = try Self.bound("max-trace-bytes", parsed, default: TraceRecorder.defaultMaxBytes)
+    }
+
+    /// The value of a bound in bytes (`--name`), at least 1024.
+    private static func bound(_ name: String, _ parsed: ParsedArguments, default value: Int) throws(UsageError) -> Int {
+        let given = try parsed.integer(name) ?? value
+        guard given >= 1024 else { throw UsageError("--\(name) must be at least 1024 bytes, got \(given)") }
+        return given
     }
 }
 

@@ -44,8 +44,15 @@ public final class SessionRecorder: Sendable {
     /// `arguments` (as ``recordedArguments(_:options:leavingOut:)`` makes them). `manualClock`:
     /// whether the host runs on a manual clock (a recording on the system clock says that its
     /// timing may not repeat).
-    @_spi(Transport) public init(fd: Int32, arguments: [String], manualClock: Bool) {
-        var state = State(fd: fd, arguments: arguments)
+    ///
+    /// `maxBytes` (`--max-record-bytes`) bounds the file, and `budget` (`--max-record-total-bytes`)
+    /// every recording of the server together: a line past either is not written; a comment
+    /// saying why ends the recording instead, and the session goes on unrecorded.
+    @_spi(Transport) public init(
+        fd: Int32, arguments: [String], manualClock: Bool,
+        maxBytes: Int = SessionRecorder.defaultMaxBytes, budget: RecordingBudget = .shared
+    ) {
+        var state = State(fd: fd, arguments: arguments, maxBytes: maxBytes, budget: budget)
         state.headerComments.append(
             "Recorded with --record: what the client sent and what the host wrote, in order. "
                 + "Replay it with `python3 -m vmhost.replay FILE` (protocol/conformance/README.md, Recordings).")
@@ -198,7 +205,7 @@ public final class SessionRecorder: Sendable {
     @_spi(Transport) public func cutShort(comment: String) {
         state.withLock { state in
             guard !state.finished else { return }
-            state.write(["comment": .string(comment)])
+            state.write(["comment": .string(comment)], closing: true)
             state.end()
         }
     }
@@ -234,7 +241,7 @@ public final class SessionRecorder: Sendable {
     /// Creates (or truncates) the file at `path` for a recording; returns its descriptor. Only a
     /// regular file is accepted.
     @_spi(Transport) public static func create(path: String) throws(RecordingError) -> Int32 {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o600)
         guard fd >= 0 else {
             throw RecordingError(description: "cannot open recording file \(path): \(String(cString: strerror(errno)))")
         }
@@ -244,6 +251,7 @@ public final class SessionRecorder: Sendable {
             throw RecordingError(description: "cannot record to \(path): not a regular file")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        _ = fchmod(fd, 0o600)  // a file that existed is emptied and holds a session now: the owner's only
         return fd
     }
 
@@ -267,7 +275,7 @@ public final class SessionRecorder: Sendable {
         var number = max(1, first)
         for _ in 0..<100_000 {
             let path = directory + "/session-\(number).jsonl"
-            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             if fd >= 0 { return (fd, path, number) }
             guard errno == EEXIST, number < Int.max else { break }
             number += 1
@@ -276,12 +284,14 @@ public final class SessionRecorder: Sendable {
     }
 
     /// The options given (`parsed`, read against `options`) as a command line in the order of
-    /// `options`, without those named in `leavingOut` and without `--help` and `--version`.
+    /// `options`, without those named in `leavingOut`, the bounds of the recording and the trace
+    /// themselves (``boundOptions``), `--help` and `--version`.
     @_spi(Transport) public static func recordedArguments(
         _ parsed: ParsedArguments, options: [OptionSpec], leavingOut: Set<String>
     ) -> [String] {
         var arguments: [String] = []
-        for option in options where !leavingOut.contains(option.name) && option.name != "help" && option.name != "version" {
+        for option in options
+        where !leavingOut.contains(option.name) && !boundOptions.contains(option.name) && option.name != "help" && option.name != "version" {
             if option.value == nil {
                 if parsed.flag(option.name) { arguments.append("--" + option.name) }
             } else if let value = parsed.value(option.name) {
@@ -307,6 +317,48 @@ public final class SessionRecorder: Sendable {
         }
         return kept
     }
+}
+
+// MARK: - Bounds
+
+extension SessionRecorder {
+    /// The options bounding a recording or a trace, which a recording's `args` line leaves out
+    /// with the recording's and the trace's own.
+    public static let boundOptions: Set<String> = ["max-record-bytes", "max-record-total-bytes", "max-trace-bytes"]
+
+    /// The default of `--max-record-bytes`: 64 MiB for one session's recording.
+    public static let defaultMaxBytes = 64 * 1024 * 1024
+}
+
+/// The bytes every recording of a server may write together (`--max-record-total-bytes`), shared
+/// by its ``SessionRecorder``s from any thread.
+public final class RecordingBudget: Sendable {
+    /// The default of `--max-record-total-bytes`: 1 GiB.
+    public static let defaultLimit = 1024 * 1024 * 1024
+    /// The budget of this process's recordings when none is given (the default limit).
+    public static let shared = RecordingBudget(limit: defaultLimit)
+
+    /// The bytes all recordings may write together.
+    public let limit: Int
+    private let used = Atomic<Int>(0)
+
+    /// A budget of `limit` bytes.
+    public init(limit: Int) { self.limit = limit }
+
+    /// Takes `count` bytes, or nothing and false when fewer are left.
+    func take(_ count: Int) -> Bool {
+        var current = used.load(ordering: .relaxed)
+        while true {
+            guard current <= limit - count else { return false }
+            let (exchanged, original) = used.compareExchange(
+                expected: current, desired: current + count, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    /// Counts `count` bytes written past the limit's check (the closing lines of a recording).
+    func add(_ count: Int) { used.add(count, ordering: .relaxed) }
 }
 
 // MARK: - The state and the forms of lines
@@ -335,9 +387,17 @@ extension SessionRecorder {
         var secrets = SecretBook()
         var endHooks: [@HostActor @Sendable () -> Void] = []
 
-        init(fd: Int32, arguments: [String]) {
+        /// The bound of this file, and the server's of every recording.
+        let maxBytes: Int
+        let budget: RecordingBudget
+        /// The bytes written to this file.
+        var written = 0
+
+        init(fd: Int32, arguments: [String], maxBytes: Int, budget: RecordingBudget) {
             self.fd = fd
             self.arguments = arguments
+            self.maxBytes = maxBytes
+            self.budget = budget
         }
 
         var accepting: Bool { !finished && !writeFailed }
@@ -346,21 +406,26 @@ extension SessionRecorder {
         /// needs; then the file is closed.
         mutating func end() {
             guard !finished else { return }
-            if let status = exitStatus { write(["exit": .int(Int64(status))]) }
-            let needed = secrets.summary(needed: true)
+            if let status = exitStatus { write(["exit": .int(Int64(status))], closing: true) }
+            let needed = secrets.summary(needed: true, limit: Self.closingRoom / 2)
             if !needed.isEmpty {
                 write(["comment": .string(
                     "Secrets a replay needs (never written here): " + needed
-                        + ". Give each as VMHOST_SECRET_<NAME> in the environment, or in a JSON file {\"NAME\": \"value\"} passed with --secrets.")])
+                        + ". Give each as VMHOST_SECRET_<NAME> in the environment, or in a JSON file {\"NAME\": \"value\"} passed with --secrets.")],
+                    closing: true)
             }
-            let masked = secrets.summary(needed: false)
+            let masked = secrets.summary(needed: false, limit: Self.closingRoom / 4)
             if !masked.isEmpty {
-                write(["comment": .string("Secrets masked in the app's lines only, which a replay does not need: " + masked + ".")])
+                write(["comment": .string("Secrets masked in the app's lines only, which a replay does not need: " + masked + ".")], closing: true)
             }
             if !headerWritten { writeHeader() }
             finished = true
             close(fd)
         }
+
+        /// The room kept past the bounds for the closing lines (the comment saying why the
+        /// recording stopped, the secrets a replay needs).
+        static let closingRoom = 16 * 1024
 
         mutating func writeHeader() {
             headerWritten = true
@@ -370,26 +435,55 @@ extension SessionRecorder {
             for comment in headerComments { writeLine(["comment": .string(comment)]) }
         }
 
-        mutating func write(_ line: JSON) {
+        /// Writes `line` (after the header). A line past this file's bound or the server's is
+        /// not written: a comment saying why ends the recording. `closing`: a line of its end,
+        /// written within the room kept for it.
+        mutating func write(_ line: JSON, closing: Bool = false) {
             if !headerWritten { writeHeader() }
-            writeLine(line)
+            guard !finished else { return }
+            var bytes = line.serialized()
+            bytes.append(UInt8(ascii: "\n"))
+            if closing {
+                budget.add(bytes.count)
+            } else if written > maxBytes - bytes.count {
+                stop("it reached --max-record-bytes (\(maxBytes) bytes)")
+                return
+            } else if !budget.take(bytes.count) {
+                stop("the recordings of this server reached --max-record-total-bytes (\(budget.limit) bytes)")
+                return
+            }
+            writeBytes(bytes)
+        }
+
+        /// Ends the recording before the session: a comment saying why, then the end's lines.
+        private mutating func stop(_ why: String) {
+            write(["comment": .string(
+                "The recording stops here: \(why). The session went on unrecorded; a replay of this file ends here, "
+                    + "and fails if the host still had something to write.")], closing: true)
+            end()
         }
 
         private mutating func writeLine(_ line: JSON) {
-            guard !writeFailed else { return }
             var bytes = line.serialized()
             bytes.append(UInt8(ascii: "\n"))
+            budget.add(bytes.count)
+            writeBytes(bytes)
+        }
+
+        private mutating func writeBytes(_ bytes: [UInt8]) {
+            guard !writeFailed else { return }
+            written += bytes.count
             var offset = 0
             while offset < bytes.count {
-                let written = bytes.withUnsafeBytes { buffer in
+                let count = bytes.withUnsafeBytes { buffer in
                     systemWrite(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 }
-                if written < 0 {
+                if count < 0 {
                     if errno == EINTR { continue }
                     writeFailed = true
                     return
                 }
-                offset += written
+                offset += count
             }
         }
 
@@ -446,6 +540,10 @@ extension SessionRecorder {
                     switch (method, member.key, member.value) {
                     case ("vm.send", "params", .object(let params)):
                         result.append("params", .object(sendParams(params)))
+                    case ("vm.send", "params", let params):
+                        // By position (an array), or no params at all (a string): the host
+                        // refuses it, and the trace masks all of it; so does the recording.
+                        result.append("params", secret(params, source: "params"))
                     case ("vm.unsubscribe", "params", .object(var params)):
                         if case .string(let handle)? = params["subscription"], let name = captures[handle] {
                             params["subscription"] = .string("$ref:" + name)
@@ -463,7 +561,10 @@ extension SessionRecorder {
             }
         }
 
-        /// The params of a `vm.send`: the value of an input that no kind declares plain is secret.
+        /// The params of a `vm.send`, by the trace's rule (``Redaction``, SPEC §8): `vm` and
+        /// `input` kept when strings, `value` only when the input is declared plain; every other
+        /// member, and `vm` or `input` of another type, is secret. A refused or malformed send
+        /// leaks no more than an accepted one.
         private mutating func sendParams(_ params: JSONObject) -> JSONObject {
             var plain = false
             var source = "value"
@@ -473,10 +574,15 @@ extension SessionRecorder {
             }
             var result = JSONObject()
             for member in params {
-                if member.key == "value" && !plain {
-                    result.append("value", secret(member.value, source: source))
-                } else {
+                switch (member.key, member.value) {
+                case ("vm", .string), ("input", .string):
                     result.append(member.key, sent(member.value, member: member.key))
+                case ("value", _) where plain:
+                    result.append("value", sent(member.value, member: "value"))
+                case ("value", _):
+                    result.append("value", secret(member.value, source: source))
+                default:
+                    result.append(member.key, secret(member.value, source: member.key))
                 }
             }
             return result
@@ -711,10 +817,19 @@ struct SecretBook {
     }
 
     /// `$secret:password (6 characters, from password), …` for the secrets a replay needs (or
-    /// those it does not).
-    func summary(needed: Bool) -> String {
-        secrets.filter { $0.needed == needed }
-            .map { "$secret:\($0.name) (\($0.longest.count) characters, from \($0.source))" }.joined(separator: ", ")
+    /// those it does not), at most `limit` UTF-8 bytes (`…, and N more`).
+    func summary(needed: Bool, limit: Int = .max) -> String {
+        let items = secrets.filter { $0.needed == needed }
+            .map { "$secret:\($0.name) (\($0.longest.count) characters, from \($0.source))" }
+        var text = ""
+        for (index, item) in items.enumerated() {
+            let more = ", and \(items.count - index) more"
+            if text.utf8.count + item.utf8.count + 2 + more.utf8.count > limit {
+                return text + more
+            }
+            text += text.isEmpty ? item : ", " + item
+        }
+        return text
     }
 
     private func uniqueName(for source: String) -> String {

@@ -37,7 +37,9 @@ extension ServerLifecycle {
         guard let fd else { return }
         let recorded = SessionRecorder.recordedArguments(
             arguments, options: server.allOptions, leavingOut: ["record", "trace", "framing"])
-        let recorder = SessionRecorder(fd: fd, arguments: recorded, manualClock: settings.manualClock)
+        let recorder = SessionRecorder(
+            fd: fd, arguments: recorded, manualClock: settings.manualClock, maxBytes: settings.maxRecordBytes,
+            budget: settings.recordBudget)
         self.recorder = recorder
         SessionRecorder.current = recorder
     }

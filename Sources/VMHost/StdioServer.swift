@@ -174,7 +174,7 @@ enum ServerLifecycle {
         var trace: TraceRecorder?
         if let traceFD {
             let redaction = host.redaction(secretMembers: configuration.secretMembers)
-            let recorder = TraceRecorder(fd: traceFD, redaction: redaction)
+            let recorder = TraceRecorder(fd: traceFD, redaction: redaction, maxBytes: settings.maxTraceBytes)
             host.engine.tracer = { message in recorder.record("in", message) }
             trace = recorder
         }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostWire
 
@@ -16,15 +17,19 @@ public final class TraceRecorder: Sendable {
     private let queue = OutputQueue<PlainOnly>()
     private let writer: OutputWriter<PlainOnly>
     private let origin = EventLoop.monotonicNanoseconds()
-    private let redaction: Redaction
+    private let redaction: TraceRedaction
+    /// The most bytes this recorder appends (`--max-trace-bytes`), its last line included.
+    private let maxBytes: Int
+    /// The bytes appended so far; past ``maxBytes`` a last line says why nothing more is.
+    private let written = Mutex<Int>(0)
 
     /// Opens (appending) or creates `path` for a trace, without blocking: a FIFO that no process
     /// reads is refused (ENXIO) rather than waited on. Returns the descriptor.
     public static func open(path: String) throws(TraceError) -> Int32 {
         #if canImport(Glibc)
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0o644)
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0o600)
         #else
-        let fd = Darwin.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0o644)
+        let fd = Darwin.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0o600)
         #endif
         guard fd >= 0 else {
             let reason = errno == ENXIO ? "it is a FIFO that no process reads" : String(cString: strerror(errno))
@@ -33,9 +38,14 @@ public final class TraceRecorder: Sendable {
         return fd
     }
 
-    /// A recorder appending to `fd` (from ``open(path:)``), masking with `redaction`.
-    public init(fd: Int32, redaction: Redaction) {
-        self.redaction = redaction
+    /// The default of `--max-trace-bytes`: 256 MiB.
+    public static let defaultMaxBytes = 256 * 1024 * 1024
+
+    /// A recorder appending to `fd` (from ``open(path:)``), masking with `redaction`, at most
+    /// `maxBytes` bytes.
+    public init(fd: Int32, redaction: Redaction, maxBytes: Int = TraceRecorder.defaultMaxBytes) {
+        self.redaction = TraceRedaction(redaction)
+        self.maxBytes = maxBytes
         writer = OutputWriter(fd: fd, framing: .ndjson, queue: queue, onClosed: {})
     }
 
@@ -45,13 +55,34 @@ public final class TraceRecorder: Sendable {
         public var description: String
     }
 
-    /// Records one message. `dir` is `in` or `out`.
+    /// Records one message. `dir` is `in` or `out`. Past ``maxBytes`` nothing is: one last line
+    /// `{t, "dir": "end", "msg": why}` says so.
     public func record(_ direction: String, _ message: JSON) {
+        let line = TraceRecorder.line(direction, redaction.redact(message), origin: origin)
+        if let bytes = written.withLock({ TraceRecorder.admit(line, written: &$0, maxBytes: maxBytes, origin: origin) }) {
+            for line in bytes { queue.push(line) }
+        }
+    }
+
+    /// `{t, dir, msg}` serialized, `t` in milliseconds since `origin`.
+    package static func line(_ direction: String, _ message: JSON, origin: UInt64) -> [UInt8] {
         let elapsed = Double(EventLoop.monotonicNanoseconds() - origin) / 1_000_000
-        let line: JSON = [
-            "t": .double((elapsed * 1000).rounded() / 1000), "dir": .string(direction), "msg": redaction.redact(message),
-        ]
-        queue.push(line.serialized())
+        let line: JSON = ["t": .double((elapsed * 1000).rounded() / 1000), "dir": .string(direction), "msg": message]
+        return line.serialized()
+    }
+
+    /// The lines to append for `line` given `written` bytes so far: `line`; past `maxBytes` the
+    /// last line saying why (once, within the bound: the bound keeps room for it); then none.
+    package static func admit(_ line: [UInt8], written: inout Int, maxBytes: Int, origin: UInt64) -> [[UInt8]]? {
+        let room = 256  // the last line's size at most
+        guard written >= 0 else { return nil }  // ended
+        if line.count + 1 <= maxBytes - room - written {
+            written += line.count + 1
+            return [line]
+        }
+        written = -1
+        let why = "the trace reached its bound of \(maxBytes) bytes (--max-trace-bytes): nothing more is written"
+        return [Self.line("end", .string(why), origin: origin)]
     }
 
     /// Records one outgoing body as written.
@@ -61,6 +92,59 @@ public final class TraceRecorder: Sendable {
 
     /// Waits (at most `nanoseconds`) until everything recorded is written.
     public func flush(nanoseconds: UInt64) { _ = queue.waitUntilFlushed(nanoseconds: nanoseconds) }
+}
+
+/// The redaction of a trace: ``Redaction``'s rules, and a secret quoted back. Every text it
+/// masks in a message (the value sent to a secret input, say) is remembered, and a later string
+/// equal to one of three characters or more, or holding one of four or more inside it (a server
+/// message quoting a password), is masked too, in either direction (SPEC §8).
+@_spi(Transport)
+public final class TraceRedaction: Sendable {
+    private let rules: Redaction
+    /// The texts masked so far, the most recent last (at most ``maxTexts``, each cut to
+    /// ``maxTextScalars``: a string holding the cut text inside is masked, so nothing leaks).
+    private let texts = Mutex<[String]>([])
+    static let maxTexts = 64
+    static let maxTextScalars = 1024
+
+    /// Masking by `rules`, and what they masked wherever it is quoted later.
+    public init(_ rules: Redaction) { self.rules = rules }
+
+    /// `message` with its secrets, and the secrets masked before, replaced by ``Redaction/mask``.
+    public func redact(_ message: JSON) -> JSON {
+        var found: [String] = []
+        let redacted = rules.redact(message, masked: &found)
+        let known = texts.withLock { texts in
+            for text in found where text.unicodeScalars.count >= 3 {
+                let kept = text.unicodeScalars.count > Self.maxTextScalars
+                    ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(Self.maxTextScalars))) : text
+                texts.removeAll { $0 == kept }
+                texts.append(kept)
+                if texts.count > Self.maxTexts { texts.removeFirst() }
+            }
+            return texts
+        }
+        return known.isEmpty ? redacted : Self.masking(redacted, known)
+    }
+
+    private static func masking(_ value: JSON, _ texts: [String]) -> JSON {
+        switch value {
+        case .string(let text):
+            let quotes = texts.contains { secret in
+                text == secret || (secret.unicodeScalars.count >= 4 && text.contains(secret))
+            }
+            return quotes ? Redaction.mask : value
+        case .array(let elements):
+            return .array(elements.map { masking($0, texts) })
+        case .object(let object):
+            var result = JSONObject()
+            result.reserveCapacity(object.count)
+            for member in object { result.append(member.key, masking(member.value, texts)) }
+            return .object(result)
+        default:
+            return value
+        }
+    }
 }
 
 /// The redaction rules for traces and logs (protocol/SPEC.md §8). What is secret is declared: the
@@ -91,20 +175,27 @@ public struct Redaction: Sendable {
 
     /// `message` with every secret replaced by ``mask``.
     package func redact(_ message: JSON) -> JSON {
+        var masked: [String] = []
+        return redact(message, masked: &masked)
+    }
+
+    /// `message` with every secret replaced by ``mask``; the strings masked are added to `masked`.
+    package func redact(_ message: JSON, masked: inout [String]) -> JSON {
         switch message {
         case .array(let elements):
-            return .array(elements.map(redact))
-        case .object(var object):
-            if case .string("vm.send")? = object["method"], let params = object["params"] {
-                object["params"] = redactSend(params)
-            }
+            return .array(elements.map { redact($0, masked: &masked) })
+        case .object(let object):
+            let isSend = object["method"] == .string("vm.send")
             var result = JSONObject()
             result.reserveCapacity(object.count)
             for member in object {
-                if secretMembers.contains(member.key), case .string = member.value {
+                if isSend && member.key == "params" {
+                    result.append(member.key, redactSend(member.value, masked: &masked))
+                } else if secretMembers.contains(member.key), case .string(let text) = member.value {
+                    masked.append(text)
                     result.append(member.key, Self.mask)
                 } else {
-                    result.append(member.key, redact(member.value))
+                    result.append(member.key, redact(member.value, masked: &masked))
                 }
             }
             return .object(result)
@@ -113,8 +204,9 @@ public struct Redaction: Sendable {
         }
     }
 
-    /// The params of a `vm.send`: only the handle, the input's name and a plain input's value shown.
-    private func redactSend(_ params: JSON) -> JSON {
+    /// The params of a `vm.send`: only the handle, the input's name and a plain input's value
+    /// shown; params by position, or of no structured type, masked whole.
+    private func redactSend(_ params: JSON, masked: inout [String]) -> JSON {
         switch params {
         case .object(let object):
             var plain = false
@@ -124,14 +216,28 @@ public struct Redaction: Sendable {
                 switch (member.key, member.value) {
                 case ("vm", .string), ("input", .string): result.append(member.key, member.value)
                 case ("value", _) where plain: result.append(member.key, member.value)
-                default: result.append(member.key, Self.mask)
+                default:
+                    Self.strings(in: member.value, into: &masked)
+                    result.append(member.key, Self.mask)
                 }
             }
             return .object(result)
         case .array(let elements):
+            for element in elements { Self.strings(in: element, into: &masked) }
             return .array(elements.map { _ in Self.mask })
         default:
-            return params
+            Self.strings(in: params, into: &masked)
+            return Self.mask
+        }
+    }
+
+    /// Every string of `value`, at any depth.
+    private static func strings(in value: JSON, into found: inout [String]) {
+        switch value {
+        case .string(let text): found.append(text)
+        case .array(let elements): for element in elements { strings(in: element, into: &found) }
+        case .object(let object): for member in object { strings(in: member.value, into: &found) }
+        default: break
         }
     }
 }

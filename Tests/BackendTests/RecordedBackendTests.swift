@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Backend
 import Testing
 import VMHostEventLoop
@@ -24,6 +29,44 @@ struct RecordedBackendTests {
         let session = try await api.login(username: "13800138000", password: "another")
         #expect(session.token == "$secret:token:12")
         #expect(api.remainingCount == 0)
+    }
+
+    @Test
+    func everyCredentialLikeMemberOfABodyOrAnAnswerIsMaskedAtAnyDepth() throws {
+        let exchange = RecordedExchange(
+            method: "POST", path: "/auth/login",
+            body: ["username": "13800138000", "Password": "pw-1", "otp_code": "4242", "device": ["apiKey": "k-9"]],
+            milliseconds: 0,
+            outcome: .response(try Envelope(json: JSON.parse(
+                #"{"success":true,"code":"0","message":"ok","data":{"token":"t-1","refreshToken":"r-1","session":{"accessToken":"a-1","expires":3600},"smsCode":"424242","client_secret":["s-1"],"credentials":{"user":"u-1"},"name":"稳健增利1号"}}"#
+            ))))
+        var masked: [String] = []
+        let line = exchange.json { value, member in
+            masked.append(value)
+            return "$secret:\(member)"
+        }
+        let text = String(decoding: line.serialized(), as: UTF8.self)
+        for secret in ["pw-1", "4242", "k-9", "t-1", "r-1", "a-1", "424242", "s-1", "u-1"] {
+            #expect(!text.contains("\"\(secret)\""), "\(secret) in \(text)")
+        }
+        #expect(text.contains(#""username":"13800138000""#) && text.contains(#""name":"稳健增利1号""#))
+        #expect(text.contains(#""expires":3600"#) && text.contains(#""code":"0""#))
+        #expect(RecordedExchange.isCredential("refresh-TOKEN") && !RecordedExchange.isCredential("dishCount"))
+    }
+
+    @Test
+    func aRecordedBackendThatIsAFIFOIsRefusedWithoutWaiting() throws {
+        let path = "/tmp/vmhost-recorded-fifo-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        #expect(throws: RecordedBackendError.self) {
+            _ = try RecordedBackend(path: path, clock: clock, timeout: .seconds(15))
+        }
+        do {
+            _ = try RecordedBackend(path: path, clock: clock, timeout: .seconds(15))
+        } catch {
+            #expect(error.message.contains("is not a regular file"))
+        }
     }
 
     @Test

@@ -135,6 +135,8 @@ def test_each_session_is_a_file_of_its_own_with_the_options_vmhost_takes(tmp_pat
         assert lines[0]["args"] == ["--clock", "manual", "--test-controls"]
         assert "t0k-web" not in path.read_text(encoding="utf-8")
         assert any("--max-view-models" in line.get("comment", "") for line in lines)
+        # Sessions of one worker share the embedded demo data: each recording says so.
+        assert any("demo data every session of a worker shares" in line.get("comment", "") for line in lines)
         assert lines[-1] == {"close": True} or {"close": True} in lines
         assert any(line.get("send", {}).get("params", {}).get("kind") == kind for line in lines)
         done = replay(str(path))

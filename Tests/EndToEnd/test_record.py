@@ -11,6 +11,7 @@ used, or that has no answer for a call, says so.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -305,6 +306,44 @@ def test_a_session_recorded_against_an_http_backend_replays_with_none(tmp_path):
     assert first["offlineArgs"] == [*MANUAL, "--backend", "recorded:$transcript"]
     # The server is gone: only the recorded answers can make this pass.
     replays(path, {"password": "wrong-pw-1", "password_2": "http-pw-5150"}, offline=True)
+
+
+def test_a_password_quoted_by_the_server_reaches_neither_the_trace_nor_the_recording(tmp_path):
+    server = Backend()
+    path, trace = tmp_path / "session.jsonl", tmp_path / "trace.ndjson"
+    try:
+        with HostProcess("--record", str(path), "--trace", str(trace), "--backend", server.url, *MANUAL) as host:
+            host.request("vm.create", {"kind": "Login", "id": "login"})
+            host.request("vm.send", {"vm": "login", "input": "username", "value": "13800138000"})
+            host.request("vm.send", {"vm": "login", "input": "password", "value": "quoted-pw-77"})
+            failed = host.request("vm.send", {"vm": "login", "input": "submit"})
+            assert "quoted-pw-77" in json.dumps(failed.error, ensure_ascii=False)  # the server said it
+            assert host.close() == 0
+    finally:
+        server.close()
+    for file in (path, trace):
+        assert "quoted-pw-77" not in file.read_text(encoding="utf-8"), file
+        assert file.stat().st_mode & 0o777 == 0o600, file
+
+
+def test_a_recording_past_its_bound_ends_with_a_comment_and_the_session_goes_on(tmp_path):
+    path = tmp_path / "session.jsonl"
+    pings = b"".join(encode({"jsonrpc": "2.0", "id": n, "method": "ping"}) + b"\n" for n in range(1, 2001))
+    done = run_once(pings, "--record", str(path), "--max-record-bytes", "8192", *MANUAL)
+    assert done.returncode == 0
+    assert done.stdout.count(b'"result"') == 2000  # every ping answered
+    assert path.stat().st_size <= 8192 + 16 * 1024
+    comments = [line["comment"] for line in read(path) if "comment" in line]
+    assert any("The recording stops here: it reached --max-record-bytes (8192 bytes)" in c for c in comments)
+    assert "--max-record-bytes" not in json.dumps(read(path)[0])  # the bound is the recording's own
+
+
+def test_a_recorded_backend_that_is_no_regular_file_is_a_usage_error_at_once(tmp_path):
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    done = run_once(b"", "--backend", f"recorded:{fifo}")
+    assert done.returncode == 64
+    assert b"not a regular file" in done.stderr
 
 
 def test_a_call_with_no_recorded_answer_fails_naming_it(tmp_path):

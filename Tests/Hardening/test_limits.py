@@ -12,6 +12,8 @@ limit and just past it, in both framings where the framing matters.
 | pending output                | test_responses_are_kept_*                    | EndToEnd/test_slow_reader.py (changes merge)
 | requests in flight            | test_requests_in_flight_*                    |
 | view-models and subscriptions | test_view_models_have_no_count_limit         | Hardening/test_process.py (memory returned)
+| recording                     | test_recording_and_trace_bounds_*            | EndToEnd/test_record.py (the comment, the session going on); EmbeddingTests/SessionRecorderTests.swift (the server's budget)
+| trace                         | test_a_trace_stops_at_*, test_recording_and_trace_bounds_* | ViewModelHostTests/HostTests.swift (the last line's room)
 | log queue                     | test_log_*                                   |
 
 No test waits on time: a blocking read of the next frame (with a hang guard) is the only wait.
@@ -313,6 +315,28 @@ def test_view_models_have_no_count_limit():
 
 
 # -- log queue ------------------------------------------------------------------------------------
+
+
+# -- recordings and traces ------------------------------------------------------------------------
+
+
+def test_a_trace_stops_at_its_bound_with_a_last_line_and_the_host_goes_on(tmp_path):
+    trace = tmp_path / "trace.ndjson"
+    data = b"".join(ping(n) + b"\n" for n in range(1, 501))
+    done = run_once(data, "--trace", str(trace), "--max-trace-bytes", "4096")
+    assert done.returncode == 0 and len(done.messages) == 500
+    text = trace.read_bytes()
+    assert len(text) <= 4096
+    *lines, last = [json.loads(line) for line in text.splitlines()]
+    assert last["dir"] == "end" and "--max-trace-bytes" in last["msg"]
+    assert lines and all(line["dir"] in ("in", "out") for line in lines)
+
+
+@pytest.mark.parametrize("option", ["--max-record-bytes", "--max-record-total-bytes", "--max-trace-bytes"])
+def test_recording_and_trace_bounds_are_at_least_1024_bytes(option):
+    assert run_once(b"", option, "1024").returncode == 0
+    done = run_once(b"", option, "1023")
+    assert done.returncode == 64 and option.encode() in done.stderr
 
 
 def test_log_lines_are_cut_at_1_kib():

@@ -340,6 +340,40 @@ struct RedactionTests {
         #expect(redaction.redact(positional)["params"] == ["***", "***", "***"])
         let noInput: JSON = ["method": "vm.send", "params": ["vm": ["password": "pw"], "value": "pw"]]
         #expect(redaction.redact(noInput)["params"] == ["vm": "***", "value": "***"])
+        let noStructure: JSON = ["method": "vm.send", "params": "hunter22"]
+        #expect(redaction.redact(noStructure)["params"] == "***")
+    }
+
+    @Test func aSecretQuotedBackIsMaskedWhereverItComesLater() {
+        let trace = TraceRedaction(redaction)
+        for typed in ["h", "hu", "hun", "hunter22"] {
+            _ = trace.redact(["method": "vm.send", "params": ["vm": "l", "input": "password", "value": .string(typed)]])
+        }
+        // A server's message quoting the password, the password alone, and a typed prefix of it.
+        let answer: JSON = [
+            "id": 1, "error": ["code": -32004, "message": "failed", "data": ["message": "wrong password hunter22 for 138"]],
+        ]
+        #expect(trace.redact(answer)["error"]?["data"]?["message"] == "***")
+        #expect(trace.redact(["result": ["echo": "hunter22", "short": "hun", "other": "h", "name": "稳健增利1号"]])
+            == ["result": ["echo": "***", "short": "***", "other": "h", "name": "稳健增利1号"]])
+        // Also what the client itself sends again elsewhere, and a secret member's value.
+        _ = trace.redact(["params": ["token": "tok-8f3a-long"]])
+        #expect(trace.redact(["method": "log", "params": ["text": "tok-8f3a-long expired"]])["params"]?["text"] == "***")
+        // Rules without memory show what was never masked.
+        #expect(redaction.redact(answer)["error"]?["data"]?["message"] == "wrong password hunter22 for 138")
+    }
+
+    @Test func aTraceStopsAtItsBoundWithALastLineSayingWhy() {
+        var written = 0
+        let line = [UInt8](repeating: UInt8(ascii: "x"), count: 100)
+        var lines: [[UInt8]] = []
+        for _ in 0..<100 {
+            if let admitted = TraceRecorder.admit(line, written: &written, maxBytes: 2048, origin: 0) { lines += admitted }
+        }
+        #expect(lines.reduce(0) { $0 + $1.count + 1 } <= 2048)
+        let last = String(decoding: lines.last ?? [], as: UTF8.self)
+        #expect(last.contains(#""dir":"end""#) && last.contains("--max-trace-bytes"), "\(last)")
+        #expect(lines.dropLast().allSatisfy { $0 == line })
     }
 }
 

@@ -250,3 +250,257 @@ def test_a_manual_clock_recording_is_replayed_exactly(recording: Path) -> None:
     line = split_a_notification(recording, comment=False)
     done = cli(str(recording), env=env)
     assert done.returncode == 1 and f"FAIL {recording}:{line}:" in done.stdout, done.stdout
+
+
+# -- a transcript from a stranger: options that write, open or reach something are refused ----------
+
+def hostile(tmp_path: Path, args: List[Any], secret: bool = False) -> Path:
+    """A transcript in a folder of its own starting the host with *args*; with *secret*, it sends
+    the password as a `$secret:` placeholder."""
+    folder = tmp_path / "received"
+    folder.mkdir(exist_ok=True)
+    path = folder / "hostile.jsonl"
+    steps: List[Dict[str, Any]] = [{"args": args}]
+    if secret:
+        steps.append({"send": {"jsonrpc": "2.0", "id": 1, "method": "vm.create", "params": {"kind": "Login", "id": "l"}}})
+        steps.append({"send": {"jsonrpc": "2.0", "id": 2, "method": "vm.send",
+                               "params": {"vm": "l", "input": "password", "value": "$secret:password"}}})
+    steps.append({"send": {"jsonrpc": "2.0", "id": 3, "method": "ping"}})
+    path.write_text("".join(json.dumps(s) + "\n" for s in steps), encoding="utf-8")
+    return path
+
+
+def assert_refused(path: Path, *options: str, env: Dict[str, str] | None = None) -> str:
+    done = cli(*options, str(path), env=env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"REFUSED {path}:1: not replayed:" in done.stdout, done.stdout
+    assert "Traceback" not in done.stderr
+    return done.stdout
+
+
+def test_a_transcript_asking_for_a_trace_a_recording_or_a_state_dir_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    script = outside / "build.sh"
+    script.write_text("echo build\n", encoding="utf-8")
+    cases = [
+        (["--trace", str(outside / "trace.ndjson")], "--trace"),
+        (["--clock", "manual", "--record", str(script)], "--record"),
+        (["--record=" + str(script)], "--record"),
+        (["--state-dir", str(outside / "state")], "--state-dir"),
+        (["--clock", "--trace", str(outside / "trace.ndjson")], "--clock has no value"),
+        (["--clock", "manual", "extra"], "'extra' is no option"),
+        (["-h"], "'-h' is no option"),
+    ]
+    for args, named in cases:
+        out = assert_refused(hostile(tmp_path, args))
+        assert named in out, out
+        assert "--trust-args" in out or "no option" in out or "no value" in out
+    assert sorted(p.name for p in outside.iterdir()) == ["build.sh"]
+    assert script.read_text(encoding="utf-8") == "echo build\n"
+    # The same through the module's API: Refused, before any host starts.
+    from vmhost.replay import Refused
+    with pytest.raises(Refused, match="--trace"):
+        replay(hostile(tmp_path, ["--trace", str(outside / "trace.ndjson")]))
+    with pytest.raises(Refused, match="--state-dir"):
+        update(hostile(tmp_path, ["--state-dir", str(outside / "state")]))
+    assert sorted(p.name for p in outside.iterdir()) == ["build.sh"]
+
+
+def test_a_backend_address_is_refused_and_the_secret_never_sent(tmp_path: Path) -> None:
+    import socket
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        server.setblocking(False)
+        port = server.getsockname()[1]
+        for args in (["--backend", f"http://127.0.0.1:{port}"], [f"--backend=http://127.0.0.1:{port}"],
+                     ["--backend", "embedded", "--backend", f"http://127.0.0.1:{port}"]):
+            out = assert_refused(hostile(tmp_path, args, secret=True), env={"VMHOST_SECRET_PASSWORD": "s3cret-pw"})
+            assert "--backend" in out and "s3cret-pw" not in out
+        # The replayer has exited: a connection it made would be waiting to be accepted.
+        with pytest.raises(BlockingIOError):
+            server.accept()
+
+
+def test_a_recorded_backend_must_be_a_file_beside_the_transcript(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text('{"args": []}\n', encoding="utf-8")
+    path = hostile(tmp_path, [])
+    (path.parent / "link.jsonl").symlink_to(outside)
+    os.mkfifo(path.parent / "fifo.jsonl")
+    for value, why in ((f"recorded:{outside}", "outside"), ("recorded:../elsewhere.jsonl", "beside"),
+                       ("recorded:link.jsonl", "outside"), ("recorded:fifo.jsonl", "not a regular file"),
+                       ("recorded:", "beside"), ("https://example.org", "embedded backend or recorded")):
+        out = assert_refused(hostile(tmp_path, ["--backend", value]))
+        assert why in out, out
+    # Beside it, by name or as the transcript itself: replayed (the host reads the real path).
+    (path.parent / "answers.jsonl").write_text('{"args": []}\n', encoding="utf-8")
+    for value in ("recorded:answers.jsonl", "recorded:" + str(path.parent / "hostile.jsonl")):
+        done = cli(str(hostile(tmp_path, ["--clock", "manual", "--backend", value])))
+        assert done.returncode == 1 and "FAIL" in done.stdout, done.stdout  # started; the ping was never expected
+
+
+def test_trust_args_passes_the_options_as_they_are(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.ndjson"
+    path = hostile(tmp_path, ["--trace", str(trace)])
+    steps = lines(path) + [{"expect": {"jsonrpc": "2.0", "id": 3, "result": {}}}]
+    path.write_text("".join(json.dumps(s) + "\n" for s in steps), encoding="utf-8")
+    done = cli("--trust-args", str(path))
+    assert done.returncode == 0, done.stdout
+    assert trace.exists()
+
+
+def test_deep_nesting_and_hostile_lines_end_the_replayer_with_status_2(tmp_path: Path) -> None:
+    cases = {
+        "deep.jsonl": '{"args": []}\n{"send": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+        "deepish.jsonl": '{"args": []}\n{"send": ' + "[" * 300 + "]" * 300 + "}\n",
+        "raw.jsonl": '{"args": []}\n{"sendRaw": 5}\n',
+        "exit.jsonl": '{"args": []}\n{"exit": "zero"}\n',
+        "args.jsonl": '{"args": [1, {"a": 2}]}\n',
+        "bytes.bin": '{"args": []}\n\udcff\n',
+    }
+    for name, text in cases.items():
+        path = tmp_path / name
+        path.write_bytes(text.encode("utf-8", "surrogateescape"))
+        done = cli(str(path))
+        assert done.returncode == 2, (name, done.stdout, done.stderr)
+        assert "Traceback" not in done.stderr and (f"ERROR {path}" in done.stdout or "REFUSED" in done.stdout), done.stdout
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    done = cli(str(fifo))
+    assert done.returncode == 2 and "not a regular file" in done.stdout
+
+
+# -- --update keeps the session -------------------------------------------------------------------
+
+def test_update_of_a_recording_with_backend_latency_keeps_the_session(tmp_path: Path) -> None:
+    """On the system clock every backend call takes 150 ms: a reply comes after a ping would. The
+    update waits for the replies the recorded client had before each send, so the updated file is
+    the same session, and replays green every time."""
+    path = tmp_path / "latency.jsonl"
+    with vmhost.Host.spawn("--test-controls", "--record", str(path), stderr=subprocess.DEVNULL) as host:
+        host.request("control.backend.latency", {"ms": 150})
+        login = host.create("Login")
+        login.send("username", "13800138000")
+        login.send("password", PASSWORD)
+        login.send("submit")
+        products = host.create("ProductList", {"pageSize": 20})
+        products.subscribe(outputs=["page", "hasMore", "isRefreshing", "isLoadingMore"])
+        products.send("refresh")
+        products.send("loadMore")
+    secrets = Secrets({"password": PASSWORD}, environ={})
+    # An intended change to pick up: the first page's number edited away.
+    text = path.read_text(encoding="utf-8")
+    assert '"page":2' in text
+    path.write_text(text.replace('"page":2', '"page":7', 1), encoding="utf-8")
+    result = update(path, secrets=secrets)
+    assert result.failure is None, result.failure.report()
+    path.write_text(result.new, encoding="utf-8")
+    new = result.new
+    assert '"page":2' in new and '"page":7' not in new
+    assert "-32800" not in new and "-32003" not in new  # nothing cancelled or refused
+    old_steps = [json.loads(line) for line in text.splitlines() if line.strip()]
+    new_steps = [json.loads(line) for line in new.splitlines() if line.strip()]
+    assert [s for s in new_steps if "send" in s] == [s for s in old_steps if "send" in s]
+    assert sum("expect" in s for s in new_steps) == sum("expect" in s for s in old_steps)
+    for _ in range(10):
+        failure = replay(path, secrets=secrets)
+        assert failure is None, failure.report()
+
+
+def test_update_refuses_when_a_reply_the_session_had_never_comes(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    steps = [{"args": ["--clock", "manual", "--test-controls"]},
+             {"send": {"jsonrpc": "2.0", "id": 1, "method": "vm.create", "params": {"kind": "ProductList", "id": "p"}}},
+             {"expect": {"jsonrpc": "2.0", "id": 1, "result": "$any"}},
+             {"send": {"jsonrpc": "2.0", "id": 2, "method": "control.backend.latency", "params": {"ms": 1000}}},
+             {"expect": {"jsonrpc": "2.0", "id": 2, "result": {}}},
+             # A refresh that waits for a clock nothing moves: its reply, recorded before the next
+             # send, cannot come.
+             {"send": {"jsonrpc": "2.0", "id": 3, "method": "vm.send", "params": {"vm": "p", "input": "refresh"}}},
+             {"expect": {"jsonrpc": "2.0", "id": 3, "result": None}},
+             {"send": {"jsonrpc": "2.0", "id": 4, "method": "ping"}},
+             {"expect": {"jsonrpc": "2.0", "id": 4, "result": {}}}]
+    path.write_text("".join(json.dumps(s) + "\n" for s in steps), encoding="utf-8")
+    result = update(path, read_limit=1.0)
+    assert result.failure is not None
+    assert result.failure.line == 8
+    assert "cannot keep the session: the recording had the reply to the request with id 3" in result.failure.why
+
+
+# -- reading a failure; another backend ---------------------------------------------------------------
+
+def test_a_failure_names_the_step_it_followed_and_shows_long_messages_cut(recording: Path) -> None:
+    text = recording.read_text(encoding="utf-8")
+    edited = recording.with_name("edited.jsonl")
+    edited.write_text(text.replace('"page":2', '"page":3,"note":"' + "x" * 400 + '"', 1), encoding="utf-8")
+    env = {"VMHOST_SECRET_PASSWORD": PASSWORD}
+    done = cli(str(edited), env=env)
+    assert done.returncode == 1
+    failing = number_of_first(edited, '"page":3')
+    sends = [n for n, line in enumerate(edited.read_text(encoding="utf-8").splitlines(), start=1)
+             if n < failing and line.startswith('{"send"')]
+    assert f"  after:    line {sends[-1]}: " in done.stdout and '"input":"loadMore"' in done.stdout, done.stdout
+    assert "--full shows them all" in done.stdout and "x" * 400 not in done.stdout.split("diff:")[0]
+    full = cli("--full", str(edited), env=env)
+    assert "--full shows them all" not in full.stdout and len(full.stdout) > len(done.stdout)
+
+
+class _Products:
+    """An HTTP backend on loopback answering every call with an empty page, counting calls."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+        calls = self.calls = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+                calls.append(self.path)
+                body = json.dumps({"success": True, "code": "0", "message": "ok", "data": [],
+                                   "page": {"index": 1, "size": 20, "total": 0}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_backend_url_points_a_recording_at_another_backend_and_a_failure_suggests_offline(tmp_path: Path) -> None:
+    path = tmp_path / "http.jsonl"
+    first = _Products()
+    try:
+        with vmhost.Host.spawn("--clock", "manual", "--test-controls", "--backend", first.url, "--record", str(path),
+                               stderr=subprocess.DEVNULL) as host:
+            products = host.create("ProductList", {"pageSize": 20})
+            products.subscribe(outputs=["isEmpty", "loadState"])
+            products.send("refresh")
+    finally:
+        first.close()
+    # The recorded server is gone: refused as it stands (an address), failed with it trusted, and
+    # the failure suggests --offline.
+    assert cli(str(path)).returncode == 2
+    done = cli("--trust-args", str(path))
+    assert done.returncode == 1, done.stdout
+    assert "hint: this recording holds its backend's answers" in done.stdout and "--offline" in done.stdout
+    assert cli("--offline", str(path)).returncode == 0
+    second = _Products()
+    try:
+        done = cli("--backend-url", second.url, str(path))
+        assert done.returncode == 0, done.stdout
+        assert second.calls == ["/products?page=1&pageSize=20"]
+    finally:
+        second.close()
+    assert cli("--backend-url", "ftp://x", str(path)).returncode == 2

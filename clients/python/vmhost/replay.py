@@ -2,7 +2,7 @@
 
 ::
 
-    python3 -m vmhost.replay [--bin PATH] [--offline] [--secrets FILE] [--update] FILE...
+    python3 -m vmhost.replay [--bin PATH] [--offline] [--secrets FILE] [--update] [--trust-args] FILE...
 
 Each FILE is a transcript in the format of ``protocol/conformance/README.md``: the hand-written
 conformance transcripts, and the recordings ``vmhost --record FILE`` makes. The host is started
@@ -11,6 +11,13 @@ backend exchanges instead of a backend), every ``send`` is written and every ``e
 against what the host writes. Each file is reported as ``PASS`` or ``FAIL`` with the first
 mismatch: the line, the JSON path, what was expected and what came. The exit status is 0 when
 every file passed, 1 when one failed, 2 for a usage error or a file that cannot be read.
+
+A transcript may come from anyone (a CI replays recordings it did not make), so its options are
+checked before a host is started (:func:`checked_arguments`): only options that cannot write a
+file, open a directory or reach an address are passed, and ``--backend`` only as ``embedded`` or
+``recorded:`` a file beside the transcript. Anything else is refused (:class:`Refused`, exit status
+2) unless ``--trust-args`` says the caller vouches for the file. Secrets are only ever sent to a
+host started so.
 
 Secrets (``"$secret:NAME"`` / ``"$secret:NAME:N"`` placeholders) are taken from a JSON file given
 with ``--secrets`` (``{"NAME": "value"}``), else from the environment variable
@@ -31,6 +38,7 @@ import difflib
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import tempfile
@@ -44,7 +52,7 @@ from .host import Host
 
 __all__ = [
     "Mismatch", "Secrets", "Failure", "Transcript", "match", "substitute", "resolved", "same_json",
-    "replay", "update", "main", "READ_LIMIT",
+    "replay", "update", "main", "READ_LIMIT", "Refused", "checked_arguments", "ALLOWED_FLAGS", "ALLOWED_OPTIONS",
 ]
 
 READ_LIMIT = 10.0  # seconds: only turns a missing message into a failure; nothing waits on time
@@ -279,6 +287,106 @@ def masked(value: Any, secrets: Secrets, names: Iterable[str]) -> Any:
     return walk(value)
 
 
+# -- the options a transcript may start a host with ----------------------------------------------
+
+#: Flags a replayer passes by default (protocol/conformance/README.md, "Replaying a file you did not
+#: write"): none writes a file, opens a directory or reaches an address.
+ALLOWED_FLAGS = frozenset({"test-controls"})
+#: Options with a value a replayer passes by default; ``--backend`` only as ``embedded`` or
+#: ``recorded:FILE`` with FILE beside the transcript (:func:`checked_arguments`).
+ALLOWED_OPTIONS = frozenset({"clock", "framing", "log-level", "max-message-bytes", "backend", "demo-products",
+                             "timeout-ms", "max-response-bytes"})
+
+
+class Refused(ValueError):
+    """A transcript asks for options a replayer does not pass by default; the message says which
+    and why. ``--trust-args`` (``trust_args=True``) passes them."""
+
+
+def _without_backend(arguments: List[Any]) -> List[Any]:
+    """*arguments* without ``--backend VALUE`` / ``--backend=VALUE``."""
+    kept: List[Any] = []
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        index += 1
+        if argument == "--backend":
+            if index < len(arguments) and not (isinstance(arguments[index], str) and arguments[index].startswith("--")):
+                index += 1
+        elif not (isinstance(argument, str) and argument.startswith("--backend=")):
+            kept.append(argument)
+    return kept
+
+
+def checked_arguments(arguments: Sequence[Any], transcript: "os.PathLike[str] | str",
+                      backend_url: Optional[str] = None) -> List[str]:
+    """*arguments* (a transcript's ``args`` or ``offlineArgs``, ``$transcript`` substituted) if a
+    replayer may start a host with them, with a recorded backend's file given by its real path;
+    else raises :class:`Refused`.
+
+    The options are read as the host reads them (``--name value``, ``--name=value``; a value is
+    the next argument unless that starts with ``--``), so that what is checked is what the host
+    sees. Allowed: :data:`ALLOWED_FLAGS`, :data:`ALLOWED_OPTIONS`; ``--backend`` is ``embedded`` or
+    ``recorded:FILE``, FILE a regular file in the transcript's folder (a relative FILE is taken
+    from that folder; no ``..``, no link leading out of it), or *backend_url*, the address the
+    caller gave (``--backend-url``)."""
+    folder = Path(os.path.realpath(Path(transcript).parent))
+    checked: List[str] = []
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        index += 1
+        if not isinstance(argument, str):
+            raise Refused(f"the option {dumps(argument)} is not a string")
+        if not argument.startswith("--") or len(argument) <= 2:
+            raise Refused(f"{argument!r} is no option a replay passes (expected --NAME)")
+        name, equals, inline = argument[2:].partition("=")
+        if name in ALLOWED_FLAGS:
+            if equals:
+                raise Refused(f"--{name} takes no value")
+            checked.append("--" + name)
+            continue
+        if name not in ALLOWED_OPTIONS:
+            raise Refused(f"--{name} is not among the options a replay passes by default "
+                          f"({', '.join('--' + o for o in sorted(ALLOWED_FLAGS | ALLOWED_OPTIONS))}); "
+                          f"replay with --trust-args if you trust this transcript")
+        if equals:
+            value = inline
+        elif index < len(arguments) and isinstance(arguments[index], str) \
+                and not (arguments[index].startswith("--") and len(arguments[index]) > 2):
+            value = arguments[index]
+            index += 1
+        else:
+            raise Refused(f"--{name} has no value")
+        if name == "backend" and not (backend_url is not None and value == backend_url):
+            value = _allowed_backend(value, folder)
+        checked += ["--" + name, value]
+    return checked
+
+
+def _allowed_backend(value: str, folder: Path) -> str:
+    if value == "embedded":
+        return value
+    if not value.startswith("recorded:"):
+        raise Refused(f"--backend {value!r}: a replay uses only the embedded backend or recorded:FILE beside the "
+                      f"transcript (an address would receive what the replay sends, secrets included); "
+                      f"replay with --trust-args if you trust this transcript")
+    given = value[len("recorded:"):]
+    if not given or ".." in Path(given).parts:
+        raise Refused(f"--backend {value!r}: the recorded backend must be a file beside the transcript")
+    real = Path(os.path.realpath(folder / given))
+    if real.parent != folder:
+        raise Refused(f"--backend {value!r}: the recorded backend must be a file beside the transcript "
+                      f"(this one is {real}, outside {folder})")
+    try:
+        regular = stat.S_ISREG(os.stat(real).st_mode)
+    except OSError as error:
+        raise Refused(f"--backend {value!r}: {error.strerror}") from None
+    if not regular:
+        raise Refused(f"--backend {value!r}: not a regular file")
+    return "recorded:" + str(real)
+
+
 # -- transcripts ---------------------------------------------------------------------------------
 
 SYSTEM_CLOCK_COMMENT = "Recorded on the system clock"
@@ -319,6 +427,42 @@ def fold_changes(expected: Sequence[Any], actual: Sequence[Any], before: Mapping
     match(merged(expected), merged(actual), captures, "$.params (merged)", secrets)
 
 
+MAX_DEPTH = 256  # levels of nesting in one line of a transcript (a step's object counting as one)
+MAX_LINE = 64 * 1024 * 1024  # characters in one line of a transcript
+
+
+def _depth(value: Any) -> int:
+    """How deeply *value* nests (a scalar: 0), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, level)
+        if level > MAX_DEPTH:
+            return level
+        stack.extend((child, level + 1) for child in item)
+    return deepest
+
+
+def _check_step(step: Any, where: str) -> None:
+    """Raises ValueError naming *where* unless *step* is a step a replayer can run (the File
+    format of protocol/conformance/README.md), not nested deeper than :data:`MAX_DEPTH`."""
+    if not isinstance(step, dict):
+        raise ValueError(f"{where}: a step is a JSON object, got {dumps(step)[:200]}")
+    if _depth(step) > MAX_DEPTH:
+        raise ValueError(f"{where}: nested deeper than {MAX_DEPTH} levels")
+    if "sendRaw" in step and not isinstance(step["sendRaw"], str):
+        raise ValueError(f"{where}: sendRaw: expected a string")
+    if "exit" in step and (not isinstance(step["exit"], int) or isinstance(step["exit"], bool)):
+        raise ValueError(f"{where}: exit: expected an integer status")
+    if "comment" in step and not isinstance(step["comment"], str):
+        raise ValueError(f"{where}: comment: expected a string")
+
+
 @dataclass
 class Transcript:
     """A transcript file: its lines as text, its steps parsed (line number, step)."""
@@ -329,18 +473,23 @@ class Transcript:
     @classmethod
     def load(cls, path: "os.PathLike[str] | str") -> "Transcript":
         path = Path(path)
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ValueError(f"{path}: not a regular file")
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         steps: List[Tuple[int, Dict[str, Any]]] = []
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
+            if len(line) > MAX_LINE:
+                raise ValueError(f"{path}:{number}: a line of {len(line)} characters (a replay reads at most {MAX_LINE})")
             try:
                 step = json.loads(line)
+            except RecursionError:
+                raise ValueError(f"{path}:{number}: nested deeper than {MAX_DEPTH} levels") from None
             except ValueError as error:
                 raise ValueError(f"{path}:{number}: not JSON: {error}") from None
-            if not isinstance(step, dict):
-                raise ValueError(f"{path}:{number}: a step is a JSON object, got {dumps(step)}")
+            _check_step(step, f"{path}:{number}")
             steps.append((number, step))
         if not steps or not isinstance(steps[0][1].get("args"), list):
             raise ValueError(f"{path}:1: the first line must be {{\"args\": [...]}}")
@@ -350,6 +499,8 @@ class Transcript:
     def of_steps(cls, name: str, steps: List[Tuple[int, Dict[str, Any]]]) -> "Transcript":
         """A transcript that is no file of its own (an example in a document): *name* is what a
         failure reports, with the line numbers of *steps*."""
+        for line, step in steps:
+            _check_step(step, f"{name}:{line}")
         if not steps or not isinstance(steps[0][1].get("args"), list):
             line = steps[0][0] if steps else 1
             raise ValueError(f"{name}:{line}: the first line must be {{\"args\": [...]}}")
@@ -361,15 +512,29 @@ class Transcript:
         with one allowance, :func:`fold_changes`."""
         return any(str(step.get("comment", "")).startswith(SYSTEM_CLOCK_COMMENT) for _, step in self.steps)
 
-    def arguments(self, offline: bool) -> List[str]:
+    def arguments(self, offline: bool, trust: bool = False, backend_url: Optional[str] = None) -> List[str]:
+        """The options to start the host with: ``args``, or with *offline* ``offlineArgs``
+        (``$transcript``: this file's path). Unless *trust*, only options a replayer passes by
+        default (:func:`checked_arguments`; else :class:`Refused`, naming the file).
+        *backend_url* (online only): the backend the caller points the replay at, in place of
+        the transcript's ``--backend``."""
         first = self.steps[0][1]
         if not offline:
-            return [str(a) for a in first["args"]]
-        if not isinstance(first.get("offlineArgs"), list):
+            given = list(first["args"])
+            if backend_url is not None:
+                given = _without_backend(given) + ["--backend", backend_url]
+        elif not isinstance(first.get("offlineArgs"), list):
             raise ValueError(f"{self.path}:1: no offlineArgs: the transcript has no recorded backend "
                              f"exchanges to replay without a backend")
-        here = str(self.path.resolve())
-        return [str(a).replace("$transcript", here) for a in first["offlineArgs"]]
+        else:
+            here = str(self.path.resolve())
+            given = [a.replace("$transcript", here) if isinstance(a, str) else a for a in first["offlineArgs"]]
+        if trust:
+            return [str(a) for a in given]
+        try:
+            return checked_arguments(given, self.path, None if offline else backend_url)
+        except Refused as refused:
+            raise Refused(f"{self.path}:{self.steps[0][0]}: not replayed: {refused}") from None
 
     def secret_names(self) -> List[str]:
         names: List[str] = []
@@ -392,6 +557,9 @@ class Transcript:
         return names
 
 
+SHOWN = 300  # characters of a message a failure shows (--full: all)
+
+
 @dataclass
 class Failure:
     """The first thing that went wrong in a replay."""
@@ -402,12 +570,29 @@ class Failure:
     actual: Any = _NOTHING
     stderr: str = ""
 
-    def report(self) -> str:
+    #: The step the failure followed: the last line that sent something before it, as
+    #: ``line N: {"send": …}`` (shortened), or "".
+    step: str = ""
+    #: A suggestion for the reader (``--offline`` for a recording whose backend is not there).
+    hint: str = ""
+
+    def report(self, full: bool = False) -> str:
+        """The failure for a reader: the line, what differs at which JSON path, the step it
+        followed, what was expected and what came (each cut to :data:`SHOWN` characters unless
+        *full*), their diff and the end of the host's stderr."""
+        def shown(value: Any) -> str:
+            text = dumps(value)
+            if full or len(text) <= SHOWN:
+                return text
+            return f"{text[:SHOWN]}… ({len(text)} characters; --full shows them all)"
+
         text = f"FAIL {self.path}:{self.line}: {self.why}"
+        if self.step:
+            text += f"\n  after:    {self.step}"
         if self.expected is not _NOTHING:
-            text += f"\n  expected: {dumps(self.expected)}"
+            text += f"\n  expected: {shown(self.expected)}"
         if self.actual is not _NOTHING:
-            text += f"\n  got:      {dumps(self.actual)}"
+            text += f"\n  got:      {shown(self.actual)}"
         if self.expected is not _NOTHING and self.actual is not _NOTHING:
             diff = difflib.unified_diff(
                 json.dumps(self.expected, ensure_ascii=False, indent=1).splitlines(),
@@ -416,6 +601,8 @@ class Failure:
             text += "\n  diff:\n    " + "\n    ".join(diff)
         if self.stderr.strip():
             text += "\n  host stderr:\n    " + "\n    ".join(self.stderr.strip().splitlines()[-20:])
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
         return text
 
 
@@ -433,7 +620,10 @@ class _Run:
 
     def __init__(self, transcript: Transcript, binary: Optional[str], offline: bool, secrets: Secrets,
                  read_limit: float, extra_args: Sequence[str] = (), exact_texts: bool = False,
-                 observe: Optional[Observer] = None, library: Optional[str] = None) -> None:
+                 observe: Optional[Observer] = None, library: Optional[str] = None, trust: bool = False,
+                 backend_url: Optional[str] = None) -> None:
+        # First: a transcript's options are checked before anything starts (Refused).
+        arguments = [*transcript.arguments(offline, trust, backend_url), *extra_args]
         self.transcript = transcript
         self.exact_texts = exact_texts
         self.observe = observe
@@ -441,7 +631,6 @@ class _Run:
         self.names = transcript.secret_names()
         self.read_limit = read_limit
         self.stderr: IO[bytes] = tempfile.TemporaryFile()
-        arguments = [*transcript.arguments(offline), *extra_args]
         if library is not None:
             # In this process, through the C ABI (protocol/embedding.md); a refused option is a
             # failure of the first line, as a process's exit 64 would be.
@@ -467,7 +656,19 @@ class _Run:
         if actual is not _NOTHING:
             actual = masked(actual, self.secrets, self.names)
         raise _Stop(Failure(self.transcript.path, line, masked(why, self.secrets, self.names),
-                            expected, actual, masked(self.stderr_text(), self.secrets, self.names)))
+                            expected, actual, masked(self.stderr_text(), self.secrets, self.names),
+                            self.step_before(line)))
+
+    def step_before(self, line: int) -> str:
+        """``line N: {"send": …}``: the last line at or before *line* that sent something, as the
+        transcript has it (placeholders, not secrets), shortened."""
+        sent = [(number, step) for number, step in self.transcript.steps
+                if number <= line and ("send" in step or "sendRaw" in step or "close" in step)]
+        if not sent:
+            return ""
+        number, step = sent[-1]
+        text = dumps(step)
+        return f"line {number}: {text if len(text) <= 200 else text[:200] + '…'}"
 
     def send(self, line: int, message: Any) -> None:
         try:
@@ -599,16 +800,22 @@ class _Run:
 
 def replay(path: "os.PathLike[str] | str | Transcript", binary: Optional[str] = None, offline: bool = False,
            secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT, exact_texts: bool = False,
-           observe: Optional[Observer] = None, library: Optional[str] = None) -> Optional[Failure]:
+           observe: Optional[Observer] = None, library: Optional[str] = None,
+           trust_args: bool = False, backend_url: Optional[str] = None) -> Optional[Failure]:
     """Replays the transcript at *path* (or a :class:`Transcript`); returns its first failure, or
     None when it passed. *exact_texts*: see :func:`match`. *observe*, if given, is called with
     ``("in", message)`` for every message sent and ``("out", message)`` for every message read.
     *library*: replay in this process through the C ABI, with ``Host.embedded`` on that library
-    (``""``: the one ``Host.embedded`` finds) instead of a process of *binary*."""
+    (``""``: the one ``Host.embedded`` finds) instead of a process of *binary*. The transcript's
+    options are checked first (:func:`checked_arguments`): one a replayer does not pass by default
+    raises :class:`Refused` and starts nothing, unless *trust_args*. *backend_url*: replayed
+    online against this backend, in place of the transcript's ``--backend``. A failure of a
+    recording replayed online that has its backend's answers suggests ``--offline``."""
     transcript = path if isinstance(path, Transcript) else Transcript.load(path)
     try:
         run = _Run(transcript, binary, offline, secrets or Secrets(), read_limit,
-                   exact_texts=exact_texts, observe=observe, library=library)
+                   exact_texts=exact_texts, observe=observe, library=library, trust=trust_args,
+                   backend_url=backend_url)
     except _Stop as stop:
         return stop.failure
     steps = transcript.steps
@@ -644,6 +851,10 @@ def replay(path: "os.PathLike[str] | str | Transcript", binary: Optional[str] = 
             run.wait(last, 0, " after the end of input (SPEC §7 expects 0)")
         return None
     except _Stop as stop:
+        if not offline and "offlineArgs" in steps[0][1]:
+            stop.failure.hint = ("this recording holds its backend's answers: if its backend is not there (or not "
+                                 "as it was), replay it with --offline" +
+                                 ("" if backend_url else ", or point it at another with --backend-url URL"))
         return stop.failure
     finally:
         run.stop()
@@ -759,20 +970,24 @@ class _Item:
 
 
 def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline: bool = False,
-           secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT) -> Updated:
+           secrets: Optional[Secrets] = None, read_limit: float = READ_LIMIT, trust_args: bool = False,
+           backend_url: Optional[str] = None) -> Updated:
     """Replays *path* and returns its text with the expectations the host meets now.
 
-    Every send is written as in :func:`replay`; before the next one (and at the end) a ``ping``
-    whose reply marks the end of what the earlier sends caused (SPEC §4: the host writes everything
-    a message caused before it reads the next one) collects the messages written; sends with no
-    expectation between them are collected together. Each is matched
+    Every send is written as in :func:`replay`, once the replies the recorded client had before
+    it came (a reply that does not come fails the update: the session cannot be kept); then a
+    ``ping`` whose reply marks the end of what the earlier sends caused (SPEC §4: the host writes
+    everything a message caused before it reads the next one) collects the messages written; sends
+    with no expectation between them are collected together. On the system clock a send also waits
+    for as many messages as the recording had before it (a timer's ticks). Each is matched
     against the expectation in its place: a line that still matches is kept as it is, any other is
     written from the message (:func:`_generalized`); expectations left over are dropped. Replayed
     online, a recording's backend exchanges are recorded anew (``--record``) and replace the old
-    ones. Time-dependent output of the system clock may land one step later than it did.
+    ones.
     """
     secrets = secrets or Secrets()
     transcript = Transcript.load(path)
+    transcript.arguments(offline, trust_args, backend_url)  # Refused before anything is made
     old = transcript.path.read_text(encoding="utf-8")
     has_backend = "offlineArgs" in transcript.steps[0][1] or any("backend" in step for _, step in transcript.steps)
     record: Optional[Path] = None
@@ -782,7 +997,12 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
         os.close(handle)
         record = Path(name)
         extra = ["--record", str(record)]
-    run = _Run(transcript, binary, offline, secrets, read_limit, extra)
+    try:
+        run = _Run(transcript, binary, offline, secrets, read_limit, extra, trust=trust_args, backend_url=backend_url)
+    except BaseException:
+        if record is not None:
+            record.unlink(missing_ok=True)
+        raise
     texts = _secret_texts(transcript, secrets)
     by_line = {number: step for number, step in transcript.steps}
     items: List[_Item] = []
@@ -793,6 +1013,24 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
             kind = "expect" if "expect" in step else "backend" if "backend" in step else \
                 "send" if "send" in step or "sendRaw" in step else "other"
         items.append(_Item(text, step, kind))
+    # What the recorded client had seen before each line: the replies it had (by id, counted, for
+    # ids used twice) and how many messages. A send is written once the same replies came.
+    replied_before: Dict[int, Dict[str, int]] = {}
+    expected_before: Dict[int, int] = {}
+    replied: Dict[str, int] = {}
+    expected = 0
+    for number, item in enumerate(items, start=1):
+        replied_before[number] = dict(replied)
+        expected_before[number] = expected
+        if item.kind == "expect" and item.step is not None:
+            expected += 1
+            for key in _reply_ids(item.step["expect"]):
+                replied[key] = replied.get(key, 0) + 1
+    replied_before[len(items) + 1] = dict(replied)
+    expected_before[len(items) + 1] = expected
+    timed = transcript.recorded_on_system_clock
+    seen_replies: Dict[str, int] = {}
+    seen_count = 0
     out: List[_Item] = []
     pending: List[_Item] = []
     sync_count = 0
@@ -834,25 +1072,54 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
         match(pattern, actual, run.captures, "$", secrets)
         return _Item(dumps({"expect": pattern}), {"expect": pattern}, "expect")
 
-    def collect(line: int, until_end: bool) -> List[Any]:
+    def note(message: Any) -> Any:
+        nonlocal seen_count
+        seen_count += 1
+        for key in _reply_ids(message):
+            seen_replies[key] = seen_replies.get(key, 0) + 1
+        return message
+
+    def collect(line: int, until_end: bool, before: Optional[int] = None) -> List[Any]:
+        """The messages the host writes now: to the end of its output, or, before the step at
+        line *before*, until the replies the recorded client had then came (a send waits for
+        them, as it did), then everything those messages caused (a ``ping``'s reply follows it,
+        SPEC §4); on the system clock, also until as many messages came as the recording had
+        there (a timer's ticks), for at most the read limit."""
         messages: List[Any] = []
         nonlocal sync_count
         if until_end:
             while True:
                 try:
-                    messages.append(run.host.next_message(read_limit))
+                    messages.append(note(run.host.next_message(read_limit)))
                 except EOFError:
                     return messages
                 except TimeoutError:
                     run.fail(line, f"the host's output did not end within {read_limit}s")
+        at = line if before is None else before
+        for key, count in replied_before.get(at, {}).items():
+            while seen_replies.get(key, 0) < count:
+                try:
+                    messages.append(note(run.host.next_message(read_limit)))
+                except (TimeoutError, EOFError) as error:
+                    ended = "the host closed its output" if isinstance(error, EOFError) else f"none came within {read_limit}s"
+                    run.fail(at, f"cannot keep the session: the recording had the reply to the request with id {key} "
+                                 f"before this line, and {ended}; not updated (a request the host no longer answers "
+                                 f"there needs the transcript edited by hand)")
         sync_count += 1
         marker = f"{_SYNC}{sync_count}"
         run.write(line, dumps({"jsonrpc": "2.0", "id": marker, "method": "ping"}) + "\n")
         while True:
             message = run.next(line)
             if isinstance(message, dict) and message.get("id") == marker and "method" not in message:
-                return messages
-            messages.append(message)
+                break
+            messages.append(note(message))
+        if timed:
+            while seen_count < expected_before.get(at, 0):
+                try:
+                    messages.append(note(run.host.next_message(read_limit)))
+                except (TimeoutError, EOFError):
+                    break  # fewer now than then: what came is what the host writes
+        return messages
 
     def sync(line: int) -> None:
         if run.exited:
@@ -862,7 +1129,7 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
         elif not paused and not raw_open and any(item.kind == "expect" for item in pending):
             # Sends written one after the other with no expectation between them (a client that
             # wrote ahead) stay together: what they caused is collected after the last of them.
-            settle(collect(line, until_end=False))
+            settle(collect(line, until_end=False, before=line))
 
     try:
         for number, item in enumerate(items, start=1):
@@ -900,7 +1167,8 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
         last = len(items)
         if not run.exited:
             if not run.closed:
-                sync(last)
+                if not run.exited and not paused and not raw_open and any(item.kind == "expect" for item in pending):
+                    settle(collect(last, until_end=False, before=last + 1))
                 run.close()
                 after = collect(last, until_end=True)
                 if after:
@@ -926,6 +1194,17 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
             record.unlink(missing_ok=True)
     new = "".join(item.text + "\n" for item in out)
     return Updated(transcript.path, old, new, failure)
+
+
+def _reply_ids(message: Any) -> List[str]:
+    """The ids a response (or a batch's array of them, or a pattern of either) answers, as JSON
+    text; the replayer's own pings left out."""
+    found: List[str] = []
+    for item in message if isinstance(message, list) else [message]:
+        if isinstance(item, dict) and "id" in item and "method" not in item and ("result" in item or "error" in item):
+            if not str(item["id"]).startswith(_SYNC):
+                found.append(dumps(item["id"]))
+    return found
 
 
 def _with_backend_lines(items: List["_Item"], recording: Path) -> List["_Item"]:
@@ -988,9 +1267,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "(default: VMHOST_SECRET_<NAME> from the environment)")
     parser.add_argument("--update", action="store_true",
                         help="rewrite the expectations from what the host writes now and show the diff")
+    parser.add_argument("--backend-url", metavar="URL",
+                        help="replay online against this backend (http:// or https://) in place of the one the "
+                             "transcript names (a recording made against a server elsewhere)")
+    parser.add_argument("--full", action="store_true",
+                        help="show the whole expected and received messages of a failure (default: their first "
+                             f"{SHOWN} characters, and the diff)")
+    parser.add_argument("--trust-args", action="store_true",
+                        help="start the host with whatever options the transcripts name (--trace, --record, "
+                             "--state-dir, a backend URL, ...); by default only options that cannot write a file, "
+                             "open a directory or reach an address are passed, and a transcript asking for "
+                             "others is refused (exit status 2)")
     parser.add_argument("--read-limit", type=float, default=READ_LIMIT, metavar="SECONDS",
                         help=f"how long a missing message is waited for before it fails (default {READ_LIMIT})")
     options = parser.parse_args(argv)
+    if options.backend_url is not None and not options.backend_url.startswith(("http://", "https://")):
+        parser.error(f"--backend-url: expected an http:// or https:// URL, got {options.backend_url!r}")
     try:
         secrets = Secrets.from_file(options.secrets)
         binary = find_binary(options.binary)
@@ -1002,9 +1294,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for name in options.files:
         try:
             if options.update:
-                updated = update(name, binary, options.offline, secrets, options.read_limit)
+                updated = update(name, binary, options.offline, secrets, options.read_limit,
+                                 trust_args=options.trust_args, backend_url=options.backend_url)
                 if updated.failure is not None:
-                    print(updated.failure.report())
+                    print(updated.failure.report(options.full))
                     print(f"NOT UPDATED {name}")
                     failed += 1
                 elif updated.changed:
@@ -1014,15 +1307,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 else:
                     print(f"UNCHANGED {name}")
                 continue
-            failure = replay(name, binary, options.offline, secrets, options.read_limit, library=options.library)
+            failure = replay(name, binary, options.offline, secrets, options.read_limit, library=options.library,
+                             trust_args=options.trust_args, backend_url=options.backend_url)
+        except Refused as error:
+            print(f"REFUSED {error}")
+            unusable += 1
+            continue
         except (OSError, ValueError) as error:
             print(f"ERROR {name}: {error}")
+            unusable += 1
+            continue
+        except RecursionError:
+            print(f"ERROR {name}: nested too deeply to replay")
             unusable += 1
             continue
         if failure is None:
             print(f"PASS {name}")
         else:
-            print(failure.report())
+            print(failure.report(options.full))
             failed += 1
     total = len(options.files)
     print(f"{total - failed - unusable} of {total} passed" + (" (updated)" if options.update else ""))

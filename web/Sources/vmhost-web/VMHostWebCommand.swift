@@ -170,7 +170,8 @@ enum VMHostWebCommand {
                 TraceRecorder(
                     fd: traceFD,
                     redaction: Host(configuration: app.value.host).redaction(
-                        secretMembers: ReferenceApp.configuration.secretMembers))
+                        secretMembers: ReferenceApp.configuration.secretMembers),
+                    maxBytes: settings.maxTraceBytes)
             }.value
             transport.traceIncoming = { message in trace.record("in", message) }
             transport.traceOutgoing = { body in trace.recordOutgoing(body) }
@@ -181,7 +182,8 @@ enum VMHostWebCommand {
             settings.recordPath.map {
                 WebRecording(
                     directory: $0, arguments: recorded.arguments, comments: recorded.comments, manualClock: settings.manualClock,
-                    secretMembers: ReferenceApp.configuration.secretMembers)
+                    secretMembers: ReferenceApp.configuration.secretMembers, maxBytes: settings.maxRecordBytes,
+                    budget: settings.recordBudget)
             }
         }
         transport.tapSession = { host in recording.value?.tap(host) }

@@ -19,6 +19,10 @@ final class WebRecording {
     let comments: [String]
     let manualClock: Bool
     let secretMembers: Set<String>
+    /// `--max-record-bytes`: the bound of each session's file.
+    let maxBytes: Int
+    /// `--max-record-total-bytes`: the bound of every session's file together.
+    let budget: RecordingBudget
     private var next = 1
     /// The recorder of the session whose configuration was made last and whose host is not
     /// tapped yet: the transport makes the host from it and asks for its tap in one turn.
@@ -40,15 +44,29 @@ final class WebRecording {
     /// `vmhost` takes, and comments on the ones left out that a replay could miss.
     nonisolated static func recordedArguments(_ parsed: ParsedArguments) -> (arguments: [String], comments: [String]) {
         let arguments = SessionRecorder.recordedArguments(parsed, options: sessionOptions, leavingOut: [])
+        var comments: [String] = []
+        if (parsed.value("backend") ?? "embedded") == "embedded" {
+            comments.append(
+                "Recorded by vmhost-web on the embedded backend, whose demo data every session of a worker shares: this "
+                    + "session started from what the sessions before it left (a group renamed, deleted or created), where a "
+                    + "replay starts from fresh demo data. Replay it --offline (its backend lines hold what it saw), or record "
+                    + "one session per server.")
+        }
         let limits = sessionLimitOptions.filter { parsed.value($0) != nil }.map { "--" + $0 }
-        guard !limits.isEmpty else { return (arguments, []) }
-        return (arguments, [
-            "Recorded with \(limits.joined(separator: ", ")), caps of a vmhost-web session that vmhost does not have: "
-                + "a reply that a cap decided (-32006) does not repeat on replay."
-        ])
+        if !limits.isEmpty {
+            comments.append(
+                "Recorded with \(limits.joined(separator: ", ")), caps of a vmhost-web session that vmhost does not have: "
+                    + "a reply that a cap decided (-32006) does not repeat on replay.")
+        }
+        return (arguments, comments)
     }
 
-    init(directory: String, arguments: [String], comments: [String], manualClock: Bool, secretMembers: Set<String>) {
+    init(
+        directory: String, arguments: [String], comments: [String], manualClock: Bool, secretMembers: Set<String>,
+        maxBytes: Int = SessionRecorder.defaultMaxBytes, budget: RecordingBudget = .shared
+    ) {
+        self.maxBytes = maxBytes
+        self.budget = budget
         self.directory = directory
         self.arguments = arguments
         self.comments = comments
@@ -69,7 +87,8 @@ final class WebRecording {
             return make()
         }
         next = file.number + 1
-        let recorder = SessionRecorder(fd: file.fd, arguments: arguments, manualClock: manualClock)
+        let recorder = SessionRecorder(
+            fd: file.fd, arguments: arguments, manualClock: manualClock, maxBytes: maxBytes, budget: budget)
         for comment in comments { recorder.addComment(comment) }
         SessionRecorder.current = recorder
         let configuration = make()

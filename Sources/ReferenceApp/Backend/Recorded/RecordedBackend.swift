@@ -136,13 +136,19 @@ public final class RecordedBackend: EnvelopeExchanging {
         }
     }
 
-    /// The file's bytes, at most ``maxFileBytes``.
+    /// The file's bytes, at most ``maxFileBytes``. Only a regular file is read: a FIFO or a
+    /// device is refused without waiting on it (opened non-blocking, then checked), since a read
+    /// that blocks would hold the host's thread (of every embedded host of the process) at start.
     private static func contents(of path: String) throws(RecordedBackendError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             throw RecordedBackendError("cannot read the recorded backend \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            throw RecordedBackendError("the recorded backend \(path) is not a regular file")
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

@@ -14,8 +14,9 @@ import VMHostWire
 /// {"method":"GET","path":"/menus/m1/groups","ms":5000,"cancelled":true}
 /// ```
 ///
-/// Secrets (``secretMembers``: a password or a code in a request body, a token in a response's
-/// `data`) are written as `"$secret:…"` placeholders by the recording, never in clear.
+/// Secrets (the string values of credential-like members, ``isCredential(_:)``: a password or a
+/// code in a request body, a token in a response's `data`) are written as `"$secret:…"`
+/// placeholders by the recording, never in clear.
 public struct RecordedExchange: Sendable, Hashable {
     public enum Outcome: Sendable, Hashable {
         /// A success envelope.
@@ -35,9 +36,18 @@ public struct RecordedExchange: Sendable, Hashable {
     public var milliseconds: Int
     public var outcome: Outcome
 
-    /// The members whose string values are secrets in a request body (at any depth) and in a
-    /// response's `data`.
-    public static let secretMembers: Set<String> = ["password", "code", "token"]
+    /// What a credential-like member's name holds (compared without regard to case, `_` and `-`
+    /// left out): its string values are secrets in a request body and in a response's `data`, at
+    /// any depth (`password`, `refreshToken`, `session.access_token`, `smsCode`, `clientSecret`).
+    /// A backend answer holds what the app reads and more; masking by name keeps what a server
+    /// adds, under any name of this kind, out of a recording too.
+    public static let credentialWords = ["password", "passwd", "secret", "token", "credential", "code", "cookie", "apikey"]
+
+    /// Whether the member `name` is credential-like (``credentialWords``).
+    public static func isCredential(_ name: String) -> Bool {
+        let folded = String(name.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" })
+        return credentialWords.contains { folded.contains($0) }
+    }
     /// The longest wait a line may ask for: a day, as `delay:` allows.
     public static let maxMilliseconds = 86_400_000
 
@@ -83,17 +93,21 @@ public struct RecordedExchange: Sendable, Hashable {
         return .object(object)
     }
 
-    /// `value` with the string values of ``secretMembers`` at any depth replaced by `secret`.
+    /// `value` with the string values of credential-like members (``isCredential(_:)``) at any
+    /// depth replaced by `secret`; so every string inside such a member's array or object.
     static func masking(_ value: JSON, member: String? = nil, secret: (String, String) -> String) -> JSON {
         switch value {
         case .string(let text):
-            if let member, secretMembers.contains(member), !text.isEmpty { return .string(secret(text, member)) }
+            if let member, isCredential(member), !text.isEmpty { return .string(secret(text, member)) }
             return value
         case .array(let elements):
-            return .array(elements.map { masking($0, secret: secret) })
+            return .array(elements.map { masking($0, member: member, secret: secret) })
         case .object(let object):
             var result = JSONObject()
-            for item in object { result.append(item.key, masking(item.value, member: item.key, secret: secret)) }
+            for item in object {
+                let credential = member.map(isCredential) ?? false
+                result.append(item.key, masking(item.value, member: credential ? member : item.key, secret: secret))
+            }
             return .object(result)
         default:
             return value

@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Testing
+@_spi(Transport) import VMHost
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostWire
+
+/// `--record` (protocol/conformance/README.md, "Recordings"): the recording masks what the trace
+/// masks, however malformed the send; its file is the owner's only; it stops at its bound, and at
+/// its server's, with a comment saying why.
+@Suite struct SessionRecorderTests {
+    static let secret = "hunter2-pw"
+
+    /// A recorder writing to a new file of its own, with the trace's rules of the probe app (the
+    /// input `username` plain, `password` secret, the member `token` secret).
+    func recorder(maxBytes: Int = SessionRecorder.defaultMaxBytes, budget: RecordingBudget = RecordingBudget(limit: 1 << 30))
+        throws -> (SessionRecorder, String)
+    {
+        let path = "/tmp/vmhost-recorder-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).jsonl"
+        let fd = try SessionRecorder.create(path: path)
+        let recorder = SessionRecorder(fd: fd, arguments: [], manualClock: true, maxBytes: maxBytes, budget: budget)
+        recorder.configure(
+            redaction: Redaction(plainInputs: ["username"], secretInputs: ["password"], secretMembers: ["token"]),
+            secretMembers: ["token"])
+        return (recorder, path)
+    }
+
+    func contents(_ path: String) -> String {
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func mode(_ path: String) -> mode_t {
+        var info = stat()
+        _ = stat(path, &info)
+        return info.st_mode & 0o777
+    }
+
+    @Test(arguments: [
+        // By position, alone and in a batch.
+        #"{"jsonrpc":"2.0","id":1,"method":"vm.send","params":["l","password","hunter2-pw"]}"#,
+        #"[{"jsonrpc":"2.0","id":1,"method":"vm.send","params":["l","password","hunter2-pw"]},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+        // A member vm.send does not take, beside a plain input and alone.
+        #"{"jsonrpc":"2.0","id":1,"method":"vm.send","params":{"vm":"l","input":"username","value":"u","pin":"hunter2-pw"}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"vm.send","params":{"vm":"l","extra":{"deep":["hunter2-pw"]}}}"#,
+        // A vm or an input that is no string.
+        #"{"jsonrpc":"2.0","id":1,"method":"vm.send","params":{"vm":{"x":"hunter2-pw"},"input":"username","value":"u"}}"#,
+        #"{"jsonrpc":"2.0","id":1,"method":"vm.send","params":{"vm":"l","input":["hunter2-pw"],"value":"u"}}"#,
+        // Params that are no structure at all.
+        #"{"jsonrpc":"2.0","id":1,"method":"vm.send","params":"hunter2-pw"}"#,
+    ])
+    @HostActor
+    func aMalformedSendIsMaskedAsTheTraceMasksIt(_ text: String) throws {
+        let (recorder, path) = try recorder()
+        defer { unlink(path) }
+        let message = try JSON.parse(Array(text.utf8))
+        recorder.incoming(message)
+        // The host's answer quoting it: never in clear either.
+        recorder.outgoing(Array(#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad params hunter2-pw"}}"#.utf8))
+        recorder.finish()
+        let written = contents(path)
+        #expect(!written.contains(Self.secret), "\(written)")
+        #expect(written.contains("$secret:"), "\(written)")
+        // The trace masks the same message.
+        let trace = Redaction(plainInputs: ["username"], secretInputs: ["password"], secretMembers: ["token"]).redact(message)
+        #expect(!String(decoding: trace.serialized(), as: UTF8.self).contains(Self.secret))
+    }
+
+    @Test @HostActor
+    func theRecordingIsTheOwnersOnlyWhetherMadeOrEmptied() throws {
+        let (recorder, path) = try recorder()
+        defer { unlink(path) }
+        recorder.finish()
+        #expect(mode(path) == 0o600)
+        chmod(path, 0o644)
+        close(try SessionRecorder.create(path: path))
+        #expect(mode(path) == 0o600)
+        let directory = "/tmp/vmhost-recordings-\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+        try SessionRecorder.prepare(directory: directory)
+        let file = try SessionRecorder.createSessionFile(in: directory, first: 1)
+        close(file.fd)
+        #expect(mode(directory) == 0o700)
+        #expect(mode(file.path) == 0o600)
+        unlink(file.path)
+        rmdir(directory)
+    }
+
+    @Test @HostActor
+    func aRecordingStopsAtItsBoundWithACommentAndRecordsNothingMore() throws {
+        let bound = 4096
+        let (recorder, path) = try recorder(maxBytes: bound)
+        defer { unlink(path) }
+        for id in 1...200 {
+            recorder.incoming(["jsonrpc": "2.0", "id": .int(Int64(id)), "method": "ping"])
+            recorder.outgoing(Array(#"{"jsonrpc":"2.0","id":\#(id),"result":{}}"#.utf8))
+        }
+        recorder.incoming(["jsonrpc": "2.0", "id": 1, "method": "vm.send", "params": ["vm": "l", "input": "password", "value": "late-secret"]])
+        recorder.finish()
+        let written = contents(path)
+        let lines = written.split(separator: "\n")
+        #expect(written.utf8.count <= bound + 16 * 1024)
+        #expect(lines.last?.contains("The recording stops here: it reached --max-record-bytes (4096 bytes)") == true, "\(lines.suffix(2))")
+        #expect(!written.contains("late-secret") && !written.contains(#""id":200"#))
+        #expect(!recorder.failed)
+    }
+
+    @Test @HostActor
+    func theRecordingsOfAServerShareItsBound() throws {
+        let budget = RecordingBudget(limit: 8192)
+        let (first, firstPath) = try recorder(budget: budget)
+        let (second, secondPath) = try recorder(budget: budget)
+        defer { unlink(firstPath); unlink(secondPath) }
+        for id in 1...40 {
+            first.incoming(["jsonrpc": "2.0", "id": .int(Int64(id)), "method": "ping"])
+        }
+        for id in 1...200 {
+            second.incoming(["jsonrpc": "2.0", "id": .int(Int64(id)), "method": "ping"])
+        }
+        first.finish()
+        second.finish()
+        let together = contents(firstPath).utf8.count + contents(secondPath).utf8.count
+        #expect(together <= 8192 + 2 * 16 * 1024)
+        #expect(contents(secondPath).contains("the recordings of this server reached --max-record-total-bytes (8192 bytes)"))
+        #expect(contents(firstPath).contains(#""id":40"#))
+    }
+}
