@@ -165,8 +165,7 @@ extension Host {
             guard let input = entry.context.input(named: name) else { throw unknownInput(name, of: entry) }
             let value = params.object["value"] ?? .null
             if let synchronous = input as? any SynchronousInput {
-                try refusals(of: name) { () throws(InputError) in try synchronous.send(value) }
-                call.succeed([:])
+                call.respond(Self.reply(for: try refusals(of: name) { () throws(InputError) in try synchronous.send(value) }))
             } else if let command = input as? any AnyCommand {
                 guard !isStopping else { throw RPCError.stopping }
                 try admitCommand()

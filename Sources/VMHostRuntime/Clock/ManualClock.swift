@@ -86,13 +86,15 @@ public final class ManualClock: HostClock {
     /// ``advance(by:)`` for code that runs inside a job: after each timer it waits until the work
     /// that timer started has settled: the work of `group` (one test's) when given, else all work
     /// of the host thread (``EventLoop/settle()``).
-    package func advance(by delta: Duration, settling group: WorkGroup?) async {
+    /// `afterEach` runs once that work has settled (the test kit ends its turn there, as a host flushes).
+    package func advance(by delta: Duration, settling group: WorkGroup?, afterEach: @HostActor () -> Void = {}) async {
         let target = target(after: delta)
         await settle(group)
         while let (deadline, action) = timers.popDue(now: target) {
             nanoseconds = deadline
             action()
             await settle(group)
+            afterEach()
         }
         nanoseconds = target
     }
