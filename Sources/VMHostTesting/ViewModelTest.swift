@@ -85,13 +85,33 @@ public final class ViewModelTest<VM: ViewModel> {
     }
 
     /// Takes the records since the last take and fails unless they are exactly `expected`, in
-    /// order; the failure lists both histories.
+    /// order; the failure names the first entry that differs (its index, what was expected there
+    /// and what was recorded), any expected name the view-model has no output of, and lists both
+    /// histories.
     public func expect(_ expected: [Record], sourceLocation: SourceLocation = #_sourceLocation) {
         let actual = take()
         let resolved = expected.map { $0.resolved(in: viewModel) }
         guard actual != resolved else { return }
+        Issue.record(Comment(rawValue: Self.difference(expected: resolved, recorded: actual, in: context)), sourceLocation: sourceLocation)
+    }
+
+    /// What ``expect(_:sourceLocation:)`` says when `expected` and `recorded` differ.
+    static func difference(expected: [Record], recorded: [Record], in context: ViewModelContext) -> String {
         func lines(_ records: [Record]) -> String { records.isEmpty ? "  (nothing)" : records.map { "  \($0)" }.joined(separator: "\n") }
-        Issue.record(Comment(rawValue: "the history differs.\nexpected:\n\(lines(resolved))\nrecorded:\n\(lines(actual))"), sourceLocation: sourceLocation)
+        let index = zip(expected, recorded).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(expected.count, recorded.count)
+        let wanted = index < expected.count ? "\(expected[index])" : "nothing more"
+        let got = index < recorded.count ? "\(recorded[index])" : "nothing more"
+        var text = "the history differs at entry \(index): expected \(wanted), recorded \(got)."
+        let properties = context.properties.map(\.name)
+        let events = context.events.map(\.name)
+        for record in expected {
+            let known = record.kind == .changed ? properties : events
+            guard !known.contains(record.outputName) else { continue }
+            let what = record.kind == .changed ? "property output" : "event"
+            text += "\n\(VM.kind) has no \(what) \"\(record.outputName)\" (\(what)s: \(known.joined(separator: ", ")))."
+            break
+        }
+        return text + "\nexpected:\n\(lines(expected))\nrecorded:\n\(lines(recorded))"
     }
 
     /// The current value of the output property `name`, as JSON; nil, and a failure naming the

@@ -96,7 +96,7 @@ struct TestKitTests {
             issue.sourceLocation?.line == line
                 && issue.comments.contains {
                     $0.rawValue == """
-                        the history differs.
+                        the history differs at entry 0: expected changed first = "b", recorded changed first = "a".
                         expected:
                           changed first = "b"
                         recorded:
@@ -108,6 +108,28 @@ struct TestKitTests {
         }
         test.set(\.$first, "")
         test.expect([.changed("first", ""), .changed("stage", "empty")])
+        await test.finish()
+    }
+
+    @Test func expectNamesTheFirstEntryThatDiffersAndAMisspelledOutput() async {
+        let test = ViewModelTest { Form() }
+        test.set(\.$first, "a")
+        withKnownIssue {
+            test.expect([.changed("first", "a"), .changed("stgae", "half")])
+        } matching: { issue in
+            issue.comments.contains {
+                $0.rawValue.hasPrefix("""
+                    the history differs at entry 1: expected changed stgae = "half", recorded changed stage = "half".
+                    Form has no property output "stgae" (property outputs: first, valid, stage).
+                    """)
+            }
+        }
+        test.set(\.$first, "")
+        withKnownIssue {
+            test.expect([.changed("first", ""), .changed("stage", "empty"), .event("ping", 1)])
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.hasPrefix("the history differs at entry 2: expected event ping 1, recorded nothing more.\nexpected:") }
+        }
         await test.finish()
     }
 
