@@ -383,8 +383,9 @@ public final class ViewModelTest<VM: ViewModel> {
 ///
 /// A host's turn ends when its work has run as far as it can (the loop has nothing left to run);
 /// here, where the test sees that: after a send (a message), before an event, when the work
-/// reaches a ``StubCalls`` call (it waits for the test's answer), after each timer an
-/// ``ViewModelTest/advance(by:)`` fires and the work it released, and where the test waits for
+/// reaches a ``StubCalls`` call (it waits for the test's answer), in ``ViewModelTest/advance(by:)``
+/// once the work pending settled and after each timer it fires and the work that released, and
+/// where the test waits for
 /// the work (``ViewModelTest/settle(sourceLocation:)``, ``ViewModelTest/until(_:sourceLocation:_:)``,
 /// ``CommandRun/finished(sourceLocation:)``) or reads the history. These are points of the test's
 /// own order, so a history is the same on every run, however the work's jobs interleave.
