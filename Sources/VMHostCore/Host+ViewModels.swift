@@ -165,8 +165,7 @@ extension Host {
             guard let input = entry.context.input(named: name) else { throw unknownInput(name, of: entry) }
             let value = params.object["value"] ?? .null
             if let synchronous = input as? any SynchronousInput {
-                try refusals(of: name) { () throws(InputError) in try synchronous.send(value) }
-                call.succeed([:])
+                call.respond(Self.reply(for: try refusals(of: name) { () throws(InputError) in try synchronous.send(value) }))
             } else if let command = input as? any AnyCommand {
                 guard !isStopping else { throw RPCError.stopping }
                 try admitCommand()
@@ -192,8 +191,11 @@ extension Host {
         switch error {
         case .invalidValue(let decoding):
             return RPCError(decoding)
-        case .refused:
-            return .invalidParams(error.message)
+        case .refused(let path, let reason):
+            // The reason is the app's, in the view-model's locale: given apart, as -32003 gives its own.
+            return RPCError(
+                code: RPCError.invalidParamsCode, message: "Invalid params: \(error.message)",
+                data: ["input": .string(input), "path": .string(path), "reason": .string(reason)])
         case .disabled(let reason):
             return RPCError(
                 code: RPCError.inputDisabledCode, message: "Input \"\(input)\" is disabled: \(reason)",

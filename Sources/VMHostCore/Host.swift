@@ -62,6 +62,12 @@ public final class Host {
         }
     }
 
+    /// The kind, context and instance of the live view-model `handle`, if any: for the test kit,
+    /// which checks that nothing holds a view-model once `vm.dispose` has answered.
+    package func liveViewModel(_ handle: String) -> (kind: String, context: ViewModelContext, instance: AnyObject)? {
+        viewModels[handle].map { ($0.kind, $0.context, $0.instance) }
+    }
+
     struct Entry {
         let handle: String
         let kind: String

@@ -84,45 +84,60 @@ public final class InProcessConnection: Sendable {
 
     private let ids = IDCounter()
 
-    /// Sends a request and returns every message written up to and including its response.
+    /// Sends a request and returns every message written up to and including its response. A
+    /// `vm.dispose` that succeeds fails the test (at `sourceLocation`) when anything still holds the
+    /// view-model once the work its disposal cancelled has unwound, as ``ViewModelTest``'s
+    /// `finish` does.
     @discardableResult
-    public func request(_ method: String, _ params: JSON? = nil, id: JSON? = nil) async -> Exchange {
+    public func request(
+        _ method: String, _ params: JSON? = nil, id: JSON? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> Exchange {
         let requestID = id ?? .int(ids.next())
         var message: JSONObject = ["jsonrpc": "2.0", "id": requestID, "method": .string(method)]
         if let params { message.append("params", params) }
+        let release = method == "vm.dispose" ? await ReleaseWatch(host: host, handle: params?["vm"]?.stringValue) : nil
         await feed(.object(message))
-        return Exchange(id: requestID, messages: takeMessages())
+        let exchange = Exchange(id: requestID, messages: output())
+        if let release, exchange.result != nil, let problem = await release.problem(within: .seconds(5)) {
+            Issue.record(Comment(rawValue: problem), sourceLocation: sourceLocation)
+        }
+        return exchange
     }
 
     /// Sends a notification and returns what was written meanwhile.
     @discardableResult
-    public func notify(_ method: String, _ params: JSON? = nil) async -> [JSON] {
+    public func notify(_ method: String, _ params: JSON? = nil, sourceLocation: SourceLocation = #_sourceLocation) async -> [JSON] {
         var message: JSONObject = ["jsonrpc": "2.0", "method": .string(method)]
         if let params { message.append("params", params) }
         await feed(.object(message))
-        return takeMessages()
+        return output()
     }
 
     /// Sends a request without waiting for its response (for commands that end later); returns
     /// what was written meanwhile.
     @discardableResult
-    public func start(_ method: String, _ params: JSON? = nil, id: JSON) async -> [JSON] {
+    public func start(_ method: String, _ params: JSON? = nil, id: JSON, sourceLocation: SourceLocation = #_sourceLocation) async -> [JSON] {
         var message: JSONObject = ["jsonrpc": "2.0", "id": id, "method": .string(method)]
         if let params { message.append("params", params) }
         await feed(.object(message))
-        return takeMessages()
+        return output()
     }
 
     /// Moves the manual clock through the wire method and returns everything written.
     @discardableResult
-    public func advance(ms: Int) async -> Exchange {
-        await request("control.clock.advance", ["ms": .int(Int64(ms))])
+    public func advance(ms: Int, sourceLocation: SourceLocation = #_sourceLocation) async -> Exchange {
+        await request("control.clock.advance", ["ms": .int(Int64(ms))], sourceLocation: sourceLocation)
     }
 
     // MARK: Reading
 
     /// Every message written since the last take, parsed, in order. Empty while reading is paused.
-    public func takeMessages() -> [JSON] {
+    public func takeMessages() -> [JSON] { output() }
+
+    /// ``takeMessages()``; nothing here waits, so nothing fails at `sourceLocation`.
+    public func takeMessages(sourceLocation: SourceLocation) -> [JSON] { output() }
+
+    private func output() -> [JSON] {
         if received.paused { return [] }
         return host.outputQueue.takeAll().map { try! JSON.parse($0) }
     }
@@ -158,6 +173,34 @@ public final class InProcessConnection: Sendable {
 
     /// Entries waiting in the output queue (bounded while paused).
     package var pendingOutputCount: Int { host.outputQueue.pendingCount }
+}
+
+/// A view-model about to be disposed, watched without holding it: whether anything still holds it
+/// once `vm.dispose` answered and the work its disposal cancelled unwound.
+@HostActor
+private final class ReleaseWatch {
+    private weak var instance: AnyObject?
+    private let context: ViewModelContext
+    private let kind: String
+    private let handle: String
+
+    init?(host: Host, handle: String?) {
+        guard let handle, let live = host.liveViewModel(handle) else { return nil }
+        (instance, context, kind, self.handle) = (live.instance, live.context, live.kind, handle)
+    }
+
+    /// What holds the view-model, once the cancelled work has unwound (or `limit` of real time
+    /// passed: then the work is named instead).
+    func problem(within limit: Duration) async -> String? {
+        let deadline = ContinuousClock.now + limit
+        while context.hasLiveTasks {
+            if ContinuousClock.now >= deadline { return "\(kind) \(handle): its work did not end within \(limit) of vm.dispose" }
+            await Task.yield()
+        }
+        guard instance != nil else { return nil }
+        return "\(kind) \(handle) outlived vm.dispose: something still holds it (a closure that captures the view-model "
+            + "instead of taking it as its parameter, or an observer of a shared object not ended in onDispose)"
+    }
 }
 
 /// The messages written while one request was handled, ending with its response (if it came).

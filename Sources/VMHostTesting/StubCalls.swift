@@ -154,7 +154,9 @@ public final class PendingCall<Endpoint: Sendable>: Sendable, CustomStringConver
     /// throws `CancellationError` when the calling task is cancelled first.
     @HostActor
     public func reply() async throws -> any Sendable {
-        try await waiter.wait(onCancel: { [cancelled] in cancelled.set() })
+        // The work waits for the test from here: its turn ends, as a host's does when the loop runs out of work.
+        if isPending { TurnEnds.reached() }
+        return try await waiter.wait(onCancel: { [cancelled] in cancelled.set() })
     }
 
     @discardableResult

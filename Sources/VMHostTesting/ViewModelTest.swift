@@ -59,7 +59,9 @@ public final class ViewModelTest<VM: ViewModel> {
         context.workGroup = group
         context.lookup = lookup
         _ = context.build(make)
+        recorder.start(context)
         context.observer = recorder
+        TurnEnds.register(group) { [weak self] in self?.recorder.flush() }
     }
 
     private lazy var recorder = Recorder<VM> { [unowned self] in records.append($0) }
@@ -77,18 +79,39 @@ public final class ViewModelTest<VM: ViewModel> {
 
     /// The records since the last take, and forgets them.
     public func take() -> [Record] {
+        recorder.flush()
         defer { records.removeAll() }
         return records
     }
 
     /// Takes the records since the last take and fails unless they are exactly `expected`, in
-    /// order; the failure lists both histories.
+    /// order; the failure names the first entry that differs (its index, what was expected there
+    /// and what was recorded), any expected name the view-model has no output of, and lists both
+    /// histories.
     public func expect(_ expected: [Record], sourceLocation: SourceLocation = #_sourceLocation) {
         let actual = take()
         let resolved = expected.map { $0.resolved(in: viewModel) }
         guard actual != resolved else { return }
+        Issue.record(Comment(rawValue: Self.difference(expected: resolved, recorded: actual, in: context)), sourceLocation: sourceLocation)
+    }
+
+    /// What ``expect(_:sourceLocation:)`` says when `expected` and `recorded` differ.
+    static func difference(expected: [Record], recorded: [Record], in context: ViewModelContext) -> String {
         func lines(_ records: [Record]) -> String { records.isEmpty ? "  (nothing)" : records.map { "  \($0)" }.joined(separator: "\n") }
-        Issue.record(Comment(rawValue: "the history differs.\nexpected:\n\(lines(resolved))\nrecorded:\n\(lines(actual))"), sourceLocation: sourceLocation)
+        let index = zip(expected, recorded).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(expected.count, recorded.count)
+        let wanted = index < expected.count ? "\(expected[index])" : "nothing more"
+        let got = index < recorded.count ? "\(recorded[index])" : "nothing more"
+        var text = "the history differs at entry \(index): expected \(wanted), recorded \(got)."
+        let properties = context.properties.map(\.name)
+        let events = context.events.map(\.name)
+        for record in expected {
+            let known = record.kind == .changed ? properties : events
+            guard !known.contains(record.outputName) else { continue }
+            let what = record.kind == .changed ? "property output" : "event"
+            text += "\n\(VM.kind) has no \(what) \"\(record.outputName)\" (\(what)s: \(known.joined(separator: ", ")))."
+            break
+        }
+        return text + "\nexpected:\n\(lines(expected))\nrecorded:\n\(lines(recorded))"
     }
 
     /// The current value of the output property `name`, as JSON; nil, and a failure naming the
@@ -109,23 +132,36 @@ public final class ViewModelTest<VM: ViewModel> {
         if !context.setInput(property, to: value) {
             fail("\"\(property.name)\" is no value input (inputs: \(inputNames))", sourceLocation)
         }
+        recorder.flush()
     }
 
-    /// Fires the trigger `trigger` with `value`; the refusal it answered, if any.
+    /// Fires the trigger `trigger` with `value`; the refusal it answered, if any. A body that failed
+    /// with a domain error is recorded as the `error` event (``Record/failed(_:)``); one that threw
+    /// any other error (a bug: -32603 on the wire) fails the test.
     @discardableResult
-    public func fire<Value>(_ trigger: KeyPath<VM, ViewModelTrigger<VM, Value>>, _ value: Value) -> InputError? {
-        do throws(InputError) {
-            try viewModel[keyPath: trigger].fire(decoded: value)
-            return nil
-        } catch {
-            return error
-        }
+    public func fire<Value>(
+        _ trigger: KeyPath<VM, ViewModelTrigger<VM, Value>>, _ value: Value, sourceLocation: SourceLocation = #_sourceLocation
+    ) -> InputError? {
+        let target = viewModel[keyPath: trigger]
+        return answered(target.name, sourceLocation) { () throws(InputError) in try target.fire(decoded: value) }
     }
 
     /// Fires the trigger `trigger`, which takes no value; the refusal it answered, if any.
     @discardableResult
-    public func fire(_ trigger: KeyPath<VM, ViewModelTrigger<VM, NoValue>>) -> InputError? {
-        fire(trigger, NoValue())
+    public func fire(_ trigger: KeyPath<VM, ViewModelTrigger<VM, NoValue>>, sourceLocation: SourceLocation = #_sourceLocation) -> InputError? {
+        fire(trigger, NoValue(), sourceLocation: sourceLocation)
+    }
+
+    /// Runs a send of a value or trigger input: its refusal, or nil; a crash fails the test.
+    private func answered(_ name: String, _ sourceLocation: SourceLocation, _ send: () throws(InputError) -> CommandOutcome) -> InputError? {
+        // The send is a turn of its own, as a message is on the wire: what it changed is recorded now.
+        defer { recorder.flush() }
+        do throws(InputError) {
+            if case .crashed(let detail) = try send() { fail("\(name) threw an error that is no domain failure (-32603): \(detail)", sourceLocation) }
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// Sends the command `command` with `value`: its run, to await (or its refusal).
@@ -151,12 +187,7 @@ public final class ViewModelTest<VM: ViewModel> {
             fail("no value or trigger input \"\(name)\" (inputs: \(inputNames))", sourceLocation)
             return nil
         }
-        do throws(InputError) {
-            try input.send(value)
-            return nil
-        } catch {
-            return error
-        }
+        return answered(name, sourceLocation) { () throws(InputError) in try input.send(value) }
     }
 
     /// Sends the command input `name` with `value`, as `vm.send` does: its run, to await (or its
@@ -165,7 +196,7 @@ public final class ViewModelTest<VM: ViewModel> {
     public func execute(_ name: String, _ value: JSON = .null, sourceLocation: SourceLocation = #_sourceLocation) -> CommandRun {
         guard let command = context.input(named: name) as? any AnyCommand else {
             fail("no command input \"\(name)\" (inputs: \(inputNames))", sourceLocation)
-            let run = CommandRun(name: name, test: group, timeout: timeout)
+            let run = CommandRun(name: name, test: group, timeout: timeout) {}
             run.refusal = .disabled(reason: "no such command")
             return run
         }
@@ -187,7 +218,8 @@ public final class ViewModelTest<VM: ViewModel> {
     }
 
     private func start(_ name: String, _ execute: (@escaping (CommandOutcome) -> Void) throws(InputError) -> CommandExecution) -> CommandRun {
-        let run = CommandRun(name: name, test: group, timeout: timeout)
+        let run = CommandRun(name: name, test: group, timeout: timeout) { [weak self] in self?.recorder.flush() }
+        defer { recorder.flush() }
         do throws(InputError) {
             run.execution = try execute { [weak run] outcome in run?.outcome = outcome }
             runs.append(run)
@@ -207,11 +239,12 @@ public final class ViewModelTest<VM: ViewModel> {
         if !(await EventLoop.shared.settle(group: group, within: timeout)) {
             fail("the view-model's work did not settle within \(timeout)", sourceLocation)
         }
+        recorder.flush()
     }
 
     /// Moves the clock by `duration`, firing due timers in order, each followed by the work it released.
     public func advance(by duration: Duration) async {
-        await clock.advance(by: duration, settling: group)
+        await clock.advance(by: duration, settling: group) { [recorder] in recorder.flush() }
     }
 
     /// ``advance(by:)`` in milliseconds.
@@ -244,6 +277,7 @@ public final class ViewModelTest<VM: ViewModel> {
         guard !finished else { return }
         finished = true
         await EventLoop.shared.settle(group: group, within: timeout)
+        recorder.flush()
         if !records.isEmpty { fail("output nobody asserted: \(records.map(\.description).joined(separator: "; "))", sourceLocation) }
         let running = context.running
         if !running.isEmpty { fail("still running: \(running.joined(separator: ", "))", sourceLocation) }
@@ -252,6 +286,7 @@ public final class ViewModelTest<VM: ViewModel> {
         if clock.pendingCount > 0 { fail("timers still armed: \(clock.pendingCount)", sourceLocation) }
         for check in checks { check(sourceLocation) }
         let release = context.releaseCheck()
+        TurnEnds.unregister(group)
         context.dispose()
         runs = []
         // The tasks that disposing cancelled unwind before the check (a task holds its view-model).
@@ -338,21 +373,61 @@ public final class ViewModelTest<VM: ViewModel> {
     }
 }
 
-/// The observer of a view-model under test: every output, in order.
+/// The observer of a view-model under test: its outputs as a client sees them.
+///
+/// Property changes are recorded as a host sends them: merged over a turn, each property once with
+/// the value it ends with, in the order they first changed, and none that ends where it began; an
+/// event is recorded after the changes made before it. A load that sets two fields records each
+/// once, and a derived output that reads both records the value computed from both, not the one
+/// computed between the two writes, which no client could see.
+///
+/// A host's turn ends when its work has run as far as it can (the loop has nothing left to run);
+/// here, where the test sees that: after a send (a message), before an event, when the work
+/// reaches a ``StubCalls`` call (it waits for the test's answer), in ``ViewModelTest/advance(by:)``
+/// once the work pending settled and after each timer it fires and the work that released, and
+/// where the test waits for
+/// the work (``ViewModelTest/settle(sourceLocation:)``, ``ViewModelTest/until(_:sourceLocation:_:)``,
+/// ``CommandRun/finished(sourceLocation:)``) or reads the history. These are points of the test's
+/// own order, so a history is the same on every run, however the work's jobs interleave.
 @HostActor
 private final class Recorder<VM: ViewModel>: ViewModelContextObserver {
     private let record: (ViewModelTest<VM>.Record) -> Void
+    /// The properties changed in this turn, in the order they first changed.
+    private var pending: [any AnyProperty] = []
+    /// Each property's value as last recorded (or as the view-model was made).
+    private var shown: [ObjectIdentifier: JSON] = [:]
 
     init(_ record: @escaping (ViewModelTest<VM>.Record) -> Void) {
         self.record = record
     }
 
+    /// Takes the values the view-model was made with as what a client saw first.
+    func start(_ context: ViewModelContext) {
+        for property in context.properties { shown[ObjectIdentifier(property)] = property.json }
+    }
+
     func propertyDidChange(_ context: ViewModelContext, _ property: any AnyProperty) {
-        record(.changed(property.name, property.json))
+        for changed in pending where changed === property { return }
+        pending.append(property)
     }
 
     func eventDidEmit(_ context: ViewModelContext, name: String, value: JSON) {
+        flush()
         record(.event(name, value))
+    }
+
+    /// Ends the turn: records each property changed in it whose value differs from the one last recorded.
+    func flush() {
+        guard !pending.isEmpty else { return }
+        let changed = pending
+        pending.removeAll()
+        for property in changed {
+            let value = property.json
+            let key = ObjectIdentifier(property)
+            guard shown[key] != value else { continue }
+            shown[key] = value
+            record(.changed(property.name, value))
+        }
     }
 }
 
@@ -368,11 +443,14 @@ public final class CommandRun {
     var execution: CommandExecution?
     private let group: WorkGroup
     private let timeout: Duration
+    /// Ends the test's turn (records what the run changed), once the run has ended.
+    private let endTurn: @HostActor () -> Void
 
-    init(name: String, test group: WorkGroup, timeout: Duration) {
+    init(name: String, test group: WorkGroup, timeout: Duration, endTurn: @escaping @HostActor () -> Void) {
         self.name = name
         self.group = group
         self.timeout = timeout
+        self.endTurn = endTurn
     }
 
     /// The reply's `value` of a run that succeeded with one.
@@ -402,6 +480,25 @@ public final class CommandRun {
             await Task.yield()
         }
         await EventLoop.shared.settle(group: group, within: timeout)
+        endTurn()
         return outcome
+    }
+}
+
+/// Where the work of a test's view-model stops to wait for the test (a ``StubCalls`` call): the
+/// end of a turn, as a host's loop running out of work is. Keyed by the test's work group, so that
+/// tests running side by side end only their own turns.
+@HostActor
+enum TurnEnds {
+    private static var ends: [ObjectIdentifier: () -> Void] = [:]
+
+    static func register(_ group: WorkGroup, _ end: @escaping () -> Void) { ends[ObjectIdentifier(group)] = end }
+
+    static func unregister(_ group: WorkGroup) { ends[ObjectIdentifier(group)] = nil }
+
+    /// Ends the turn of the test whose work runs now, if any.
+    static func reached() {
+        guard let group = WorkGroup.current else { return }
+        ends[ObjectIdentifier(group)]?()
     }
 }

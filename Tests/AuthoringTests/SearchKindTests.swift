@@ -97,12 +97,9 @@ struct SearchKindTests {
         _ = test.take()
         test.set(\.$query, "")
         await test.advance(by: .milliseconds(300))
-        test.expect([
-            .changed(\.$isSearching, true), .changed(\.loads.loadState, .loading),
-            .changed(\.$articles, []),
-            // Reset while the search runs: idle once it ends, with no result reported.
-            .changed(\.$isSearching, false), .changed(\.loads.loadState, .idle),
-        ])
+        // The blank query's work runs and ends in the timer's turn: `isSearching` and `loading` rise
+        // and fall unseen, and the load state, first to change, ends `idle`.
+        test.expect([.changed(\.loads.loadState, .idle), .changed(\.$articles, [])])
         #expect(api.calls.calls.count == 1)
         await test.finish()
     }

@@ -80,7 +80,8 @@ struct ListEditTests {
         #expect(list.takeChange() == nil)
         list.replace(at: 0, with: 1)
         list.append(contentsOf: [])
-        test.expect([.changed(\.$list, [1, 2, 3, 4]), .changed(\.$list, [1, 2, 3])])
+        // The kit records as the host sends: the turn ends where it began, so nothing.
+        test.expect([])
         await test.finish()
     }
 

@@ -7,9 +7,41 @@ private struct Offline: DomainFailure, Equatable {
     func domainError(in locale: AppLocale) -> DomainError { DomainError(kind: "network", message: "offline", detail: "offline") }
 }
 
+/// A profile whose load sets two fields that a derived output checks together.
+@HostActor
+private final class Profile: ViewModel {
+    static let kind = "Profile"
+    @Output private(set) var name = ""
+    @Output private(set) var email = ""
+    @Derived({ !$0.name.isEmpty && !$0.email.contains("@") ? "the email is invalid" : "" }) var problem: String
+    let calls = StubCalls<Endpoint>()
+    let load = Command(.latest) { vm in
+        vm.name = "Ada"
+        vm.email = "ada@example.org"
+        // A wait in the middle: the turn ends here, with both fields set.
+        vm.name = try await vm.calls.perform(.fetch, as: String.self)
+        vm.name = "Ada"
+        vm.email = "ada@example.org"
+    }
+}
+
 @Suite("Test kit")
 @HostActor
 struct TestKitTests {
+    @Test func aHistoryHasOneStatePerTurnAsTheWireSends() async {
+        let test = ViewModelTest { Profile() }
+        let run = test.send(\.load)
+        let call = await test.viewModel.calls.call(.fetch)
+        // Setting `name` before `email` made `problem` say the email is invalid for a moment, inside
+        // the turn: no client saw it, so the history does not have it.
+        test.expect([.changed(\.$name, "Ada"), .changed(\.$email, "ada@example.org")])
+        call.succeed("Ada Lovelace")
+        #expect(await run.finished() == .succeeded(nil))
+        // `name` changed twice and ended where it began: no change.
+        test.expect([])
+        await test.finish()
+    }
+
     @Test func aStubCallIsHeldUntilTheTestAnswersIt() async throws {
         let stub = StubCalls<Endpoint>()
         let task = Task { @HostActor in try await stub.perform(.fetch, ["id": "a"], as: Int.self) }
@@ -64,7 +96,7 @@ struct TestKitTests {
             issue.sourceLocation?.line == line
                 && issue.comments.contains {
                     $0.rawValue == """
-                        the history differs.
+                        the history differs at entry 0: expected changed first = "b", recorded changed first = "a".
                         expected:
                           changed first = "b"
                         recorded:
@@ -76,6 +108,28 @@ struct TestKitTests {
         }
         test.set(\.$first, "")
         test.expect([.changed("first", ""), .changed("stage", "empty")])
+        await test.finish()
+    }
+
+    @Test func expectNamesTheFirstEntryThatDiffersAndAMisspelledOutput() async {
+        let test = ViewModelTest { Form() }
+        test.set(\.$first, "a")
+        withKnownIssue {
+            test.expect([.changed("first", "a"), .changed("stgae", "half")])
+        } matching: { issue in
+            issue.comments.contains {
+                $0.rawValue.hasPrefix("""
+                    the history differs at entry 1: expected changed stgae = "half", recorded changed stage = "half".
+                    Form has no property output "stgae" (property outputs: first, valid, stage).
+                    """)
+            }
+        }
+        test.set(\.$first, "")
+        withKnownIssue {
+            test.expect([.changed("first", ""), .changed("stage", "empty"), .event("ping", 1)])
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.hasPrefix("the history differs at entry 2: expected event ping 1, recorded nothing more.\nexpected:") }
+        }
         await test.finish()
     }
 

@@ -86,13 +86,17 @@ public final class ManualClock: HostClock {
     /// ``advance(by:)`` for code that runs inside a job: after each timer it waits until the work
     /// that timer started has settled: the work of `group` (one test's) when given, else all work
     /// of the host thread (``EventLoop/settle()``).
-    package func advance(by delta: Duration, settling group: WorkGroup?) async {
+    /// `settled` runs each time that work has settled, first for the work pending before the first
+    /// timer (the test kit ends its turn there, as a host flushes).
+    package func advance(by delta: Duration, settling group: WorkGroup?, settled: @HostActor () -> Void = {}) async {
         let target = target(after: delta)
         await settle(group)
+        settled()
         while let (deadline, action) = timers.popDue(now: target) {
             nanoseconds = deadline
             action()
             await settle(group)
+            settled()
         }
         nanoseconds = target
     }

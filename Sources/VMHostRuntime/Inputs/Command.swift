@@ -1,4 +1,4 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostWire
 
 /// A command input (RACCommand, Action): async work a client starts with `vm.send`, answered when
@@ -14,12 +14,16 @@ import VMHostWire
 /// let delete = Command(.ignorePerKey { $0.id }, of: TodoReference.self) { vm, todo in try await vm.remove(todo) }
 /// ```
 ///
-/// - The body is handed the view-model; it must not capture it. It runs on the host actor.
+/// - The body is handed the view-model; it must not capture it. It runs on the host actor and may
+///   await any async code (the kind's methods, free functions, a client's methods, `Task.sleep`)
+///   and throw any error: a ``DomainFailure`` fails the run (-32004), `CancellationError` cancels
+///   it, anything else is a bug (-32603). No closure needs a typed-throws annotation.
 /// - The policy says what a send does while it runs: ``CommandPolicy/latest`` cancels the run,
 ///   ``CommandPolicy/ignore`` refuses (-32003 `already running`), ``CommandPolicy/ignorePerKey(_:)``
 ///   refuses only for the same key, ``CommandPolicy/concurrent`` runs side by side.
 /// - `check` refuses a well-formed value that is wrong now (an unknown id): `throw .refused("id", "…")`
-///   is -32602 naming `params.value.id`. `disabled` says why the command cannot run now, or nil
+///   is -32602 naming `params.value.id`; a ``DomainFailure`` it throws refuses the whole value with
+///   its message in the view-model's locale. `disabled` says why the command cannot run now, or nil
 ///   (-32003 with `data: {input, reason}`).
 /// - A command declared `returning:` a `Codable` type answers its body's result as the reply's
 ///   `value`, and its schema is the input's `result` in `host.describe`; any other is answered `{}`.
@@ -46,28 +50,35 @@ public final class ViewModelCommand<Owner: AnyObject, Value: InputValue & Sendab
     public var isRunning: Bool { runs.isExecuting.value }
     let runs: Runs<Value>
     private var body: (@HostActor (Owner, Value) async throws -> Result)?
-    private var check: ((Owner, Value) throws(InputError) -> Void)?
-    private var disabled: ((Owner, Value) -> String?)?
-    private let encodeResult: (Result) -> JSON?
-    private let resultSchema: () -> JSON?
+    private var check: (@HostActor (Owner, Value) throws -> Void)?
+    private var disabled: (@HostActor (Owner, Value) -> String?)?
+    // Set once, by the nonisolated initializer, and called on the host actor only: plain closures,
+    // which the initializer of a command `returning:` a type makes knowing it.
+    private nonisolated(unsafe) let encodeResult: (Result) -> JSON?
+    private nonisolated(unsafe) let resultSchema: () -> JSON?
     private weak var owner: Owner?
     /// The context of the view-model being built when the command was made.
     private weak var declaredIn: ViewModelContext?
 
-    init(
-        policy: CommandPolicy<Value>, schema: JSON?, check: ((Owner, Value) throws(InputError) -> Void)?,
-        disabled: ((Owner, Value) -> String?)?, encode: @escaping (Result) -> JSON?, resultSchema: @escaping () -> JSON?,
-        body: @escaping @HostActor (Owner, Value) async throws -> Result
+    /// Nonisolated, and every closure it takes isolated to the host actor by its type: a command is
+    /// declared in a stored property's initial value, whose isolation Swift infers from what the
+    /// expression calls (SE-0411). A body that awaits a nonisolated function (`Task.sleep`, a free
+    /// `async` function, a client's method) makes that expression nonisolated, which an isolated
+    /// initializer here would contradict ("default argument cannot be both …"). It runs on the host
+    /// thread all the same, as the view-model's initializer does (checked).
+    nonisolated init(
+        policy: CommandPolicy<Value>, schema: JSON?, check: (@HostActor (Owner, Value) throws -> Void)?,
+        disabled: (@HostActor (Owner, Value) -> String?)?, encode: @escaping (Result) -> JSON?,
+        resultSchema: @escaping () -> JSON?, body: @escaping @HostActor (Owner, Value) async throws -> Result
     ) {
-        runs = Runs(policy: policy)
+        (runs, declaredIn) = HostActor.assumeIsolated { (Runs(policy: policy), ViewModelContext.declaring) }
         declaredSchema = schema
         self.check = check
         self.disabled = disabled
         encodeResult = encode
         self.resultSchema = resultSchema
         self.body = body
-        declaredIn = ViewModelContext.declaring
-        declaredIn?.adopt(self)
+        HostActor.assumeIsolated { declaredIn?.adopt(self) }
     }
 
     /// Runs now.
@@ -97,7 +108,9 @@ public final class ViewModelCommand<Owner: AnyObject, Value: InputValue & Sendab
     }
 
     private func admit(decoded: Value) throws(InputError) -> (value: Value, key: String?) {
-        if let owner, let check { try check(owner, decoded) }
+        if let owner, let check {
+            do { try check(owner, decoded) } catch { throw InputError.refusal(error, locale: runs.context?.locale) }
+        }
         let (refusal, key) = runs.admit(decoded)
         if let refusal { throw refusal }
         if let owner, let disabled, let reason = disabled(owner, decoded) { throw .disabled(reason: reason) }
@@ -162,26 +175,36 @@ extension ViewModelCommand where Value == NoValue {
 
 // MARK: - Declaring
 
+extension ViewModelCommand where Value == NoValue {
+    /// `disabled`, handed the value too (a command without a value has none to read).
+    fileprivate nonisolated static func ignoringValue(
+        _ disabled: (@HostActor (Owner) -> String?)?
+    ) -> (@HostActor (Owner, NoValue) -> String?)? {
+        guard let disabled else { return nil }
+        return { owner, _ in disabled(owner) }
+    }
+}
+
 extension ViewModelCommand where Value == NoValue, Result == Void {
     /// A command without a value whose body returns nothing (answered `{}`).
-    public convenience init(
-        _ policy: CommandPolicy<NoValue>, disabled: ((Owner) -> String?)? = nil,
+    nonisolated public convenience init(
+        _ policy: CommandPolicy<NoValue>, disabled: (@HostActor (Owner) -> String?)? = nil,
         _ body: @escaping @HostActor (Owner) async throws -> Void
     ) {
         self.init(
-            policy: policy, schema: nil, check: nil, disabled: disabled.map { reason in { owner, _ in reason(owner) } },
+            policy: policy, schema: nil, check: nil, disabled: Self.ignoringValue(disabled),
             encode: { _ in nil }, resultSchema: { nil }, body: { owner, _ in try await body(owner) })
     }
 }
 
 extension ViewModelCommand where Value == NoValue, Result: Encodable {
     /// A command without a value whose body's result, of type `result`, is the reply's `value`.
-    public convenience init(
-        _ policy: CommandPolicy<NoValue>, returning result: Result.Type, disabled: ((Owner) -> String?)? = nil,
+    nonisolated public convenience init(
+        _ policy: CommandPolicy<NoValue>, returning result: Result.Type, disabled: (@HostActor (Owner) -> String?)? = nil,
         _ body: @escaping @HostActor (Owner) async throws -> Result
     ) {
         self.init(
-            policy: policy, schema: nil, check: nil, disabled: disabled.map { reason in { owner, _ in reason(owner) } },
+            policy: policy, schema: nil, check: nil, disabled: Self.ignoringValue(disabled),
             encode: { JSONValueEncoder.encode($0) }, resultSchema: { OutputSchema.of(Result.self) },
             body: { owner, _ in try await body(owner) })
     }
@@ -190,9 +213,9 @@ extension ViewModelCommand where Value == NoValue, Result: Encodable {
 extension ViewModelCommand where Result == Void {
     /// A command that carries a value of `type` and returns nothing (answered `{}`); `schema`
     /// refines the type's schema.
-    public convenience init(
+    nonisolated public convenience init(
         _ policy: CommandPolicy<Value>, of type: Value.Type, schema: JSON? = nil,
-        check: ((Owner, Value) throws(InputError) -> Void)? = nil, disabled: ((Owner, Value) -> String?)? = nil,
+        check: (@HostActor (Owner, Value) throws -> Void)? = nil, disabled: (@HostActor (Owner, Value) -> String?)? = nil,
         _ body: @escaping @HostActor (Owner, Value) async throws -> Void
     ) {
         self.init(
@@ -204,9 +227,9 @@ extension ViewModelCommand where Result == Void {
 extension ViewModelCommand where Result: Encodable {
     /// A command that carries a value of `type` and whose body's result, of type `result`, is the
     /// reply's `value`.
-    public convenience init(
+    nonisolated public convenience init(
         _ policy: CommandPolicy<Value>, of type: Value.Type, schema: JSON? = nil, returning result: Result.Type,
-        check: ((Owner, Value) throws(InputError) -> Void)? = nil, disabled: ((Owner, Value) -> String?)? = nil,
+        check: (@HostActor (Owner, Value) throws -> Void)? = nil, disabled: (@HostActor (Owner, Value) -> String?)? = nil,
         _ body: @escaping @HostActor (Owner, Value) async throws -> Result
     ) {
         self.init(

@@ -90,8 +90,9 @@ final class InputMember<Value: InputValue & Equatable>: SynchronousInput, Declar
 
     func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value.read(sent: value) }
 
-    func send(_ value: JSON) throws(InputError) {
+    func send(_ value: JSON) throws(InputError) -> CommandOutcome {
         try admitAndApply(self, value)
+        return .succeeded(nil)
     }
 
     /// Sets a value already read, as a send of it would (``map`` applied).

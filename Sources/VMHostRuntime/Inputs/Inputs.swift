@@ -24,6 +24,20 @@ public enum InputError: Error, Sendable, Equatable {
         .refused(path: member.isEmpty ? "params.value" : "params.value.\(member)", reason: reason)
     }
 
+    /// Disables the input now: `throw .disabled("no more pages")`, in any body (-32003).
+    public static func disabled(_ reason: String) -> InputError { .disabled(reason: reason) }
+
+    /// What an error thrown by a `check` (or another refusing closure) refuses with: an
+    /// ``InputError`` as it is; a ``DomainFailure`` the whole value, with its message in `locale`;
+    /// anything else the whole value, naming the error's type (its text may hold what the value held).
+    static func refusal(_ error: any Error, locale: AppLocale?) -> InputError {
+        switch error {
+        case let refusal as InputError: refusal
+        case let failure as any DomainFailure: .refused("", failure.domainError(in: locale ?? .en).message)
+        default: .refused("", "refused (\(type(of: error)))")
+        }
+    }
+
     /// The message a client reads: `params.value.groupId: no group "g9" in the list`.
     package var message: String {
         switch self {
@@ -32,6 +46,15 @@ public enum InputError: Error, Sendable, Equatable {
         case .disabled(let reason): reason
         }
     }
+}
+
+extension Error where Self == InputError {
+    /// `throw .refused("id", "no todo \"t9\"")` in a body or check that throws any error (no
+    /// `throws(InputError)` needed): ``InputError/refused(_:_:)``.
+    public static func refused(_ member: String, _ reason: String) -> InputError { InputError.refused(member, reason) }
+
+    /// `throw .disabled("no more pages")` in a body that throws any error: ``InputError/disabled(_:)``.
+    public static func disabled(_ reason: String) -> InputError { InputError.disabled(reason: reason) }
 }
 
 /// A type an input can carry: it is read from JSON with errors naming the path, and it describes
@@ -130,5 +153,7 @@ extension AnyInput {
 /// A value or trigger input: applied at once.
 @HostActor
 package protocol SynchronousInput: AnyInput {
-    func send(_ value: JSON) throws(InputError)
+    /// Applies `value`: a refusal is thrown; how it went is returned (a trigger's body may fail:
+    /// answered as a command's run that failed so is).
+    func send(_ value: JSON) throws(InputError) -> CommandOutcome
 }

@@ -11,8 +11,10 @@ import VMHostWire
 /// ```
 ///
 /// The body is handed the view-model and must not capture it. It may refuse with
-/// ``InputError/refused(_:_:)`` (a well-formed value that is wrong now, -32602) or
-/// ``InputError/disabled(reason:)`` (-32003).
+/// `throw .refused("id", "…")` (a well-formed value that is wrong now, -32602) or
+/// `throw .disabled("…")` (-32003), and throw any other error, as a command's body does: a
+/// ``DomainFailure`` is emitted once on the `error` event and answered -32004, anything else is a
+/// bug (-32603). No `throws(InputError)` annotation is needed.
 @HostActor
 public final class ViewModelTrigger<Owner: AnyObject, Value: InputValue>: SynchronousInput, DeclaredMember {
     /// The trigger's name on the wire; empty until the view-model is bound.
@@ -21,11 +23,12 @@ public final class ViewModelTrigger<Owner: AnyObject, Value: InputValue>: Synchr
     package var valueSchema: JSON { declaredSchema ?? Value.jsonSchema }
     package var kind: InputKind { .trigger }
     package var describeExtras: JSONObject { [:] }
-    private var fire: ((Owner, Value) throws(InputError) -> Void)?
+    private var fire: (@HostActor (Owner, Value) throws -> Void)?
+    private weak var context: ViewModelContext?
     private weak var owner: Owner?
 
     /// A trigger that carries a value of `type`; `schema` refines the type's schema.
-    public init(of type: Value.Type, schema: JSON? = nil, _ fire: @escaping (Owner, Value) throws(InputError) -> Void) {
+    public init(of type: Value.Type, schema: JSON? = nil, _ fire: @escaping @HostActor (Owner, Value) throws -> Void) {
         declaredSchema = schema
         self.fire = fire
         ViewModelContext.declaring?.adopt(self)
@@ -33,19 +36,33 @@ public final class ViewModelTrigger<Owner: AnyObject, Value: InputValue>: Synchr
 
     package func validate(_ value: JSON) throws(JSONDecodingError) { _ = try Value.read(sent: value) }
 
-    package func send(_ value: JSON) throws(InputError) {
+    package func send(_ value: JSON) throws(InputError) -> CommandOutcome {
         try fire(decoded: try Value.admit(sent: value))
     }
 
-    /// Fires with a value already read, as a send of it would (the test kit's typed sends).
-    package func fire(decoded value: Value) throws(InputError) {
+    /// Fires with a value already read, as a send of it would (the test kit's typed sends): a
+    /// refusal is thrown, a failure answered (and a domain failure emitted on `error`).
+    package func fire(decoded value: Value) throws(InputError) -> CommandOutcome {
         guard let owner, let fire else { throw .disabled(reason: "the view-model is disposed") }
-        try fire(owner, value)
+        do {
+            try fire(owner, value)
+            return .succeeded(nil)
+        } catch let refusal as InputError {
+            throw refusal
+        } catch let failure as any DomainFailure {
+            var error = failure.domainError(in: context?.locale ?? .en)
+            error.input = name
+            context?.error.emitUnchecked(error)
+            return .failed(error)
+        } catch {
+            return .crashed(String(describing: error))
+        }
     }
 
     func bind(name: String, owner: AnyObject, context: ViewModelContext) {
         self.name = name
         self.owner = owner as? Owner
+        self.context = context
         context.declareInput(self)
     }
 
@@ -54,7 +71,7 @@ public final class ViewModelTrigger<Owner: AnyObject, Value: InputValue>: Synchr
 
 extension ViewModelTrigger where Value == NoValue {
     /// A trigger without a value.
-    public convenience init(_ fire: @escaping (Owner) throws(InputError) -> Void) {
-        self.init(of: NoValue.self) { (owner, _) throws(InputError) in try fire(owner) }
+    public convenience init(_ fire: @escaping @HostActor (Owner) throws -> Void) {
+        self.init(of: NoValue.self) { owner, _ in try fire(owner) }
     }
 }

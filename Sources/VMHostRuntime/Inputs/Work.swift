@@ -1,4 +1,4 @@
-import VMHostEventLoop
+@_spi(Transport) import VMHostEventLoop
 import VMHostWire
 
 /// Work of a kind that no input starts (a debounced search, the first load of a screen): the same
@@ -11,8 +11,9 @@ import VMHostWire
 /// $query.debounce(for: .milliseconds(300)).removeDuplicates().run(search)   // or vm.search.run(text)
 /// ```
 ///
-/// A run that fails with a domain error emits it once on the view-model's `error` event, with
-/// `input: null`; a cancelled run changes nothing. Disposing the view-model cancels its runs.
+/// The body may await any async code and throw any error, as a command's. A run that fails with a
+/// domain error emits it once on the view-model's `error` event, with `input: null`; a cancelled
+/// run changes nothing. Disposing the view-model cancels its runs.
 /// Run from the initializer, it starts once the view-model is made.
 @HostActor
 public final class ViewModelWork<Owner: AnyObject, Value: Sendable>: DeclaredMember {
@@ -24,12 +25,18 @@ public final class ViewModelWork<Owner: AnyObject, Value: Sendable>: DeclaredMem
     private weak var declaredIn: ViewModelContext?
 
     /// Work of `body` under `policy`, started with a value.
-    public init(_ policy: CommandPolicy<Value>, _ body: @escaping @HostActor (Owner, Value) async throws -> Void) {
-        runs = Runs(policy: policy)
-        runs.restartsInPlace = true
+    ///
+    /// Nonisolated for the reason ``ViewModelCommand``'s initializer is: a body that awaits a
+    /// nonisolated function (`Task.sleep`, a free `async` function) makes the stored property's
+    /// initial value nonisolated. It runs on the host thread all the same (checked).
+    nonisolated public init(_ policy: CommandPolicy<Value>, _ body: @escaping @HostActor (Owner, Value) async throws -> Void) {
+        (runs, declaredIn) = HostActor.assumeIsolated {
+            let runs = Runs(policy: policy)
+            runs.restartsInPlace = true
+            return (runs, ViewModelContext.declaring)
+        }
         self.body = body
-        declaredIn = ViewModelContext.declaring
-        declaredIn?.adopt(self)
+        HostActor.assumeIsolated { declaredIn?.adopt(self) }
     }
 
     /// True while a run runs, as a property (to observe or chain).
@@ -71,7 +78,7 @@ public final class ViewModelWork<Owner: AnyObject, Value: Sendable>: DeclaredMem
 
 extension ViewModelWork where Value == NoValue {
     /// Work of `body` under `policy`, started without a value.
-    public convenience init(_ policy: CommandPolicy<NoValue>, _ body: @escaping @HostActor (Owner) async throws -> Void) {
+    nonisolated public convenience init(_ policy: CommandPolicy<NoValue>, _ body: @escaping @HostActor (Owner) async throws -> Void) {
         self.init(policy) { owner, _ in try await body(owner) }
     }
 

@@ -50,33 +50,51 @@ public final class ValueStream<Value> {
         }
     }
 
-    /// The first value at once, then at most one per `interval`: the latest one received during it,
-    /// when the interval ends.
-    public func throttle(for interval: Duration) -> ValueStream<Value> {
+    /// At most one value per `interval`, as `sending` chooses (RxSwift's `throttle(_:latest:)`,
+    /// Combine's `throttle(for:latest:)`, lodash's leading and trailing edges):
+    ///
+    /// - ``ThrottleSending/firstAndLast`` (the default): a value that comes while no interval runs
+    ///   is sent at once and starts one; the latest value received during it is sent when it ends,
+    ///   and starts the next. A burst sends its first and its last value, and one per interval in
+    ///   between (a typing indicator that follows the text).
+    /// - ``ThrottleSending/first``: the value that starts an interval, at once; the others received
+    ///   during it are dropped (a button that must not fire twice in a row).
+    /// - ``ThrottleSending/last``: nothing at once; the latest value received during the interval,
+    ///   when it ends (a draft saved at most every few seconds, with what it then holds).
+    ///
+    /// ```swift
+    /// $text.throttle(for: .seconds(2), sending: .first).run(announceTyping)   // at most one "typing" per 2 s
+    /// ```
+    ///
+    /// The intervals run on the view-model's clock and end with it.
+    public func throttle(for interval: Duration, sending: ThrottleSending = .firstAndLast) -> ValueStream<Value> {
         let context = self.context
-        var windowOpen = false
+        var intervalRuns = false
         var latest: Value?
         return derived { output in
-            @HostActor func closeWindow() {
+            @HostActor func startInterval() {
                 guard let context else { return }
+                intervalRuns = true
                 context.schedule(after: interval) {
-                    if let value = latest {
-                        latest = nil
-                        output.send(value)
-                        closeWindow()
-                    } else {
-                        windowOpen = false
-                    }
+                    intervalRuns = false
+                    guard let value = latest else { return }
+                    latest = nil
+                    output.send(value)
+                    // Sent at the end of one interval: the next starts now (one value per interval).
+                    if sending == .firstAndLast { startInterval() }
                 }
             }
             return { value in
-                if windowOpen {
+                if intervalRuns {
+                    if sending != .first { latest = value }
+                    return
+                }
+                if sending == .last {
                     latest = value
                 } else {
-                    windowOpen = true
                     output.send(value)
-                    closeWindow()
                 }
+                startInterval()
             }
         }
     }
@@ -95,6 +113,16 @@ public final class ValueStream<Value> {
     public func run<Owner>(_ work: ViewModelWork<Owner, Value>) {
         subscribe { work.run($0) }
     }
+}
+
+/// Which values of an interval ``ValueStream/throttle(for:sending:)`` sends.
+public enum ThrottleSending: Sendable, Equatable {
+    /// The first, at once, and the latest of the interval when it ends (leading and trailing).
+    case firstAndLast
+    /// The first, at once; the rest of the interval is dropped (leading).
+    case first
+    /// The latest of the interval, when it ends; nothing at once (trailing).
+    case last
 }
 
 extension ValueStream where Value: Equatable {
@@ -122,8 +150,10 @@ extension Property {
     /// ``ValueStream/debounce(for:)`` of ``changes``.
     public func debounce(for interval: Duration) -> ValueStream<Value> { changes.debounce(for: interval) }
 
-    /// ``ValueStream/throttle(for:)`` of ``changes``.
-    public func throttle(for interval: Duration) -> ValueStream<Value> { changes.throttle(for: interval) }
+    /// ``ValueStream/throttle(for:sending:)`` of ``changes``.
+    public func throttle(for interval: Duration, sending: ThrottleSending = .firstAndLast) -> ValueStream<Value> {
+        changes.throttle(for: interval, sending: sending)
+    }
 
     /// ``ValueStream/removeDuplicates()`` of ``changes`` (a property's changes are distinct already;
     /// after a `map` they may not be).

@@ -2,6 +2,7 @@ import Backend
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 import ProductList
+import Testing
 import VMHostRuntime
 import VMHostTesting
 @_spi(Transport) import VMHostWire

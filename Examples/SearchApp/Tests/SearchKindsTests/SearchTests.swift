@@ -60,10 +60,9 @@ struct SearchTests {
         _ = test.take()
         test.set(\.$query, "   ")
         await test.advance(by: .milliseconds(300))
-        test.expect([
-            .changed(\.loads.loadState, .loading), .changed(\.$articles, []), .changed(\.$hasMore, false),
-            .changed(\.loads.loadState, .idle),
-        ])
+        // The blank query's work runs and ends in the timer's turn: the load state, first to change,
+        // ends `idle`, and its `loading` in between is never sent.
+        test.expect([.changed(\.loads.loadState, .idle), .changed(\.$articles, []), .changed(\.$hasMore, false)])
         #expect(api.calls.calls.count == 1)
         await test.finish(also: [api.calls.verifyNothingPending])
     }
