@@ -9,7 +9,7 @@
 # A repeat start is quick: setup.sh returns at once when it has run already (a stamp in .venv), and
 # vmhost is built only when a file under Sources/, Package.swift or Package.resolved is newer than the
 # last build this script made (then `swift build --product vmhost --quiet`: the stdio host only, and
-# no lines but errors).
+# no lines but errors); it says why it builds, naming the first file changed (scripts/build-stamp.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,18 +69,17 @@ done
 
 scripts/setup.sh
 stamp=.build/demo-vmhost.stamp
-# Built by this script before, and no source newer than that build (Package.resolved is written
-# by the first build: without it, SwiftPM has a graph to resolve).
-built() {
-    [ -x .build/debug/vmhost ] && [ -e "$stamp" ] && [ -e Package.resolved ] &&
-        [ -z "$(find Sources Package.swift Package.resolved -newer "$stamp" -print -quit)" ]
-}
-if ! built; then
-    if [ ! -x .build/debug/vmhost ]; then
-        echo "scripts/demo.sh: building vmhost; a first build fetches every package of the graph (the WebSocket transport's too) and compiles what vmhost uses" >&2
-    else
-        echo "scripts/demo.sh: building vmhost (sources changed)" >&2
-    fi
+. scripts/build-stamp.sh
+reason=$(build_reason .build/debug/vmhost "$stamp" Package.resolved Sources Package.swift)
+if [ -n "$reason" ]; then
+    case $reason in
+        "first build")
+            echo "scripts/demo.sh: building vmhost; a first build fetches every package of the graph (the WebSocket transport's too) and compiles what vmhost uses" >&2 ;;
+        "not built by this script before")
+            echo "scripts/demo.sh: checking that vmhost is up to date (built before, not by this script)" >&2 ;;
+        *)
+            echo "scripts/demo.sh: building vmhost ($reason)" >&2 ;;
+    esac
     swift build --product vmhost --quiet
     touch "$stamp"
 fi
