@@ -90,14 +90,14 @@ def test_login_products_load_more_groups(tmux: Tmux) -> None:
     # The first load ends without a word: the status line still says "logged in", after a key
     # that is drawn only once the loop has handled what came before it (the refresh's reply).
     tmux.keys("Down")
-    screen = tmux.wait_for("> 安心盈2号", "logged in")
+    screen = tmux.wait_for("> Peace of Mind 2", "ICBC", "logged in")
     assert "refreshed" not in screen
 
     tmux.keys("m")
     tmux.wait_for("page 2 · 40 items", "loaded more")
 
     tmux.keys("g")
-    screen = tmux.wait_for("Menu groups", "招牌热菜", "12 dishes")
+    screen = tmux.wait_for("Menu groups", "Signature Hot Dishes", "12 dishes")
     assert "loaded more" not in screen  # the status line speaks of the screen on view
     assert "(m1)" not in screen and "(g1)" not in screen  # no internal handles
 
@@ -344,11 +344,13 @@ def test_f2_on_the_products_and_the_groups_reloads_them_in_the_other_language() 
         session.keys("F2")
         screen = session.wait_for("Products", "page 1 · 20 items", "90 days", "switched to English")
         assert "90天" not in screen and "在售" not in screen
+        # The products and banks too (the demo data's names in English), never a Chinese name.
+        assert "Steady Growth 1" in screen and "CMB" in screen and "稳健增利" not in screen, screen
         session.keys("g")
-        session.wait_for("Menu groups", "招牌热菜", "12 dishes")
+        session.wait_for("Menu groups", "Signature Hot Dishes", "12 dishes")
         session.keys("F2")
         # Both screens of the stack are made again: back goes to the products, in Chinese.
-        session.wait_for("菜单分组", "12 道菜", "已切换为中文")
+        session.wait_for("菜单分组", "招牌热菜", "12 道菜", "已切换为中文")
         session.keys("b")
         session.wait_for("理财产品", "第 1 页 · 共 20 条", "90天")
     finally:
