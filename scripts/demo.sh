@@ -28,7 +28,7 @@ Options of the demo:
 
 Options passed through to vmhost (`vmhost --help` explains every one), e.g.:
   --backend embedded|URL   the backend: the embedded demo data (default) or an HTTP server
-  --timeout-ms N           the deadline of a backend call
+  --timeout-ms MS          the deadline of a backend call
   --state-dir DIR          where the session and the last lists are kept
                            (default here: $XDG_STATE_HOME/vmhost, ~/.local/state/vmhost)
   --demo-products N        the size of the embedded product catalogue (default 57)
@@ -37,7 +37,8 @@ Options passed through to vmhost (`vmhost --help` explains every one), e.g.:
   --trace FILE, --log-level LEVEL
 
 Keys: Tab switches the login mode, o logs out (back to the login screen), F2 switches the
-language, q quits (Ctrl-C on the login screen).
+language, q quits (Ctrl-C on the login screen); on the menu groups, d asks before it deletes a
+group (y deletes). The screens fit an 80×24 terminal.
 EOF
 }
 usage_error() {
