@@ -9,7 +9,7 @@
 # A repeat start is quick: setup.sh returns at once when it has run already (a stamp in .venv), and
 # vmhost is built only when a file under Sources/, Package.swift or Package.resolved is newer than the
 # last build this script made (then `swift build --product vmhost --quiet`: the stdio host only, and
-# no lines but errors).
+# no lines but errors); it says why it builds, naming the first file changed (scripts/build-stamp.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +28,7 @@ Options of the demo:
 
 Options passed through to vmhost (`vmhost --help` explains every one), e.g.:
   --backend embedded|URL   the backend: the embedded demo data (default) or an HTTP server
-  --timeout-ms N           the deadline of a backend call
+  --timeout-ms MS          the deadline of a backend call
   --state-dir DIR          where the session and the last lists are kept
                            (default here: $XDG_STATE_HOME/vmhost, ~/.local/state/vmhost)
   --demo-products N        the size of the embedded product catalogue (default 57)
@@ -37,7 +37,8 @@ Options passed through to vmhost (`vmhost --help` explains every one), e.g.:
   --trace FILE, --log-level LEVEL
 
 Keys: Tab switches the login mode, o logs out (back to the login screen), F2 switches the
-language, q quits (Ctrl-C on the login screen).
+language, q quits (Ctrl-C on the login screen); on the menu groups, d asks before it deletes a
+group (y deletes). The screens fit an 80×24 terminal.
 EOF
 }
 usage_error() {
@@ -69,18 +70,17 @@ done
 
 scripts/setup.sh
 stamp=.build/demo-vmhost.stamp
-# Built by this script before, and no source newer than that build (Package.resolved is written
-# by the first build: without it, SwiftPM has a graph to resolve).
-built() {
-    [ -x .build/debug/vmhost ] && [ -e "$stamp" ] && [ -e Package.resolved ] &&
-        [ -z "$(find Sources Package.swift Package.resolved -newer "$stamp" -print -quit)" ]
-}
-if ! built; then
-    if [ ! -x .build/debug/vmhost ]; then
-        echo "scripts/demo.sh: building vmhost; a first build fetches every package of the graph (the WebSocket transport's too) and compiles what vmhost uses" >&2
-    else
-        echo "scripts/demo.sh: building vmhost (sources changed)" >&2
-    fi
+. scripts/build-stamp.sh
+reason=$(build_reason .build/debug/vmhost "$stamp" Package.resolved Sources Package.swift)
+if [ -n "$reason" ]; then
+    case $reason in
+        "first build")
+            echo "scripts/demo.sh: building vmhost; a first build fetches every package of the graph (the WebSocket transport's too) and compiles what vmhost uses" >&2 ;;
+        "not built by this script before")
+            echo "scripts/demo.sh: checking that vmhost is up to date (built before, not by this script)" >&2 ;;
+        *)
+            echo "scripts/demo.sh: building vmhost ($reason)" >&2 ;;
+    esac
     swift build --product vmhost --quiet
     touch "$stamp"
 fi

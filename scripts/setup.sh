@@ -4,7 +4,9 @@
 # libcurl's library (libcurl4, loaded by the HTTP backend's first call; building needs no headers);
 # Python 3 with its venv module (Debian python3, python3-venv), and a virtual environment in .venv
 # for the Python client and the Python suites, made from the `python3` on PATH (Debian's own
-# Python refuses `pip install` outside one, PEP 668). With --tests also: tmux, jq, Node (Debian
+# Python refuses `pip install` outside one, PEP 668); a .venv made before from another python3 is
+# kept while it runs (remove it to make it again). Waits for the dpkg/apt lock when another apt
+# holds it (scripts/apt-lock.sh). With --tests also: tmux, jq, Node (Debian
 # nodejs) and, in .venv, the packages of
 # Tests/requirements.txt (pytest, hypothesis, mypy, selenium); for the browser suite, Debian's
 # chromium and chromium-driver, and a Chinese font for legible screenshots (fonts-wqy-microhei).
@@ -34,14 +36,23 @@ done_with() { [ -x .venv/bin/python ] && [ "$(cat "$(stamp "$1")" 2>/dev/null)" 
 if done_with "$mode" || { [ -z "$mode" ] && done_with --tests; }; then exit 0; fi
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+# Another apt or dpkg (unattended-upgrades on a fresh machine) may hold the lock: each apt-get
+# waits for it, saying what it waits for, up to a deadline (scripts/apt-lock.sh;
+# APT_LOCK_DEADLINE=SECONDS, default 600). apt-get's own DPkg::Lock::Timeout covers a lock taken
+# between the check and the call.
+. scripts/apt-lock.sh
+apt_get() {
+    wait_for_apt_lock
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o "DPkg::Lock::Timeout=${APT_LOCK_DEADLINE:-600}" "$@"
+}
 apt_updated=
 apt_install() {
     echo "setup: installing $*" >&2
     if [ -z "$apt_updated" ]; then
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        apt_get update -qq
         apt_updated=1
     fi
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+    apt_get install -y -qq "$@" >/dev/null
 }
 
 packages=()
@@ -65,16 +76,27 @@ fi
 # Debian ships venv's ensurepip apart from python3, in python3-venv.
 python3 -c 'import venv, ensurepip' 2>/dev/null || apt_install python3-venv
 
-# .venv belongs to the python3 on PATH: made again when that is another interpreter.
+# .venv is made from the python3 on PATH. One made before from another python3 (a shell whose
+# python3 differs: a pyenv shim, an activated venv) is kept, with the packages it holds, as long as
+# its interpreter runs: say so, and how to make it again. One whose interpreter no longer runs is
+# made again, and given again the test packages it had.
 base=$(python_base)
-if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.base 2>/dev/null)" != "$base" ]; then
-    echo "setup: making .venv with $base" >&2
+made_with=$(cat .venv/.base 2>/dev/null || true)
+had_requirements=
+if [ -x .venv/bin/python ] && .venv/bin/python -c '' 2>/dev/null; then
+    if [ "$made_with" != "$base" ]; then
+        echo "setup: keeping .venv, made with ${made_with:-another python3}; the python3 on PATH is" \
+            "${base:-none} (remove .venv to make it again with that one)" >&2
+    fi
+else
+    [ ! -e .venv/.requirements ] || had_requirements=1
+    echo "setup: making .venv with $base${had_requirements:+ (with the test packages it had)}" >&2
     rm -rf .venv
     "$base" -m venv .venv
     echo "$base" > .venv/.base
 fi
 
-if [ "${1:-}" = "--tests" ]; then
+if [ "${1:-}" = "--tests" ] || [ -n "$had_requirements" ]; then
     stamp=$(cksum < Tests/requirements.txt)
     if [ "$(cat .venv/.requirements 2>/dev/null)" != "$stamp" ]; then
         echo "setup: installing Python test requirements in .venv" >&2

@@ -8,7 +8,8 @@
 #   5. the hardening suite (pytest, Tests/Hardening): a generative fuzzer of malformed frames, and the
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
 #      every limit of protocol/SPEC.md §10 at and past its value
-#   6. examples: Examples/TodoApp and Examples/SearchApp, separate packages on the public products
+#   6. examples: the quick start of docs/Guide.md (its files as written, built outside this package
+#      and piped, scripts/quickstart.py); Examples/TodoApp and Examples/SearchApp, separate packages on the public products
 #      only, are built (each into its own .build, ignored by git), their tests run, and their client
 #      scripts (and TodoApp's README's Python example) drive their executables, and TodoApp's README's
 #      in-process example its library (through the C ABI): the framework's public API cannot break
@@ -95,6 +96,9 @@ run browser python3 -m pytest -q -p no:cacheprovider Tests/Browser
 run tagged-dependency python3 -m pytest -q -p no:cacheprovider Tests/Dependency
 
 examples() {
+    # The Guide's quick start, its three files as written, built as a package of their own and
+    # piped (kept in .build/quickstart, so that a repeat run builds only what changed).
+    python3 scripts/quickstart.py --keep .build/quickstart || return 1
     (
         cd Examples/TodoApp || exit 1
         swift build --build-tests || exit 1

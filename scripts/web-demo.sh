@@ -8,24 +8,24 @@
 # vmhost-web is the product of the package in web/ (it depends on this checkout's package by path).
 # A repeat start is quick: setup.sh returns at once when it has run already, and vmhost-web is
 # built only when a file under Sources/, web/Sources/, a Package.swift or web's Package.resolved is
-# newer than the last build this script made (`swift build --quiet`: no lines but errors).
+# newer than the last build this script made (`swift build --quiet`: no lines but errors); it says
+# why it builds, naming the first file changed (scripts/build-stamp.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 binary=web/.build/debug/vmhost-web
 stamp=web/.build/web-demo.stamp
-# Built by this script before, and no source newer than that build (Package.resolved is written
-# by the first build: without it, SwiftPM has a graph to resolve).
-built() {
-    [ -x "$binary" ] && [ -e "$stamp" ] && [ -e web/Package.resolved ] &&
-        [ -z "$(find Sources web/Sources Package.swift web/Package.swift web/Package.resolved -newer "$stamp" -print -quit)" ]
-}
-if ! built; then
-    if [ ! -x "$binary" ]; then
-        echo "scripts/web-demo.sh: building vmhost-web; a first build fetches every package of the graph and compiles the WebSocket transport (hummingbird, SwiftNIO: a few minutes)" >&2
-    else
-        echo "scripts/web-demo.sh: building vmhost-web (sources changed)" >&2
-    fi
+. scripts/build-stamp.sh
+reason=$(build_reason "$binary" "$stamp" web/Package.resolved Sources web/Sources Package.swift web/Package.swift)
+if [ -n "$reason" ]; then
+    case $reason in
+        "first build")
+            echo "scripts/web-demo.sh: building vmhost-web; a first build fetches every package of the graph and compiles the WebSocket transport (hummingbird, SwiftNIO: a few minutes)" >&2 ;;
+        "not built by this script before")
+            echo "scripts/web-demo.sh: checking that vmhost-web is up to date (built before, not by this script)" >&2 ;;
+        *)
+            echo "scripts/web-demo.sh: building vmhost-web ($reason)" >&2 ;;
+    esac
     swift build --package-path web --product vmhost-web --quiet
     touch "$stamp"
 fi

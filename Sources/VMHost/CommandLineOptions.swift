@@ -13,7 +13,9 @@ public struct OptionSpec: Sendable {
     public let name: String
     /// A one-letter alias (`-h`), if any.
     package let short: Character?
-    /// The value's name in usage (`<framing>`); nil for a flag.
+    /// The value's name in usage (`<FILE>`); nil for a flag. One style in every listing: a word in
+    /// capitals naming what is given, its unit where it has one (`FILE`, `DIR`, `N`, `MS`, `BYTES`,
+    /// `LEVEL`), or a few fixed words between bars (`auto|ndjson|lsp`, `embedded|URL`).
     package let value: String?
     /// The values allowed, if a fixed set; any other value is a usage error.
     package let choices: [String]?
@@ -38,7 +40,7 @@ public struct OptionSpec: Sendable {
         self.discussion = discussion
     }
 
-    /// `--framing <framing>`, `--test-controls`, `-h, --help`.
+    /// `--framing <auto|ndjson|lsp>`, `--test-controls`, `-h, --help`.
     package var label: String {
         var label = short.map { "-\($0), " } ?? ""
         label += "--\(name)"
@@ -151,7 +153,7 @@ public struct HelpText {
     private let column = 26
     private let width = 100
 
-    /// `vmhost [--framing <framing>] … [--version] [--help]`
+    /// `vmhost [--framing <auto|ndjson|lsp>] … [--version] [--help]`
     public var usage: String {
         let synopsis = options.filter { $0.name != "help" && $0.name != "version" }.map { option in
             "[--\(option.name)\(option.value.map { " <\($0)>" } ?? "")]"

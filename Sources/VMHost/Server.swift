@@ -82,11 +82,11 @@ public struct Server: Sendable {
     @_spi(Transport)
     public static let standardOptions: [OptionSpec] = [
         OptionSpec(
-            "framing", value: "framing", choices: Framing.allCases.map(\.rawValue), defaultValue: "auto",
+            "framing", value: "auto|ndjson|lsp", choices: Framing.allCases.map(\.rawValue), defaultValue: "auto",
             abstract: "Message framing: auto, ndjson or lsp.",
             discussion: "ndjson is one JSON text per line. lsp is 'Content-Length: N' headers. auto skips a byte order mark, reads a first header line ('Name: value') as lsp and anything else as ndjson, and answers in the same framing."),
         OptionSpec(
-            "clock", value: "clock", choices: ["system", "manual"], defaultValue: "system",
+            "clock", value: "system|manual", choices: ["system", "manual"], defaultValue: "system",
             abstract: "The host's clock: 'system' (real time) or 'manual'.",
             discussion: "A manual clock moves only with control.clock.advance (needs --test-controls): timers, countdowns, backend latency and timeouts become deterministic."),
         OptionSpec(
@@ -101,22 +101,22 @@ public struct Server: Sendable {
             abstract: "Write the session to FILE as a conformance transcript that a replay repeats.",
             discussion: "Every message sent and written, secrets as placeholders a replay fills (protocol/conformance/README.md, Recordings). Replay it with python3 -m vmhost.replay FILE."),
         OptionSpec(
-            "max-record-bytes", value: "bytes", defaultValue: String(SessionRecorder.defaultMaxBytes),
+            "max-record-bytes", value: "BYTES", defaultValue: String(SessionRecorder.defaultMaxBytes),
             abstract: "Largest recording of one session (--record), in bytes.",
             discussion: "Past it the recording ends with a comment saying why, and the session goes on."),
         OptionSpec(
-            "max-record-total-bytes", value: "bytes", defaultValue: String(RecordingBudget.defaultLimit),
+            "max-record-total-bytes", value: "BYTES", defaultValue: String(RecordingBudget.defaultLimit),
             abstract: "Most bytes all the recordings of this server write together (--record), in bytes.",
             discussion: "Past it each recording ends with a comment saying why, and its session goes on."),
         OptionSpec(
-            "max-trace-bytes", value: "bytes", defaultValue: String(TraceRecorder.defaultMaxBytes),
+            "max-trace-bytes", value: "BYTES", defaultValue: String(TraceRecorder.defaultMaxBytes),
             abstract: "Most bytes this server appends to its trace (--trace), in bytes.",
             discussion: "Past it a last line {\"dir\": \"end\"} says why, and nothing more is written."),
         OptionSpec(
-            "log-level", value: "log-level", choices: Logger.Level.allCases.map(\.rawValue), defaultValue: "warning",
+            "log-level", value: "LEVEL", choices: Logger.Level.allCases.map(\.rawValue), defaultValue: "warning",
             abstract: "Least severe log level written to stderr: trace, debug, info, notice, warning, error or critical."),
         OptionSpec(
-            "max-message-bytes", value: "max-message-bytes", defaultValue: String(ServerSettings.defaultMaxMessageBytes),
+            "max-message-bytes", value: "BYTES", defaultValue: String(ServerSettings.defaultMaxMessageBytes),
             abstract: "Largest message accepted, in bytes. A larger one is skipped and answered with an error; the host keeps serving."),
     ]
 

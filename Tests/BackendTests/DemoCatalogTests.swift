@@ -18,6 +18,29 @@ import Testing
         #expect(products.allSatisfy { (3.0..<5.0).contains($0.annualRate) })
     }
 
+    /// English names (protocol/backend.md): every product and bank of the catalogue, past `p057`
+    /// too, and the four groups; any other name as it is, and Chinese unchanged.
+    @Test func theDemoNamesInEnglish() {
+        #expect(DemoCatalog.name("稳健增利1号", in: .en) == "Steady Growth 1")
+        #expect(DemoCatalog.name("安心盈2号", in: .en) == "Peace of Mind 2")
+        #expect(DemoCatalog.name("季季红1000号", in: .en) == "Quarterly Red 1000")
+        #expect(DemoCatalog.name("招商银行", in: .en) == "CMB")
+        #expect(DemoCatalog.name("兴业银行", in: .en) == "CIB")
+        #expect(DemoCatalog.groups.map { DemoCatalog.name($0.name, in: .en) }
+            == ["Signature Hot Dishes", "Cold Starters", "Staples & Dim Sum", "Drinks"])
+        for product in DemoCatalog.products(count: 120) {
+            for name in [product.name, product.bank] {
+                let english = DemoCatalog.name(name, in: .en)
+                let ascii = english.unicodeScalars.allSatisfy { $0.isASCII }
+                #expect(ascii, "\(name) → \(english)")
+                #expect(DemoCatalog.name(name, in: .zhHans) == name)
+            }
+        }
+        for other in ["汤羹", "安心盈号", "安心盈2号半", "安心盈二号", "Soup", "", "号"] {
+            #expect(DemoCatalog.name(other, in: .en) == other)
+        }
+    }
+
     @Test func menuM1HasFourGroups() {
         #expect(DemoCatalog.groups.map(\.id) == ["g1", "g2", "g3", "g4"])
     }

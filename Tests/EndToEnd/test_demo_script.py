@@ -55,3 +55,42 @@ def test_options_without_a_terminal_are_checked_then_said_to_be_unused():
     done = demo("--locale", "en", "--backend", "embedded")
     assert done.returncode == 0, done.stderr
     assert "not used: --locale en --backend embedded" in done.stderr
+
+
+def build_reason(root, *sources: str) -> str:
+    """scripts/build-stamp.sh's answer for a binary `bin`, stamp `stamp` and `Package.resolved` under `root`."""
+    script = f'. {ROOT / "scripts" / "build-stamp.sh"}\ncd "$1"\nbuild_reason bin stamp Package.resolved {" ".join(sources)}'
+    done = subprocess.run(["bash", "-c", script, "reason", str(root)], capture_output=True, text=True,
+                          timeout=30, check=True)
+    return done.stdout.strip()
+
+
+def test_the_demo_scripts_say_why_they_build_and_never_that_sources_changed_when_none_did(tmp_path):
+    """demo.sh and web-demo.sh build when build_reason says why: "sources changed" names a file
+    newer than their last build, and a binary built by another command (scripts/test.sh) is only
+    checked, not said to have changed sources."""
+    import os
+
+    (tmp_path / "Sources").mkdir()
+    source = tmp_path / "Sources" / "main.swift"
+    source.write_text("")
+    assert build_reason(tmp_path, "Sources") == "first build"
+    binary = tmp_path / "bin"
+    binary.write_text("")
+    binary.chmod(0o755)
+    assert build_reason(tmp_path, "Sources") == "not resolved"
+    resolved = tmp_path / "Package.resolved"
+    resolved.write_text("{}")
+    assert build_reason(tmp_path, "Sources") == "not built by this script before"
+    stamp = tmp_path / "stamp"
+    stamp.write_text("")
+    # Times set by hand, never waited for: everything older than the stamp, then one file newer.
+    for path in (source, resolved, binary, tmp_path / "Sources"):
+        os.utime(path, (1_000_000, 1_000_000))
+    os.utime(stamp, (2_000_000, 2_000_000))
+    assert build_reason(tmp_path, "Sources") == ""
+    os.utime(source, (3_000_000, 3_000_000))
+    assert build_reason(tmp_path, "Sources") == "sources changed: Sources/main.swift"
+    os.utime(source, (1_000_000, 1_000_000))
+    os.utime(resolved, (3_000_000, 3_000_000))
+    assert build_reason(tmp_path, "Sources") == "sources changed: Package.resolved"

@@ -172,6 +172,20 @@ def test_help_explains_every_option():
         assert len(words) >= 3, "no explanation for %s: %r" % (option, entry)
 
 
+def test_help_writes_every_value_in_one_style():
+    """A value is a word in capitals naming what is given (FILE, N, MS, BYTES, LEVEL, DIR), or a
+    few fixed words between bars (auto|ndjson|lsp): never the option's own name in lower case."""
+    text = cli("--help").stdout.decode()
+    placeholders = re.findall(r"--[\w-]+ <([^>]*)>", text)
+    assert placeholders, text
+    for value in placeholders:
+        assert re.fullmatch(r"[A-Z][A-Z:]*|[\w.-]+(\|[\w.-]+)+", value), f"<{value}> in --help"
+    for expected in ("--max-message-bytes <BYTES>", "--timeout-ms <MS>", "--max-response-bytes <BYTES>",
+                     "--framing <auto|ndjson|lsp>", "--clock <system|manual>", "--log-level <LEVEL>",
+                     "--demo-products <N>", "--trace <FILE>", "--state-dir <DIR>", "--backend <embedded|URL>"):
+        assert expected in text, expected
+
+
 def test_version_prints_the_version_of_server_info():
     done = cli("--version")
     assert done.returncode == 0

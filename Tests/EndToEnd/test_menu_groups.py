@@ -186,6 +186,28 @@ def test_a_save_after_the_parent_was_disposed_succeeds(host):
     assert host.request("vm.list").result == [{"vm": "editor", "kind": "MenuEditGroup"}]
 
 
+def test_english_shows_the_demo_groups_in_english_and_a_name_given_as_typed(host):
+    """The demo server sends its names in Chinese; in English the rows read in English
+    (protocol/backend.md, English names), and a group created with a name keeps it."""
+    host.request("initialize", {"locale": "en"})
+    host.request("vm.create", {"kind": "MenuSubGroup", "args": {"menuUid": "m1"}, "id": "groups"})
+    assert host.request("vm.send", {"vm": "groups", "input": "load"}).result == {}
+    rows = host.request("vm.get", {"vm": "groups", "outputs": ["groups"]}).result["values"]["groups"]
+    assert rows == [
+        {"id": "g1", "name": "Signature Hot Dishes", "dishCount": 12},
+        {"id": "g2", "name": "Cold Starters", "dishCount": 8},
+        {"id": "g3", "name": "Staples & Dim Sum", "dishCount": 6},
+        {"id": "g4", "name": "Drinks", "dishCount": 10},
+    ]
+    host.request("vm.create", {"kind": "MenuEditGroup", "id": "new", "args": {"menuUid": "m1", "parent": "groups"}})
+    host.request("vm.send", {"vm": "new", "input": "name", "value": "汤羹"})
+    saved = host.request("vm.send", {"vm": "new", "input": "save"}).result
+    assert saved == {"value": {"id": "g5", "name": "汤羹", "dishCount": 0}}
+    host.request("vm.send", {"vm": "groups", "input": "load"})
+    rows = host.request("vm.get", {"vm": "groups", "outputs": ["groups"]}).result["values"]["groups"]
+    assert rows[-1] == {"id": "g5", "name": "汤羹", "dishCount": 0}
+
+
 def test_english_titles(host):
     host.request("initialize", {"locale": "en"})
     host.request("vm.create", {"kind": "MenuEditGroup", "args": {"menuUid": "m1"}, "id": "new"})

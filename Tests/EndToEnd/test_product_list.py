@@ -15,6 +15,9 @@ STATUS_ZH = {"onSale": "在售", "soldOut": "已售罄", "upcoming": "即将发�
 STATUS_EN = {"onSale": "On sale", "soldOut": "Sold out", "upcoming": "Upcoming"}
 SERIES = ["稳健增利", "安心盈", "天天宝", "季季红", "月月享", "年年丰"]
 BANKS = ["招商银行", "工商银行", "建设银行", "农业银行", "中国银行", "交通银行", "浦发银行", "兴业银行"]
+# The same in English (protocol/backend.md, English names).
+SERIES_EN = ["Steady Growth", "Peace of Mind", "Daily Treasure", "Quarterly Red", "Monthly Share", "Yearly Harvest"]
+BANKS_EN = ["CMB", "ICBC", "CCB", "ABC", "BOC", "BoCom", "SPDB", "CIB"]
 
 
 def cell(n: int, en: bool = False) -> dict:
@@ -25,7 +28,9 @@ def cell(n: int, en: bool = False) -> dict:
     days = [90, 180, 365, 30][i % 4]
     amount = [50000, 10000, 1000][i % 3]
     return {
-        "id": "p%03d" % n, "name": "%s%d号" % (SERIES[i % 6], n), "bank": BANKS[i % 8],
+        "id": "p%03d" % n,
+        "name": "%s %d" % (SERIES_EN[i % 6], n) if en else "%s%d号" % (SERIES[i % 6], n),
+        "bank": (BANKS_EN if en else BANKS)[i % 8],
         "profit": "%d.%02d%%" % (rate // 100, rate % 100),
         "saleStatus": (STATUS_EN if en else STATUS_ZH)[status],
         "saleStatusCode": status,
@@ -208,7 +213,7 @@ def test_english(host):
     assert pl.advance(100) == [
         changed({"items": cells(1, 20, en=True), "page": 1, "isRefreshing": False, **LOADED}), result("r1", {})]
     assert cell(1, en=True) == {
-        "id": "p001", "name": "稳健增利1号", "bank": "招商银行", "profit": "4.35%", "saleStatus": "On sale",
+        "id": "p001", "name": "Steady Growth 1", "bank": "CMB", "profit": "4.35%", "saleStatus": "On sale",
         "saleStatusCode": "onSale", "term": "90 days", "amount": "¥50,000",
     }
 

@@ -51,3 +51,16 @@ def test_cli_md_lists_the_options_vmhost_web_adds_and_no_other():
     documented = documented_options(web=True)
     assert added - documented == set(), "in vmhost-web --help, not in protocol/cli.md"
     assert documented - added == set(), "in protocol/cli.md's vmhost-web section, not in vmhost-web --help"
+
+
+def test_the_protocol_readme_starts_a_client_author_at_the_checklist_and_its_links_resolve():
+    import re
+
+    text = (ROOT / "protocol" / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#]+)\)", text)
+    assert links[0] == "client-checklist.md", links  # the first thing to read
+    assert links[1] == "SPEC.md" and links[2].startswith("conformance/"), links
+    for link in links:
+        assert (ROOT / "protocol" / link).exists(), f"protocol/README.md links to a missing {link}"
+    for document in (ROOT / "protocol").glob("*.md"):
+        assert document.name == "README.md" or f"]({document.name})" in text, f"{document.name} is not in protocol/README.md"

@@ -72,3 +72,19 @@ def test_the_typed_bindings_snippet(tmp_path):
                           timeout=HANG_LIMIT)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "code 获取验证码\n"
+
+
+def test_the_piped_example_builds_only_vmhost_and_answers_as_the_readme_says():
+    """It builds the stdio host only (`--product vmhost`), not every product of the package, and the
+    pipe after it answers the send after its notifications."""
+    import json
+
+    block = snippet("## A piped example", "sh")
+    build, pipe = block.split("\n", 1)
+    assert build.split("#")[0].split() == ["swift", "build", "--product", "vmhost"], build
+    done = subprocess.run(["bash", "-c", pipe.replace(".build/debug/vmhost", binary())], capture_output=True,
+                          text=True, timeout=HANG_LIMIT)
+    assert done.returncode == 0, done.stderr
+    messages = [json.loads(line) for line in done.stdout.splitlines()]
+    assert messages[-1] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    assert any(m.get("method") == "vm.changed" and m["params"]["values"].get("page") == 1 for m in messages)

@@ -25,7 +25,7 @@ extension ProductListSuites {
         @Test func theFirstDemoProductInEnglish() {
             let cell = ProductCell(DemoCatalog.products[0], locale: .en)
             #expect(JSONValueEncoder.encode(cell) == [
-                "id": "p001", "name": "稳健增利1号", "bank": "招商银行", "profit": "4.35%", "saleStatus": "On sale",
+                "id": "p001", "name": "Steady Growth 1", "bank": "CMB", "profit": "4.35%", "saleStatus": "On sale",
                 "saleStatusCode": "onSale", "term": "90 days", "amount": "¥50,000",
             ])
         }

@@ -210,7 +210,7 @@ extension ProductListSuites {
             ])
             let first = Expect.cells(1...20, locale: .en).arrayValue?.first
             #expect(first == [
-                "id": "p001", "name": "稳健增利1号", "bank": "招商银行", "profit": "4.35%", "saleStatus": "On sale",
+                "id": "p001", "name": "Steady Growth 1", "bank": "CMB", "profit": "4.35%", "saleStatus": "On sale",
                 "saleStatusCode": "onSale", "term": "90 days", "amount": "¥50,000",
             ])
             await wire.client.finish()

@@ -45,10 +45,10 @@ public enum ReferenceApp {
             abstract: "The number of products the embedded backend serves (default: 57, from 0 to 1000000).",
             discussion: "57 is the documented demo catalogue (p001 ... p057). A larger catalogue continues it by the same rule (p058, p059, ...), e.g. --demo-products 5000 for a long list. Only with the embedded backend."),
         OptionSpec(
-            "timeout-ms", value: "timeout-ms", defaultValue: "15000",
+            "timeout-ms", value: "MS", defaultValue: "15000",
             abstract: "Deadline of every backend call, in milliseconds, on the host's clock."),
         OptionSpec(
-            "max-response-bytes", value: "N", defaultValue: String(HTTPAPIClient.defaultMaxResponseBytes),
+            "max-response-bytes", value: "BYTES", defaultValue: String(HTTPAPIClient.defaultMaxResponseBytes),
             abstract: "Largest backend response body read, in bytes (HTTP backend). A larger one fails the call as a decode error without being read further."),
         OptionSpec(
             "state-dir", value: "DIR",

@@ -5,7 +5,8 @@ import VMHost
 ///
 /// On the wire: `{id, name, bank, profit, saleStatus, saleStatusCode, term, amount}`, every member a
 /// string, e.g. `{"id":"p001","name":"稳健增利1号","bank":"招商银行","profit":"4.35%","saleStatus":"在售",
-/// "saleStatusCode":"onSale","term":"90天","amount":"¥50,000"}`.
+/// "saleStatusCode":"onSale","term":"90天","amount":"¥50,000"}`; in English
+/// `{"id":"p001","name":"Steady Growth 1","bank":"CMB","profit":"4.35%","saleStatus":"On sale",…}`.
 public struct ProductCell: Sendable, Equatable, Codable {
     public var id: String
     public var name: String
@@ -22,11 +23,13 @@ public struct ProductCell: Sendable, Equatable, Codable {
     /// The minimum purchase in yuan with thousands separators: `"¥50,000"`.
     public var amount: String
 
-    /// Formats `product` in `locale`, with every text from ``Strings``.
+    /// Formats `product` in `locale`, with every text from ``Strings`` and the demo data's names
+    /// from ``DemoCatalog/name(_:in:)``.
     public init(_ product: Product, locale: AppLocale) {
         id = product.id
-        name = product.name
-        bank = product.bank
+        // The demo data's names in the locale (English ones in English); any other name as sent.
+        name = DemoCatalog.name(product.name, in: locale)
+        bank = DemoCatalog.name(product.bank, in: locale)
         profit = Strings.profit(NumberText.twoDecimals(product.annualRate))(locale)
         saleStatus = Strings.saleStatus(product.saleStatus)(locale)
         saleStatusCode = product.saleStatus

@@ -90,14 +90,14 @@ def test_login_products_load_more_groups(tmux: Tmux) -> None:
     # The first load ends without a word: the status line still says "logged in", after a key
     # that is drawn only once the loop has handled what came before it (the refresh's reply).
     tmux.keys("Down")
-    screen = tmux.wait_for("> 安心盈2号", "logged in")
+    screen = tmux.wait_for("> Peace of Mind 2", "ICBC", "logged in")
     assert "refreshed" not in screen
 
     tmux.keys("m")
     tmux.wait_for("page 2 · 40 items", "loaded more")
 
     tmux.keys("g")
-    screen = tmux.wait_for("Menu groups", "招牌热菜", "12 dishes")
+    screen = tmux.wait_for("Menu groups", "Signature Hot Dishes", "12 dishes")
     assert "loaded more" not in screen  # the status line speaks of the screen on view
     assert "(m1)" not in screen and "(g1)" not in screen  # no internal handles
 
@@ -219,13 +219,13 @@ def test_a_failed_load_shows_the_friendly_error_and_a_retry_recovers() -> None:
         server.close()
 
 
-def start_demo(*args: str) -> Tmux:
+def start_demo(*args: str, size: "tuple[int, int]" = (120, 40)) -> Tmux:
     session = Tmux()
     env = dict(os.environ, LANG="C.UTF-8", LC_ALL="C.UTF-8", TERM="xterm-256color",
                PYTHONPATH=os.pathsep.join(filter(None, [str(CLIENT), os.environ.get("PYTHONPATH")])))
     command: List[str] = [sys.executable, "-m", "vmhost.demo", "--locale", "en", *args]
     subprocess.run(["tmux", "-u", "-L", session.socket, "new-session", "-d", "-s", "demo",
-                    "-x", "120", "-y", "40", *command], check=True, env=env, timeout=10)
+                    "-x", str(size[0]), "-y", str(size[1]), *command], check=True, env=env, timeout=10)
     return session
 
 
@@ -344,11 +344,13 @@ def test_f2_on_the_products_and_the_groups_reloads_them_in_the_other_language() 
         session.keys("F2")
         screen = session.wait_for("Products", "page 1 · 20 items", "90 days", "switched to English")
         assert "90天" not in screen and "在售" not in screen
+        # The products and banks too (the demo data's names in English), never a Chinese name.
+        assert "Steady Growth 1" in screen and "CMB" in screen and "稳健增利" not in screen, screen
         session.keys("g")
-        session.wait_for("Menu groups", "招牌热菜", "12 dishes")
+        session.wait_for("Menu groups", "Signature Hot Dishes", "12 dishes")
         session.keys("F2")
         # Both screens of the stack are made again: back goes to the products, in Chinese.
-        session.wait_for("菜单分组", "12 道菜", "已切换为中文")
+        session.wait_for("菜单分组", "招牌热菜", "12 道菜", "已切换为中文")
         session.keys("b")
         session.wait_for("理财产品", "第 1 页 · 共 20 条", "90天")
     finally:
@@ -456,3 +458,83 @@ def test_the_demo_says_how_to_replay_its_recording(tmp_path: Path) -> None:
     assert f"VMHOST_SECRET_PASSWORD_2=… python3 -m vmhost.replay {recording}" in hint
     assert "--offline" in hint
     assert replay_hint(str(tmp_path / "missing.jsonl")).count("VMHOST_SECRET_") == 0
+
+
+def help_keys(key: str, locale: str = "en") -> List[str]:
+    """The keys of one of the demo's help lines, as the demo lists them (" · " between keys)."""
+    from vmhost.demo.app import KEY_SEPARATOR, STRINGS
+
+    return STRINGS[locale][key].split(KEY_SEPARATOR)
+
+
+def assert_fits(screen: str, *texts: str) -> None:
+    """Every text is on the screen captured (tmux captures the pane's 80×24 cells, nothing past them)."""
+    missing = [text for text in texts if text not in screen]
+    assert not missing, f"not on the 80×24 screen: {missing!r}\n{screen}"
+
+
+def test_every_screen_fits_80_by_24_with_every_column_and_every_key() -> None:
+    """On the smallest usual terminal, 80×24: the product table keeps its last column (the amount),
+    and every key of the help, `q quit` included, is on screen, in both languages."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    session = start_demo(size=(80, 24))
+    try:
+        screen = session.wait_for("Login", "Mobile")
+        assert_fits(screen, *help_keys("loginHelp"))
+        log_in(session)
+        screen = session.wait_for("Products", "page 1 · 20 items", "¥50,000", "q quit")
+        # The column titles and a whole first row: p001's amount is the last column.
+        assert_fits(screen, "Name", "Bank", "Profit", "Status", "Term", "Amount", "4.35%", "90 days",
+                    "¥50,000", *help_keys("productsHelp"))
+        assert screen.count("¥") >= 15, screen  # the rows fill the screen down to the status line
+        session.keys("g")
+        screen = session.wait_for("Menu groups", "12 dishes", "q quit")
+        assert_fits(screen, "8 dishes", "6 dishes", "10 dishes", *help_keys("groupsHelp"))
+        session.keys("F2")
+        screen = session.wait_for("菜单分组", "12 道菜", "q 退出")
+        assert_fits(screen, *help_keys("groupsHelp", "zh-Hans"))
+        session.keys("b")
+        screen = session.wait_for("理财产品", "第 1 页", "起购金额", "¥50,000", "q 退出")
+        assert_fits(screen, "名称", "银行", "年化收益", "状态", "期限", "起购金额", "90天",
+                    *help_keys("productsHelp", "zh-Hans"))
+    finally:
+        stop(session)
+
+
+def test_d_asks_before_deleting_a_group_and_any_other_key_keeps_it() -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    session = start_demo()
+    try:
+        log_in(session)
+        session.wait_for("Products", "page 1 · 20 items")
+        session.keys("g")
+        session.wait_for("Menu groups", "4 groups", "12 dishes")
+        session.keys("d")
+        session.wait_for("Delete Signature Hot Dishes (12 dishes)? y deletes · other keys keep it")
+        session.keys("n")  # not y: kept (and n does not start a new group)
+        screen = session.wait_for("kept Signature Hot Dishes", "4 groups", "12 dishes", absent=("y deletes",))
+        assert "New group" not in screen
+        session.keys("d")
+        session.wait_for("(12 dishes)? y deletes")
+        session.keys("y")
+        screen = session.wait_for("deleted Signature Hot Dishes", "3 groups", absent=("y deletes", "12 dishes"))
+        assert "8 dishes" in screen
+    finally:
+        stop(session)
+
+
+def test_a_refused_input_says_why_in_chinese_too() -> None:
+    """-32003's reason follows the demo's own words in both languages (it was dropped in Chinese)."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    session = start_demo_in()
+    try:
+        session.wait_for("登录", "手机号")
+        session.keys("Down")
+        session.keys("Down")
+        session.keys("Enter")
+        session.wait_for("登录暂不可用：the username is not a valid mainland mobile number")
+    finally:
+        stop(session)

@@ -6,7 +6,7 @@ import VMHost
 Server(
     ServerConfiguration(
         name: "search-host", version: "1.0.0",
-        options: [OptionSpec("latency-ms", value: "N", defaultValue: "100", abstract: "How long each search call takes, on the host's clock.")],
+        options: [OptionSpec("latency-ms", value: "MS", defaultValue: "100", abstract: "How long each search call takes, on the host's clock.")],
         errorKinds: SearchFailure.kinds
     ) { environment throws(UsageError) in
         let latency = try environment.arguments.integer("latency-ms") ?? 100

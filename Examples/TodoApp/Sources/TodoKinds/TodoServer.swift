@@ -8,7 +8,7 @@ public enum TodoServer {
         ServerConfiguration(
             name: "todo-host", version: "1.0.0",
             options: [
-                OptionSpec("latency-ms", value: "N", defaultValue: "200", abstract: "How long each backend call takes, on the host's clock."),
+                OptionSpec("latency-ms", value: "MS", defaultValue: "200", abstract: "How long each backend call takes, on the host's clock."),
                 OptionSpec("fail-every", value: "N", defaultValue: "0", abstract: "Fail every N-th backend call as unavailable (0: none)."),
             ],
             errorKinds: TodoFailure.kinds

@@ -25,6 +25,7 @@ extension MenuSubGroupViewModel {
         try Task.checkCancellation()
         deletedDuringLoad.insert(groupId)
         // Removed in place: the change costs the row, not the list.
+        rows.removeAll { $0.id == groupId }
         $groups.removeAll { $0.id == groupId }
         isEmpty = hasLoaded && groups.isEmpty
         save()
@@ -32,7 +33,7 @@ extension MenuSubGroupViewModel {
 
     /// Saves the rows shown to the cache, if any: called once the server confirmed them.
     func save() {
-        cache?.saveGroups(groups, menuUid: menuUid)
+        cache?.saveGroups(rows, menuUid: menuUid)
     }
 
     /// The row with `groupId`, or a refusal (-32602) naming `params.value.groupId`.
@@ -44,8 +45,11 @@ extension MenuSubGroupViewModel {
         return row
     }
 
+    /// Shows `rows` as the server sent them: `groups` has the demo data's names in the locale.
     func show(_ rows: [MenuGroup]) {
-        groups = rows
+        self.rows = rows
+        let locale = context.locale
+        groups = rows.map { MenuGroup(id: $0.id, name: DemoCatalog.name($0.name, in: locale), dishCount: $0.dishCount) }
         isEmpty = hasLoaded && rows.isEmpty
     }
 }

@@ -56,6 +56,9 @@ public final class MenuSubGroupViewModel: ViewModel {
     let cache: (any ListCache)?
     /// Set once a load succeeded: `isEmpty` means "loaded and empty", never "not loaded yet".
     var hasLoaded = false
+    /// The rows as the server confirmed them (what the cache keeps); `groups` shows them with the
+    /// demo data's names in the view-model's locale (``DemoCatalog/name(_:in:)``).
+    var rows: [MenuGroup] = []
     /// The groups deleted since the latest load was sent: its answer may still list them.
     var deletedDuringLoad: Set<String> = []
 
@@ -80,7 +83,7 @@ public final class MenuSubGroupViewModel: ViewModel {
     /// replaces the row with its id, or is appended, at once; then the list reloads. A failing
     /// reload changes no row, so the saved group stays visible.
     public func applySaved(_ group: MenuGroup) {
-        var rows = groups
+        var rows = self.rows
         if let index = rows.firstIndex(where: { $0.id == group.id }) { rows[index] = group } else { rows.append(group) }
         show(rows)
         save()

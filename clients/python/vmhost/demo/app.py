@@ -38,7 +38,8 @@ lists them all. With --record FILE the host writes the session to FILE as a tran
 with python3 -m vmhost.replay FILE.
 
 Keys: Tab switches the login mode; o logs out (back to the login screen); F2 switches the language;
-q quits (Ctrl-C on the login screen).
+q quits (Ctrl-C on the login screen). On the menu groups, d asks before it deletes a group (y
+deletes, any other key keeps it). The screens fit an 80×24 terminal: the keys wrap to two lines.
 """
 
 # The demo's own words, in the host's locale (`initialize` answers it); everything else on screen
@@ -65,10 +66,12 @@ STRINGS: Dict[str, Dict[str, str]] = {
         "retry": "按 {letter} 重试",
         "groupHeader": "{count} 个分组", "loading": "加载中…", "noGroups": "（还没有分组）",
         "dishes": "{count} 道菜", "deleted": "已删除 {name}", "saved": "已保存 {name}",
+        "confirmDelete": "删除「{name}」（{count} 道菜）？y 删除 · 其他键取消",
+        "confirmDeleteEmpty": "删除「{name}」？y 删除 · 其他键取消", "kept": "未删除 {name}",
         "groupsHelp": "n 新建 · e 重命名 · d 删除 · ↑/↓ 移动 · r 重新加载 · b 返回 · o 退出登录 · F2 English · q 退出",
         "name": "名称：", "canSave": "可以保存", "cannotSave": "不能保存", "saving": "保存中…",
         "editHelp": "输入名称 · Enter 保存 · Esc 取消",
-        "failed": "{input}失败：{message}", "disabled": "{input}暂不可用",
+        "failed": "{input}失败：{message}", "disabled": "{input}暂不可用：{reason}",
         "cancelled": "{input}已取消", "problem": "{input}：{message}",
         "in.refresh": "刷新", "in.loadMore": "加载更多", "in.cancel": "取消", "in.load": "加载",
         "in.create": "新建", "in.rename": "重命名", "in.delete": "删除", "in.save": "保存",
@@ -97,6 +100,8 @@ STRINGS: Dict[str, Dict[str, str]] = {
         "retry": "press {letter} to retry",
         "groupHeader": "{count} groups", "loading": "loading…", "noGroups": "(no groups)",
         "dishes": "{count} dishes", "deleted": "deleted {name}", "saved": "saved {name}",
+        "confirmDelete": "Delete {name} ({count} dishes)? y deletes · other keys keep it",
+        "confirmDeleteEmpty": "Delete {name}? y deletes · other keys keep it", "kept": "kept {name}",
         "groupsHelp": "n new · e rename · d delete · ↑/↓ move · r reload · b back · o log out · F2 中文 · q quit",
         "name": "Name: ", "canSave": "can save", "cannotSave": "cannot save", "saving": "saving…",
         "editHelp": "type a name · Enter save · Esc cancel",
@@ -159,9 +164,30 @@ def pad(text: str, width: int) -> str:
     return text + " " * (width - text_width(text))
 
 
+KEY_SEPARATOR = " · "
+
+
+def wrap_keys(help: str, width: int) -> List[str]:
+    """A help line (keys separated by " · ") as lines of at most *width* columns, broken between
+    keys; a key wider than the line is clipped on a line of its own."""
+    lines: List[str] = []
+    line = ""
+    for key in help.split(KEY_SEPARATOR):
+        candidate = f"{line}{KEY_SEPARATOR}{key}" if line else key
+        if line and text_width(candidate) > width:
+            lines.append(line)
+            line = key
+        else:
+            line = candidate
+    lines.append(line)
+    return [clip(line, width) for line in lines]
+
+
 class Screen:
     title_key = ""
     help_key = ""
+    # A question the screen waits to have answered (the next key), shown on the status line.
+    question = ""
 
     def __init__(self, app: "App") -> None:
         self.app = app
@@ -249,16 +275,31 @@ class App:
     def spinner(self) -> str:
         return SPINNER[(self.tick // 2) % len(SPINNER)]
 
+    def help_lines(self) -> List[str]:
+        """The top screen's keys, wrapped to the terminal's width between keys (never inside
+        one), so that every key, `q quit` included, shows on an 80-column terminal."""
+        _, width = self.stdscr.getmaxyx()
+        return wrap_keys(self.screens[-1].help, width - 1)
+
+    def status_row(self) -> int:
+        """The row of the status line: above the help lines. A screen draws above it."""
+        height, _ = self.stdscr.getmaxyx()
+        return int(height) - len(self.help_lines()) - 1
+
     def draw(self) -> None:
         self.stdscr.erase()
         height, width = self.stdscr.getmaxyx()
         screen = self.screens[-1]
         self.put(0, 0, pad(f" {self.t('app')} — {screen.title}", width - 1), curses.A_REVERSE)
         screen.draw(2)
-        if self.status_screen is screen:
-            self.put(height - 2, 0, self.status,
+        if screen.question:
+            self.put(self.status_row(), 0, screen.question, self.attr("error") | curses.A_BOLD)
+        elif self.status_screen is screen:
+            self.put(self.status_row(), 0, self.status,
                      self.attr("error") if self.status_error else self.attr("ok"))
-        self.put(height - 1, 0, screen.help, curses.A_DIM)
+        help_lines = self.help_lines()
+        for index, line in enumerate(help_lines):
+            self.put(height - len(help_lines) + index, 0, line, curses.A_DIM)
         self.stdscr.refresh()
 
     # plumbing --------------------------------------------------------------------------------
@@ -307,7 +348,8 @@ class App:
         if isinstance(error, CommandFailed):
             self.say(self.failed(input, error.user_message), True)
         elif isinstance(error, InputDisabled):
-            # The host's reason is English developer text: said in English only.
+            # The host's reason, in the words it sends it (the reference app's are English,
+            # for developers), after the demo's own words: in both languages, never dropped.
             self.say(self.t("disabled", input=label, reason=error.reason), True)
         elif isinstance(error, RequestCancelled):
             self.say(self.t("cancelled", input=label))
@@ -595,9 +637,9 @@ class ProductListScreen(Screen):
         if vm["loadState"] == "empty":
             app.put(y + 2, 4, app.t("noProducts"), curses.A_DIM)
             return
-        height, _ = app.stdscr.getmaxyx()
         app.put(y + 1, 2, "  " + "  ".join(pad(app.t(h), w) for h, w in COLUMNS), curses.A_UNDERLINE)
-        room = max(1, height - y - 5)
+        # The rows between the column titles and the status line.
+        room = max(1, app.status_row() - (y + 2))
         self.selected = max(0, min(self.selected, len(items) - 1))
         top = max(0, self.selected - room + 1)
         for row, cell in enumerate(items[top:top + room]):
@@ -649,8 +691,9 @@ def retry_row(app: "App", y: int, vm: Any, key: str) -> bool:
     return True
 
 
-COLUMNS = [("Name", 22), ("Bank", 14), ("Profit", 8), ("Status", 10), ("Term", 10),
-           ("Amount", 12)]
+# Widths in terminal columns (a Chinese character takes two), chosen so that a row, its mark and
+# margin fit an 80-column terminal (74 columns) in both languages: "年化收益" and "起购金额" are 8.
+COLUMNS = [("Name", 18), ("Bank", 9), ("Profit", 8), ("Status", 9), ("Term", 8), ("Amount", 8)]
 KEYS = ["name", "bank", "profit", "saleStatus", "term", "amount"]
 # The menu whose groups the demo shows (the embedded backend's, protocol/backend.md).
 MENU = "m1"
@@ -666,6 +709,8 @@ class MenuGroupsScreen(Screen):
         self.vm = app.host.create("MenuSubGroup", {"menuUid": MENU})
         self.vm.subscribe()
         self.selected = 0
+        # The group `d` asked about, until the next key answers.
+        self.deleting: Optional[Dict[str, Any]] = None
         app.listen(self.vm, "navigate", self.on_navigate)
         app.listen_errors(self.vm)
         app.run_command(self.vm, "load")
@@ -710,17 +755,35 @@ class MenuGroupsScreen(Screen):
                     f"{app.t('dishes', count=group.get('dishCount'))}",
                     curses.A_BOLD if index == self.selected else 0)
 
+    def answer(self, key: Any) -> None:
+        """The key after `d`: `y` deletes the group asked about, any other key keeps it."""
+        app, group = self.app, self.deleting
+        self.deleting, self.question = None, ""
+        if group is None:
+            return
+        name = group.get("name")
+        if key in ("y", "Y"):
+            app.run_command(self.vm, "delete", {"groupId": group["id"]},
+                            done=lambda _: app.say(app.t("deleted", name=name)))
+        else:
+            app.say(app.t("kept", name=name))
+
     def key(self, key: Any) -> None:
         app = self.app
+        if self.deleting is not None:
+            self.answer(key)
+            return
         group = self.current()
         if key == "n":
             app.send_value(self.vm, "create")
         elif key == "e" and group:
             app.send_value(self.vm, "rename", {"groupId": group["id"]})
         elif key == "d" and group:
-            name = group.get("name")
-            app.run_command(self.vm, "delete", {"groupId": group["id"]},
-                            done=lambda _: app.say(app.t("deleted", name=name)))
+            # Deleting a group deletes its dishes: asked first, answered by the next key.
+            self.deleting = group
+            count = group.get("dishCount") or 0
+            self.question = (app.t("confirmDelete", name=group.get("name"), count=count) if count
+                             else app.t("confirmDeleteEmpty", name=group.get("name")))
         elif key == "r":
             app.run_command(self.vm, "load")
         elif key == "b":
