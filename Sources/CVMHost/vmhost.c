@@ -12,7 +12,8 @@ const char *vmhost_strerror(int code) {
     case VMHOST_ERR_USAGE: return "the options are no valid command line of the app";
     case VMHOST_ERR_HANDLE: return "no host has this handle (never opened, or closed already)";
     case VMHOST_ERR_CLOSED: return "the host's input is closed (it is ending or has ended)";
-    case VMHOST_ERR_TRACE: return "the trace file cannot be opened";
+    case VMHOST_ERR_TRACE: return "a file the host writes (--trace, --record) cannot be opened";
+    case VMHOST_ERR_FULL: return "the host's queued input is at its bound and the call was made from a callback, where it cannot wait";
     default: return "unknown return code";
     }
 }

@@ -64,11 +64,35 @@ public final class EmbeddedHost: Sendable {
         public var description: String { message }
     }
 
-    /// Input refused: the host's input was closed (``close()``), or the host has ended (`exit`).
-    public struct InputClosed: Error, Sendable, Equatable {}
+    /// Input refused: the host's input was closed (``close()``) or the host has ended (`exit`),
+    /// or the input it holds is at its bound and the call was made on the host thread, where it
+    /// cannot wait (``send(_:)``).
+    public struct InputRefused: Error, Sendable, Equatable {
+        /// Why the bytes were not taken.
+        public enum Reason: Sendable, Equatable {
+            /// The input is closed: nothing more is read.
+            case closed
+            /// The host holds as much queued input as it may (8 MiB), and the caller runs on the
+            /// host thread (inside a callback): write again after it returns.
+            case full
+        }
+
+        /// Why the bytes were not taken.
+        public var reason: Reason
+
+        /// A refusal for `reason`.
+        public init(reason: Reason) { self.reason = reason }
+    }
+
+    /// What became of the bytes of a write.
+    package enum WriteOutcome: Sendable, Equatable {
+        case accepted, closed, full
+    }
 
     let session: EmbeddedSession
     let end: EmbeddedEnd
+    /// The input queued for the host thread and not handled yet, bounded.
+    let queued = QueuedInput(limit: ServerSettings.maxQueuedInputBytes)
     /// The output, when the host was opened without a callback.
     let stream: EmbeddedMessageStream?
 
@@ -132,24 +156,35 @@ public final class EmbeddedHost: Sendable {
     /// in either framing, or any piece of a stream. Any thread; the bytes are copied when they
     /// cannot be handled before the call returns.
     ///
-    /// - Throws: ``InputClosed`` after ``close()`` or once the host has ended (`exit`); the bytes
-    ///   were not read.
-    public func send(_ bytes: some Collection<UInt8>) throws(InputClosed) {
-        let accepted: Bool = bytes.withContiguousStorageIfAvailable { buffer in
+    /// A thread other than the host thread waits here while the host holds 8 MiB of its input
+    /// queued and not handled (protocol/SPEC.md §10): it waits for this host alone, never for
+    /// another.
+    ///
+    /// - Throws: ``InputRefused`` (`closed`) after ``close()`` or once the host has ended (`exit`);
+    ///   (`full`) on the host thread while the queued input is at its bound. The bytes were not read.
+    public func send(_ bytes: some Collection<UInt8>) throws(InputRefused) {
+        let outcome: WriteOutcome = bytes.withContiguousStorageIfAvailable { buffer in
             write(UnsafeRawBufferPointer(buffer))
         } ?? Array(bytes).withUnsafeBytes { write($0) }
-        guard accepted else { throw InputClosed() }
+        try Self.check(outcome)
+    }
+
+    private static func check(_ outcome: WriteOutcome) throws(InputRefused) {
+        switch outcome {
+        case .accepted: return
+        case .closed: throw InputRefused(reason: .closed)
+        case .full: throw InputRefused(reason: .full)
+        }
     }
 
     /// Writes one whole message, framed as the host reads its input: a line for ndjson (raw line
     /// breaks, which JSON text needs only as white space, become spaces), a `Content-Length`
     /// header for lsp.
     ///
-    /// - Throws: ``InputClosed`` after ``close()`` or once the host has ended.
-    public func send(message: String) throws(InputClosed) {
+    /// - Throws: ``InputRefused`` as ``send(_:)`` does.
+    public func send(message: String) throws(InputRefused) {
         let body = Array(message.utf8)
-        let accepted = body.withUnsafeBytes { write($0, asMessage: true) }
-        guard accepted else { throw InputClosed() }
+        try Self.check(body.withUnsafeBytes { write($0, asMessage: true) })
     }
 
     /// Ends the input (as EOF on stdin, SPEC §7) and waits until the host has ended: every
@@ -167,9 +202,9 @@ public final class EmbeddedHost: Sendable {
 
     // MARK: For the C ABI
 
-    /// Writes `bytes` (see ``send(_:)``); false when the input is closed. `asMessage`: the bytes
-    /// are one whole message, to be framed (``send(message:)``), else a piece of the stream.
-    package func write(_ bytes: UnsafeRawBufferPointer, asMessage: Bool = false) -> Bool {
+    /// Writes `bytes` (see ``send(_:)``). `asMessage`: the bytes are one whole message, to be
+    /// framed (``send(message:)``), else a piece of the stream.
+    package func write(_ bytes: UnsafeRawBufferPointer, asMessage: Bool = false) -> WriteOutcome {
         let session = session
         // Handled here and now when the host thread is idle: the reply comes before the return.
         // The caller's bytes are read during this call only, on this thread.
@@ -179,16 +214,25 @@ public final class EmbeddedHost: Sendable {
             guard end.isOpen else { return }
             accepted = asMessage ? session.consumeMessage(unsafeBytes) : session.consume(unsafeBytes)
         }
-        if ran { return accepted }
-        // Else queued, in the order of acceptance: a close requested later is queued after it.
+        if ran { return accepted ? .accepted : .closed }
+        guard end.isOpen else { return .closed }
+        // Else queued, in the order of acceptance (a close requested later is queued after it),
+        // within the bound: a thread waits here for this host's queue alone; the host thread
+        // cannot wait for itself.
+        let count = bytes.count
+        guard queued.reserve(count, canWait: !EventLoop.shared.inLoop) else { return .full }
         let copy = Array(bytes)
-        return end.ifOpen {
+        let queued = queued
+        let posted = end.ifOpen {
             EventLoop.shared.execute {
                 HostActor.assumeIsolated {
                     _ = copy.withUnsafeBytes { asMessage ? session.consumeMessage($0) : session.consume($0) }
                 }
+                queued.release(count)
             }
         }
+        if !posted { queued.release(count) }
+        return posted ? .accepted : .closed
     }
 
     /// Ends the input without waiting (see ``close()``); false if it was ended already.
@@ -226,6 +270,57 @@ public final class EmbeddedHost: Sendable {
                 await stream?.next()
             }
         }
+    }
+}
+
+/// The input bytes an embedded host holds queued for the host thread, and the writers waiting for
+/// room: at most `limit` bytes (a single write larger than it is taken once nothing is queued).
+/// A writer waits for this host's queue alone, so a flood of writes to one host never holds up a
+/// write to another.
+final class QueuedInput: Sendable {
+    private struct State {
+        var bytes = 0
+        var waiters: [Latch] = []
+    }
+
+    private let state = Mutex(State())
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// The bytes queued now.
+    var bytes: Int { state.withLock { $0.bytes } }
+
+    /// Takes room for `count` bytes, waiting for it when `canWait`; false (nothing taken) when the
+    /// room is not there and the caller cannot wait.
+    func reserve(_ count: Int, canWait: Bool) -> Bool {
+        while true {
+            let wait = state.withLock { state -> Latch?? in
+                if state.bytes == 0 || count <= limit - state.bytes {
+                    state.bytes += count
+                    return .some(nil)
+                }
+                guard canWait else { return .none }
+                let latch = Latch()
+                state.waiters.append(latch)
+                return .some(latch)
+            }
+            switch wait {
+            case .none: return false
+            case .some(nil): return true
+            case .some(let latch?): latch.wait()
+            }
+        }
+    }
+
+    /// Gives back the room of `count` bytes handled; the writers waiting try again.
+    func release(_ count: Int) {
+        let waiters = state.withLock { state -> [Latch] in
+            state.bytes -= count
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.open() }
     }
 }
 

@@ -280,6 +280,10 @@ public struct TestControl {
 @_spi(Transport)
 public struct ServerSettings: Sendable {
     static let defaultMaxMessageBytes = 4 * 1024 * 1024
+    /// The most input bytes a host holds read and not handled yet, on every transport: stdio reads
+    /// ahead no further, and an embedded host's writer waits (or, on the host thread, is refused)
+    /// past it (protocol/SPEC.md §10). A single write larger than it is taken once nothing waits.
+    package static let maxQueuedInputBytes = 8 << 20
 
     /// `--framing`.
     @_spi(Transport) public var framing: Framing

@@ -247,7 +247,7 @@ enum ServerLifecycle {
     }
 
     /// At most this many bytes of frames wait to be handled; reading ahead stops there.
-    static let readAheadLimit = 8 << 20
+    static let readAheadLimit = ServerSettings.maxQueuedInputBytes
     /// Input is read ahead after each this many bytes of frames handled, or this long.
     static let readAheadInterval = 64 * 1024
     static let readAheadIntervalNanoseconds: UInt64 = 1_000_000

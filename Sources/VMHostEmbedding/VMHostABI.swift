@@ -73,7 +73,11 @@ public enum VMHostABI {
 public func vmhostWrite(_ handle: vmhost_handle, _ bytes: UnsafeRawPointer?, _ length: Int) -> Int32 {
     guard length > 0, let bytes else { return Int32(VMHOST_ERR_ARGUMENT) }
     guard let host = HostTable.shared.host(handle) else { return Int32(VMHOST_ERR_HANDLE) }
-    return host.write(UnsafeRawBufferPointer(start: bytes, count: length)) ? Int32(VMHOST_OK) : Int32(VMHOST_ERR_CLOSED)
+    switch host.write(UnsafeRawBufferPointer(start: bytes, count: length)) {
+    case .accepted: return Int32(VMHOST_OK)
+    case .closed: return Int32(VMHOST_ERR_CLOSED)
+    case .full: return Int32(VMHOST_ERR_FULL)
+    }
 }
 
 /// `vmhost_close`: see the header.

@@ -80,6 +80,12 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// in vain).
     @exclusivity(unchecked) private var ready: [Work] = []
     @exclusivity(unchecked) private var readyHead = 0
+    /// Closures a drain nested in a closure, an input handler or a borrowed turn met and kept for
+    /// the loop's next turn (``drain()``), from ``heldHead`` on, in order.
+    @exclusivity(unchecked) private var held: [Work] = []
+    @exclusivity(unchecked) private var heldHead = 0
+    /// How many closures, input handlers and borrowed turns are running (``drain()``).
+    @exclusivity(unchecked) private var holdingClosures = 0
     @exclusivity(unchecked) private var runningJob = false
     @exclusivity(unchecked) private var input: (fd: Int32, handler: @HostActor (InputEvent) -> Void)?
     @exclusivity(unchecked) private var timers = TimerHeap()
@@ -255,7 +261,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// True when jobs or closures are waiting to run, or released work is on its way here.
     package var hasPendingWork: Bool {
         if inTransit.load(ordering: .acquiring) > 0 { return true }
-        if inLoop && readyHead < ready.count { return true }
+        if inLoop && (readyHead < ready.count || heldHead < held.count) { return true }
         return state.withLock { !$0.work.isEmpty }
     }
 
@@ -354,10 +360,34 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     // MARK: Running
 
     /// Runs ready jobs until none is left. See the type's discussion for when it may be called.
+    ///
+    /// Posted closures are run only by a drain at the top of the loop's turn. Inside a closure, an
+    /// input handler or a borrowed turn (``holdingClosures``), a drain runs jobs only and keeps the
+    /// closures it meets, in order, for the loop's next turn: the message one host is handling lets
+    /// its own work run, never another host's messages (a closure is how a write from another
+    /// thread reaches its host), so no host's turn contains another's, and a thread that borrowed
+    /// the loop to write to one host never runs the backlog of another.
     package func drain() {
         guard inLoop, !runningJob else { return }
         var ranAny = false
+        if holdingClosures == 0 {
+            while heldHead < held.count {
+                let work = held[heldHead]
+                held[heldHead] = .closure({})
+                heldHead += 1
+                ranAny = true
+                run(work)
+            }
+            if heldHead > 0 && heldHead == held.count {
+                held.removeAll(keepingCapacity: held.capacity <= 1024)
+                heldHead = 0
+            }
+        }
         while let work = nextReady() {
+            if holdingClosures > 0, case .closure = work {
+                held.append(work)
+                continue
+            }
             ranAny = true
             run(work)
         }
@@ -388,7 +418,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             job.runSynchronously(on: asUnownedSerialExecutor())
             runningJob = false
         case .closure(let body):
+            holdingClosures += 1
             body()
+            holdingClosures -= 1
         }
     }
 
@@ -400,6 +432,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             let wait: (timeout: Int32, count: Int)? = ownership.withLock { _ in
                 turn()
                 // Go to sleep only if nothing was posted meanwhile.
+                if heldHead < held.count { return nil }
                 let mustSleep = state.withLock { shared -> Bool in
                     if shared.work.isEmpty {
                         shared.sleeping = true
@@ -455,16 +488,17 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
 
     /// Runs `body` on the calling thread as the host thread, when the loop is idle, and returns its
     /// result; nil, without running it, when the loop is busy (its own thread, or another thread,
-    /// is running its work), when the caller is on the host thread already, or when the caller
-    /// runs a Swift task (jobs do not nest). A caller that gets nil posts its work instead
-    /// (``execute(_:)``).
+    /// is running its work), when work was posted and waits for the loop's thread (what one thread
+    /// posts and then writes keeps its order: the caller posts behind it), when the caller is on
+    /// the host thread already, or when the caller runs a Swift task (jobs do not nest). A caller
+    /// that gets nil posts its work instead (``execute(_:)``).
     ///
-    /// The calling thread first runs the work posted before (so that what one thread posts and
-    /// then runs here keeps its order), then `body`, outside any job (it may ``drain()``), then
-    /// everything that became ready, due timers and the idle hooks, until nothing is left; then the
-    /// loop's own thread, which waited in `poll` meanwhile, takes over again (woken if a timer or
-    /// the input it waits for changed). An app's host answers a call so without a thread
-    /// hand-off: the reply is written before the call returns.
+    /// The calling thread runs `body`, outside any job (it may ``drain()``), then the jobs that
+    /// became ready, due timers and the idle hooks, never a closure posted meanwhile (another
+    /// host's input: ``borrowTurn(_:)``); then the loop's own thread, which waited in `poll`
+    /// meanwhile, takes over again (woken if work was posted, or a timer or the input it waits for
+    /// changed). An app's host answers a call so without a thread hand-off: the reply is written
+    /// before the call returns.
     package func runHere<T>(_ body: @HostActor () -> T) -> T? {
         var result: T?
         guard borrowTurn({ result = asOwner(body) }) else { return nil }
@@ -478,41 +512,47 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
 
     /// The borrowed turn of ``runHere(_:)``, running `work` where `body` goes.
+    ///
+    /// Only when nothing waits to run: work posted before (a write to some host, a task released)
+    /// is the loop's own thread's to run, in order, so the caller posts its work behind it
+    /// instead. A borrowed turn runs `work`, the jobs it releases, due timers and the idle hooks,
+    /// never a closure posted meanwhile (``drain()``): a thread that writes to one host never runs
+    /// the messages written to another, whatever their number.
     private func borrowTurn(_ work: () -> Void) -> Bool {
         guard !inLoop, !Self.inTask else { return false }
         return ownership.withLockIfAvailable { _ -> Bool in
+            let busy = state.withLock { shared -> Bool in
+                if !shared.work.isEmpty { return true }
+                // Posts need not wake the loop's thread while this one runs the work.
+                shared.sleeping = false
+                return false
+            }
+            guard !busy, readyHead == ready.count, heldHead == held.count else { return false }
             owner.store(Self.currentThreadID(), ordering: .relaxed)
             defer { owner.store(loopThread.load(ordering: .relaxed), ordering: .relaxed) }
-            // Posts need not wake the loop's thread while this one runs the work.
-            let posted = state.withLock { shared -> Bool in
-                shared.sleeping = false
-                return !shared.work.isEmpty
-            }
+            holdingClosures += 1
+            defer { holdingClosures -= 1 }
             defer { finishBorrowedTurn() }
-            if posted || readyHead < ready.count { drain() }
             work()
             return true
         } ?? false
     }
 
-    /// Ends a borrowed turn: runs what is left until nothing is posted, then hands the loop back to
-    /// its thread, waking it if what it waits for in `poll` changed.
+    /// Ends a borrowed turn: runs the jobs that are ready, due timers and the idle hooks, then
+    /// hands the loop back to its thread, waking it when work was posted meanwhile (its to run) or
+    /// what it waits for in `poll` changed.
     private func finishBorrowedTurn() {
-        while true {
-            turn()
-            let (done, polling) = state.withLock { shared -> (Bool, Bool) in
-                guard shared.work.isEmpty else { return (false, shared.polling) }
-                // Later posts wake the loop's thread, if it still waits in `poll`.
-                shared.sleeping = shared.polling
-                return (true, shared.polling)
-            }
-            guard done else { continue }
-            let deadline = timers.nextDeadline ?? .max
-            if polling && (deadline < polledDeadline || (input?.fd ?? -1) != polledInput) {
-                var byte: UInt8 = 1
-                _ = write(wakeWrite, &byte, 1)
-            }
-            return
+        turn()
+        let (posted, polling) = state.withLock { shared -> (Bool, Bool) in
+            // Later posts wake the loop's thread, if it still waits in `poll`.
+            shared.sleeping = shared.polling
+            return (!shared.work.isEmpty, shared.polling)
+        }
+        guard polling else { return }
+        let deadline = timers.nextDeadline ?? .max
+        if posted || heldHead < held.count || deadline < polledDeadline || (input?.fd ?? -1) != polledInput {
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
         }
     }
 
@@ -583,6 +623,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private func readInput(fd: Int32, handler: @escaping @HostActor (InputEvent) -> Void) {
         let n = read(fd, buffer.baseAddress, buffer.count)
         if n < 0 && (errno == EINTR || errno == EAGAIN) { return }
+        holdingClosures += 1
         asOwner {
             if n > 0 {
                 handler(.data(UnsafeRawBufferPointer(rebasing: buffer[..<n])))
@@ -591,6 +632,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
                 handler(.end)
             }
         }
+        holdingClosures -= 1
     }
 
     private func runDueTimers() {

@@ -59,7 +59,7 @@ import VMHostTesting
         let messages = inbox.all
         #expect(messages.last == ["jsonrpc": "2.0", "id": 2, "result": ["value": 1]])
         #expect(inbox.endCalls == 1)
-        #expect(throws: EmbeddedHost.InputClosed.self) { try host.send(message: request(3, "ping")) }
+        #expect(throws: EmbeddedHost.InputRefused(reason: .closed)) { try host.send(message: request(3, "ping")) }
     }
 
     @Test func aManualClockEndsAtOnceCancellingWhatWaitsForIt() async throws {
@@ -81,7 +81,7 @@ import VMHostTesting
             #expect(await inbox.end() == expected)
             #expect(host.status == expected)
             #expect(inbox.all.allSatisfy { $0["id"] != 2 })
-            #expect(throws: EmbeddedHost.InputClosed.self) { try host.send(message: request(3, "ping")) }
+            #expect(throws: EmbeddedHost.InputRefused(reason: .closed)) { try host.send(message: request(3, "ping")) }
             #expect(await host.close() == expected)
             #expect(inbox.endCalls == 1)
         }

@@ -45,22 +45,33 @@ import VMHost
         #expect(onHost)
     }
 
-    @Test func workPostedBeforeRunsFirst() async {
-        // A post wakes the loop's thread, which may take the work before this thread borrows the
-        // loop: then the round is tried again, for at most 10 s.
-        let order = await onThread { () -> [Int]? in
+    /// Work posted and not run yet is the loop's own thread's: a thread never borrows the loop
+    /// past it (what one thread posts and then writes keeps its order; the caller posts behind it),
+    /// and never runs a closure posted while it holds the loop (another host's input).
+    @Test func postedWorkIsNeverPassedNorRunByABorrower() async {
+        let outcome = await onThread { () -> (ranHere: Bool, order: [Int])? in
             let deadline = EventLoop.monotonicNanoseconds() + 10_000_000_000
-            while EventLoop.monotonicNanoseconds() < deadline {
-                let order = Mutex<[Int]>([])
+            let order = Mutex<[Int]>([])
+            // Held while posting, so that the loop's thread cannot take the post before the try.
+            let refused = Self.borrow { () -> Bool in
                 EventLoop.shared.execute { order.withLock { $0.append(1) } }
-                if EventLoop.shared.runHere({ order.withLock { $0.append(2) } }) != nil {
-                    return order.withLock { $0 }
-                }
-                sched_yield()
+                return true
             }
-            return nil
+            guard refused == true else { return nil }
+            // Posted inside the borrowed turn: left for the loop's thread, which runs it.
+            while order.withLock({ $0.isEmpty }), EventLoop.monotonicNanoseconds() < deadline { sched_yield() }
+            EventLoop.shared.execute { order.withLock { $0.append(2) } }
+            var ranHere: Bool?
+            while ranHere == nil, EventLoop.monotonicNanoseconds() < deadline {
+                // Refused while 2 waits; once the loop's thread ran it, the borrow goes through.
+                ranHere = EventLoop.shared.runHere { order.withLock { $0.append(3) } ; return true }
+                if ranHere == nil { sched_yield() }
+            }
+            return (ranHere == true, order.withLock { $0 })
         }
-        #expect(order == [1, 2], "the loop was never idle, or the posted work did not run first")
+        #expect(outcome != nil, "the loop was never idle")
+        #expect(outcome?.ranHere == true)
+        #expect(outcome?.order == [1, 2, 3], "a borrower passed work posted before it")
     }
 
     @Test func aTimerArmedInABorrowedTurnFires() async {

@@ -18,9 +18,17 @@
  *     never two at once, on the thread that runs the hosts at that moment: either vmhost's own
  *     thread (output of work that completes later: a command, a timer), or the thread calling
  *     vmhost_write, vmhost_open or vmhost_close, before that call returns. When the host thread is
- *     idle, vmhost_write handles the bytes on the calling thread and the replies they cause are
- *     delivered before it returns; when it is busy, the bytes are queued and their replies come
- *     later, from whichever thread runs the hosts then.
+ *     idle (nothing queued for it), vmhost_write handles the bytes on the calling thread and the
+ *     replies they cause are delivered before it returns; when it is busy, the bytes are copied
+ *     and queued, and their replies come later, from whichever thread runs the hosts then.
+ *   - A vmhost_write runs the work of its own bytes only: never the bytes queued for another host
+ *     (nor those queued for its own, which the host thread runs first, in order). So a write
+ *     returns after handling its own bytes, or after copying them when the host thread is busy,
+ *     however much another host is sent from another thread.
+ *   - Back-pressure: a host holds at most 8 MiB of input queued and not handled (as vmhost reads
+ *     stdin ahead by at most 8 MiB; a single larger write is taken once nothing is queued). Past
+ *     it, vmhost_write waits until the host has handled enough of its own queue (it waits for that
+ *     host alone); from inside a callback, where it cannot wait, it returns VMHOST_ERR_FULL.
  *     So: never call vmhost_write or vmhost_close while holding a lock that your callback takes.
  *   - Writing from inside a callback is allowed (vmhost_write, for this host or another): the bytes
  *     are queued and handled after the callback returns, in order. vmhost_open from inside a callback
@@ -77,9 +85,13 @@ enum {
     /* The host's input is closed: vmhost_close was called (it is ending), or the host ended by
        itself (`exit`). The bytes were not read. */
     VMHOST_ERR_CLOSED = -4,
-    /* The file of --trace cannot be opened (`vmhost` would exit 2). No host is open; the reason
-       went to on_log. */
-    VMHOST_ERR_TRACE = -5
+    /* A file the host writes cannot be opened: the --trace file or the --record file (`vmhost`
+       would exit 2). No host is open; the reason went to on_log. */
+    VMHOST_ERR_TRACE = -5,
+    /* vmhost_write from the host thread (inside a callback) while the host holds 8 MiB of input
+       queued and not handled yet: it cannot wait there for room. The bytes were not taken; write
+       them again after the callback returns. */
+    VMHOST_ERR_FULL = -6
 };
 
 /* Levels of on_log, from the least severe: as --log-level names them. */
@@ -122,8 +134,10 @@ int vmhost_open(int argc, const char *const *argv, vmhost_message_fn on_message,
  * messages in either framing (ndjson: one JSON text and "\n"; lsp: "Content-Length: N\r\n\r\n"
  * then N bytes; --framing auto decides from the first bytes), or any piece of such a stream, split
  * anywhere. Each write's bytes stay together; writes to one host from one thread are read in order.
- * Returns VMHOST_OK (the bytes were taken), VMHOST_ERR_ARGUMENT, VMHOST_ERR_HANDLE or
- * VMHOST_ERR_CLOSED.
+ * Past the host's bound on queued input (THREADS) it waits for room, or returns VMHOST_ERR_FULL
+ * from inside a callback.
+ * Returns VMHOST_OK (the bytes were taken), VMHOST_ERR_ARGUMENT, VMHOST_ERR_HANDLE,
+ * VMHOST_ERR_CLOSED or VMHOST_ERR_FULL.
  */
 int vmhost_write(vmhost_handle host, const void *bytes, size_t length);
 
