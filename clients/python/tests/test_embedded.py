@@ -37,6 +37,34 @@ def test_transcript_with_no_backend_through_the_abi(path: Path) -> None:
     replay_in_process(path, offline=True)
 
 
+def test_every_transcript_at_once_through_the_abi() -> None:
+    """Every transcript replayed at the same time, each on a thread of its own with a host of its
+    own, all hosts in this one process (they share vmhost's host thread): a host's turn is its own
+    whatever the others do (a countdown's advance is one `vm.changed` while other hosts are
+    written to), so each replays as it does alone."""
+    import threading
+
+    failures: dict = {}
+    start = threading.Barrier(len(FILES))
+
+    def run(path: Path) -> None:
+        try:
+            start.wait(timeout=60)
+            failure = replayer.replay(path, secrets=secrets_of(path), exact_texts=True, library="")
+            if failure is not None:
+                failures[path.stem] = failure.report()
+        except Exception as error:  # noqa: BLE001 - reported with the transcript's name
+            failures[path.stem] = repr(error)
+
+    threads = [threading.Thread(target=run, args=(path,), name=path.stem) for path in FILES]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+        assert not thread.is_alive(), f"{thread.name} did not end within 120 s"
+    assert not failures, "\n\n".join(f"{name}: {report}" for name, report in sorted(failures.items()))
+
+
 def test_login_and_products_in_process() -> None:
     with vmhost.Host.embedded() as host:
         host.initialize(locale="en")

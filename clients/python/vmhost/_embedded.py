@@ -38,6 +38,7 @@ ERR_USAGE = -2
 ERR_HANDLE = -3
 ERR_CLOSED = -4
 ERR_TRACE = -5
+ERR_FULL = -6
 
 #: ``on_message(context, message, length)``; message NULL and length 0 once, at the end.
 MESSAGE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
@@ -255,6 +256,10 @@ class EmbeddedProcess:
 
     def _write(self, data: bytes) -> None:
         code = self.library.write(self.handle, data)
+        if code == ERR_FULL:
+            # Written from inside a callback while the host holds 8 MiB of queued input: it cannot
+            # wait there (protocol/embedding.md, Back-pressure).
+            raise BlockingIOError(f"vmhost_write: {self.library.strerror(code)}")
         if code != OK:
             # As a write to a process that has gone: the host no longer reads.
             raise BrokenPipeError(f"vmhost_write: {self.library.strerror(code)}")
