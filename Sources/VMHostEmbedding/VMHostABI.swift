@@ -31,6 +31,10 @@ public enum VMHostABI {
         _ hostOut: UnsafeMutablePointer<vmhost_handle>?
     ) -> Int32 {
         guard let onMessage, let hostOut, argc >= 0, argc == 0 || argv != nil else { return Int32(VMHOST_ERR_ARGUMENT) }
+        // The Swift runtime's crash handlers, installed when the library was loaded, are the
+        // process's to set (vmhost.h): given back, in case the runtime's initialisers ran after the
+        // library's (a runtime linked statically).
+        _ = vmhost_release_runtime_crash_handlers()
         var arguments: [String] = []
         arguments.reserveCapacity(Int(argc))
         for index in 0..<Int(argc) {
