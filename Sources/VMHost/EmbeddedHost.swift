@@ -219,28 +219,49 @@ public final class EmbeddedHost: Sendable {
         // Else queued, in the order of acceptance (a close requested later is queued after it),
         // within the bound: a thread waits here for this host's queue alone; the host thread
         // cannot wait for itself.
-        let count = bytes.count
-        guard queued.reserve(count, canWait: !EventLoop.shared.inLoop) else { return .full }
-        let copy = Array(bytes)
+        guard queued.reserve(bytes.count, canWait: !EventLoop.shared.inLoop) else { return .full }
+        let item = QueuedInput.Item.bytes(Array(bytes), asMessage: asMessage)
+        let posted = end.ifOpen { if queued.append(item) { scheduleServe() } }
+        if !posted { queued.release(bytes.count) }
+        return posted ? .accepted : .closed
+    }
+
+    /// Posts a turn of the host thread that serves this host's queued input (``serveQueued()``).
+    private func scheduleServe() {
+        let session = session
         let queued = queued
-        let posted = end.ifOpen {
-            EventLoop.shared.execute {
-                HostActor.assumeIsolated {
-                    _ = copy.withUnsafeBytes { asMessage ? session.consumeMessage($0) : session.consume($0) }
-                }
-                queued.release(count)
+        EventLoop.shared.execute {
+            HostActor.assumeIsolated { Self.serveQueued(session: session, queued: queued) }
+        }
+    }
+
+    /// Handles this host's queued input, at most ``QueuedInput/slice`` bytes of it (at least one
+    /// write), then, if more waits, posts itself again behind the work of the other hosts: a host
+    /// flooded with input takes the host thread one slice at a time, in turn with the others.
+    @HostActor
+    private static func serveQueued(session: EmbeddedSession, queued: QueuedInput) {
+        let (items, more) = queued.take()
+        for item in items {
+            switch item {
+            case .bytes(let bytes, let asMessage):
+                _ = bytes.withUnsafeBytes { asMessage ? session.consumeMessage($0) : session.consume($0) }
+                queued.release(bytes.count)
+            case .finish:
+                session.finishInput()
             }
         }
-        if !posted { queued.release(count) }
-        return posted ? .accepted : .closed
+        guard more else { return }
+        EventLoop.shared.execute {
+            HostActor.assumeIsolated { serveQueued(session: session, queued: queued) }
+        }
     }
 
     /// Ends the input without waiting (see ``close()``); false if it was ended already.
     @discardableResult
     package func requestClose() -> Bool {
-        let session = session
         let requested = end.close {
-            EventLoop.shared.execute { HostActor.assumeIsolated { session.finishInput() } }
+            // Behind the input queued before it.
+            if queued.append(.finish) { scheduleServe() }
         }
         guard requested else { return false }
         // Run at once when the host thread is idle, so that a host with nothing in flight ends
@@ -278,9 +299,23 @@ public final class EmbeddedHost: Sendable {
 /// A writer waits for this host's queue alone, so a flood of writes to one host never holds up a
 /// write to another.
 final class QueuedInput: Sendable {
+    /// What waits: a write's bytes, or the end of input.
+    enum Item: Sendable {
+        case bytes([UInt8], asMessage: Bool)
+        case finish
+    }
+
+    /// The input one turn of the host thread handles at most (at least one write, whatever its
+    /// size): 64 KiB, what a stdio host reads at once.
+    static let slice = 64 * 1024
+
     private struct State {
         var bytes = 0
         var waiters: [Latch] = []
+        var items: [Item] = []
+        var head = 0
+        /// A turn of the host thread is posted to serve the items.
+        var scheduled = false
     }
 
     private let state = Mutex(State())
@@ -310,6 +345,45 @@ final class QueuedInput: Sendable {
             case .some(nil): return true
             case .some(let latch?): latch.wait()
             }
+        }
+    }
+
+    /// Queues `item` (its room taken by ``reserve(_:canWait:)``); true when the caller must post a
+    /// turn to serve the queue (none is posted yet).
+    func append(_ item: Item) -> Bool {
+        state.withLock { state in
+            state.items.append(item)
+            defer { state.scheduled = true }
+            return !state.scheduled
+        }
+    }
+
+    /// The items of one turn (at most ``slice`` bytes, at least one item), and whether more wait
+    /// (the turn then posts another); with none left, the next ``append(_:)`` posts one.
+    func take() -> (items: [Item], more: Bool) {
+        state.withLock { state in
+            var taken: [Item] = []
+            var size = 0
+            while state.head < state.items.count {
+                let item = state.items[state.head]
+                if case .bytes(let bytes, _) = item {
+                    if !taken.isEmpty && size + bytes.count > Self.slice { break }
+                    size += bytes.count
+                }
+                taken.append(item)
+                state.head += 1
+            }
+            if state.head == state.items.count {
+                state.items.removeAll(keepingCapacity: state.items.count <= 1024)
+                state.head = 0
+                state.scheduled = false
+                return (taken, false)
+            }
+            if state.head >= 1024 && state.head * 2 >= state.items.count {
+                state.items.removeFirst(state.head)
+                state.head = 0
+            }
+            return (taken, true)
         }
     }
 

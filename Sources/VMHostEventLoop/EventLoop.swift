@@ -55,6 +55,11 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
 
     private let state = Mutex(Shared())
+    /// Whether ``Shared/work`` may hold work: set by each post, cleared when the loop takes the
+    /// work. Read without the lock by a thread that would borrow the loop, so that a writer
+    /// finding work posted leaves the ownership alone (a writer trying it in a loop would keep the
+    /// loop's own thread from taking it).
+    private let mayHavePosted = Atomic<Bool>(false)
     /// Tasks released to run on the host thread that may not have reached its queue yet.
     private let inTransit = Atomic<Int>(0)
     /// Written to wake the loop from `poll`; read end is drained by the loop.
@@ -188,6 +193,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     private func post(_ work: Work) {
         let wake = state.withLock { shared -> Bool in
             shared.work.append(work)
+            mayHavePosted.store(true, ordering: .relaxed)
             let wasSleeping = shared.sleeping
             shared.sleeping = false
             return wasSleeping
@@ -370,20 +376,14 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     package func drain() {
         guard inLoop, !runningJob else { return }
         var ranAny = false
-        if holdingClosures == 0 {
-            while heldHead < held.count {
-                let work = held[heldHead]
-                held[heldHead] = .closure({})
-                heldHead += 1
+        while true {
+            // Closures kept by a nested drain are older than anything still to take: first.
+            if holdingClosures == 0, let work = nextHeld() {
                 ranAny = true
                 run(work)
+                continue
             }
-            if heldHead > 0 && heldHead == held.count {
-                held.removeAll(keepingCapacity: held.capacity <= 1024)
-                heldHead = 0
-            }
-        }
-        while let work = nextReady() {
+            guard let work = nextReady() else { break }
             if holdingClosures > 0, case .closure = work {
                 held.append(work)
                 continue
@@ -394,12 +394,30 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         if ranAny { runAfterWorkActions() }
     }
 
+    /// The next closure kept by a nested drain, if any.
+    private func nextHeld() -> Work? {
+        guard heldHead < held.count else {
+            if heldHead > 0 {
+                held.removeAll(keepingCapacity: held.capacity <= 1024)
+                heldHead = 0
+            }
+            return nil
+        }
+        let work = held[heldHead]
+        held[heldHead] = .closure({})
+        heldHead += 1
+        return work
+    }
+
     /// The next work to run: from ``ready``, refilled with everything posted when it runs out.
     private func nextReady() -> Work? {
         if readyHead == ready.count {
             ready.removeAll(keepingCapacity: ready.capacity <= 4096)
             readyHead = 0
-            state.withLock { swap(&ready, &$0.work) }
+            state.withLock { shared in
+                swap(&ready, &shared.work)
+                mayHavePosted.store(false, ordering: .relaxed)
+            }
             if ready.isEmpty { return nil }
         }
         let work = ready[readyHead]
@@ -519,7 +537,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// never a closure posted meanwhile (``drain()``): a thread that writes to one host never runs
     /// the messages written to another, whatever their number.
     private func borrowTurn(_ work: () -> Void) -> Bool {
-        guard !inLoop, !Self.inTask else { return false }
+        guard !inLoop, !Self.inTask, !mayHavePosted.load(ordering: .relaxed) else { return false }
         return ownership.withLockIfAvailable { _ -> Bool in
             let busy = state.withLock { shared -> Bool in
                 if !shared.work.isEmpty { return true }
