@@ -56,3 +56,44 @@ def test_loading_and_opening_install_no_signal_handler(library_path: Path) -> No
 def test_an_app_that_asks_for_the_runtimes_backtracer_keeps_it(library_path: Path) -> None:
     seen = probe(library_path, SWIFT_BACKTRACE="enable=yes")
     assert "SIGSEGV" in seen["loaded"]
+
+
+THREADS = r"""
+import ctypes, json, os, sys
+library = ctypes.CDLL(sys.argv[1])
+MESSAGE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
+on_message = MESSAGE_FN(lambda context, message, length: None)
+
+def threads():
+    return len(os.listdir("/proc/self/task"))
+
+before = threads()
+arguments = [b"--test-controls"]
+argv = (ctypes.c_char_p * len(arguments))(*arguments)
+handle = ctypes.c_uint64(0)
+assert library.vmhost_open(len(arguments), argv, on_message, None, None, ctypes.byref(handle)) == 0
+for line in ['{"jsonrpc":"2.0","id":1,"method":"control.backend.latency","params":{"ms":60000}}',
+             '{"jsonrpc":"2.0","id":2,"method":"vm.create","params":{"kind":"ProductList","id":"p"}}',
+             '{"jsonrpc":"2.0","id":3,"method":"vm.send","params":{"vm":"p","input":"refresh"}}',
+             # The refresh waits for the backend: shutdown and exit cancel it.
+             '{"jsonrpc":"2.0","id":4,"method":"shutdown"}', '{"jsonrpc":"2.0","method":"exit"}']:
+    data = (line + "\n").encode()
+    assert library.vmhost_write(handle, data, len(data)) == 0
+opened = threads()
+status = ctypes.c_int(-2)
+assert library.vmhost_close(handle, ctypes.byref(status)) == 0
+print(json.dumps({"before": before, "opened": opened, "closed": threads(), "status": status.value}))
+"""
+
+
+def test_a_close_that_cancels_a_command_leaves_only_the_host_thread(library_path: Path) -> None:
+    """embedding.md: the library starts one thread, the host thread, which lives as long as the
+    process; a close that cancels work in flight starts none (the host's tasks never go through
+    Swift's global pool)."""
+    import json
+    out = subprocess.run([sys.executable, "-c", THREADS, str(library_path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout)
+    assert seen["status"] == 0
+    assert seen["opened"] >= seen["before"] + 1, seen
+    assert seen["closed"] == seen["before"] + 1, f"threads after the close: {seen}"
