@@ -230,7 +230,7 @@ package final class EmbeddedSession {
         deliver(all: true)
         if manualClock {
             EventLoop.shared.drainSettled()
-            terminate(status: 0, reason: "end of input")
+            terminate(status: 0, end: .endOfInput)
         } else {
             checkWorkDone()
             if endingStatus == nil { EmbeddedHosts.waitsForWork(self) }
@@ -243,27 +243,27 @@ package final class EmbeddedSession {
     func checkWorkDone() -> Bool {
         guard endingStatus == nil else { return true }
         guard inputHandled, let host, !host.hasWorkInFlight else { return false }
-        terminate(status: 0, reason: "end of input")
+        terminate(status: 0, end: .endOfInput)
         return true
     }
 
     /// The client sent `exit`: the host ends at once with `code`; what follows is not served.
     private func exitRequested(_ code: Int32) {
-        terminate(status: code, reason: "exit notification")
+        terminate(status: code, end: .exitNotification)
         // Inside the handling of the frame; released once that returns (``afterInput()``).
     }
 
     /// Cancels everything, delivers the output, closes it: what the stdio server does before it
     /// exits. The host is released once no input call is on the stack.
-    private func terminate(status: Int32, reason: String) {
+    private func terminate(status: Int32, end how: SessionEnd) {
         guard endingStatus == nil, let host else { return }
         endingStatus = status
         end.closing()
-        logger.debug("ending (\(reason)), status \(status)")
+        logger.debug("ending (\(how)), status \(status)")
         if let recorder {
             // What was queued stands before the end's step (ServerLifecycle.endRecording).
             deliver(all: true)
-            if reason == "exit notification" { recorder.exited(status: status) } else { recorder.inputEnded() }
+            recorder.sessionEnded(how, status: status)
         }
         // Messages after `exit` in the same input are not served: no command starts.
         host.isStopping = true

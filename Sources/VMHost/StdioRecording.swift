@@ -58,26 +58,15 @@ extension ServerLifecycle {
         }
     }
 
-    /// The host ends (`reason` and `code` as ``terminate(code:reason:)`` has them): what was
+    /// The host ends (`end` and `code` as ``terminate(code:end:)`` has them): what was
     /// queued is written first (for at most 200 ms, as a client that reads takes it), so that it
     /// stands before the `close` step, or the `exit` step when the client sent `exit`. The
     /// requests a signal or a closed output cancel are cancelled in a replay too.
-    static func endRecording(reason: String, code: Int32) {
+    static func endRecording(_ end: SessionEnd, code: Int32) {
         guard let recorder else { return }
         writer?.flush()
         _ = host?.outputQueue.waitUntilFlushed(nanoseconds: 200_000_000)
-        switch reason {
-        case "exit notification":
-            recorder.exited(status: code)
-        case "end of input":
-            recorder.inputEnded()
-        case "stdout closed":
-            recorder.inputEnded(
-                comment: "The host's output was closed here; a replay ends the input instead.", cancellingPending: true)
-        default:
-            recorder.inputEnded(
-                comment: "The host was ended here (\(reason)); a replay ends the input instead.", cancellingPending: true)
-        }
+        recorder.sessionEnded(end, status: code)
     }
 
     /// Ends the recording once the output is written.

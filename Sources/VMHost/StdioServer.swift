@@ -100,7 +100,7 @@ enum StdioServer {
             while sigwait(&signals, &received) == 0 {
                 let number = received
                 EventLoop.shared.execute {
-                    HostActor.assumeIsolated { ServerLifecycle.terminate(code: 0, reason: "signal \(number)") }
+                    HostActor.assumeIsolated { ServerLifecycle.terminate(code: 0, end: .signal(number)) }
                 }
                 // The host thread ends the process after flushing; if it is still busy (a long
                 // handler) when the second is up, the process ends here.
@@ -135,7 +135,7 @@ enum StdioServer {
                 if ready < 0 && errno == EINTR { continue }
                 guard ready > 0, Int32(watched.revents) & (POLLERR | POLLHUP) != 0 else { return }
                 EventLoop.shared.execute {
-                    HostActor.assumeIsolated { ServerLifecycle.terminate(code: 0, reason: "stdout closed") }
+                    HostActor.assumeIsolated { ServerLifecycle.terminate(code: 0, end: .outputClosed) }
                 }
                 return
             }
@@ -170,7 +170,7 @@ enum ServerLifecycle {
         }
         let host = Host(configuration: app.host)
         host.log = { message in logger.debug("\(message)") }
-        host.onExit = { code in terminate(code: code, reason: "exit notification") }
+        host.onExit = { code in terminate(code: code, end: .exitNotification) }
         var trace: TraceRecorder?
         if let traceFD {
             let redaction = host.redaction(secretMembers: configuration.secretMembers)
@@ -183,7 +183,7 @@ enum ServerLifecycle {
         if let trace { observe = { body in trace.recordOutgoing(body) } }
         observe = attachRecording(to: host, secretMembers: configuration.secretMembers, observe: observe)
         let onClosed: @Sendable () -> Void = {
-            EventLoop.shared.execute { HostActor.assumeIsolated { terminate(code: 0, reason: "stdout closed") } }
+            EventLoop.shared.execute { HostActor.assumeIsolated { terminate(code: 0, end: .outputClosed) } }
         }
         let writer = OutputWriter<ChangedMessage>(
             fd: protocolFD, framing: settings.framing == .lsp ? .lsp : .ndjson, queue: host.outputQueue,
@@ -222,7 +222,7 @@ enum ServerLifecycle {
         }
         // After EOF: exits once no request and no command sent is left (see endOfInput).
         _ = EventLoop.shared.addIdleHook {
-            if inputHandled && !host.hasWorkInFlight { terminate(code: 0, reason: "end of input") }
+            if inputHandled && !host.hasWorkInFlight { terminate(code: 0, end: .endOfInput) }
         }
     }
 
@@ -240,9 +240,9 @@ enum ServerLifecycle {
         host.outputQueue.resume()
         if host.configuration.clock is ManualClock {
             EventLoop.shared.drainSettled()
-            terminate(code: 0, reason: "end of input")
+            terminate(code: 0, end: .endOfInput)
         } else if !host.hasWorkInFlight {
-            terminate(code: 0, reason: "end of input")
+            terminate(code: 0, end: .endOfInput)
         }
     }
 
@@ -295,12 +295,12 @@ enum ServerLifecycle {
     }
 
     /// Cancels everything, flushes the output (see ``flush(_:)``), and exits with `code`.
-    static func terminate(code: Int32, reason: String) {
+    static func terminate(code: Int32, end: SessionEnd) {
         guard !exiting else { return }
         exiting = true
-        logger.debug("exiting (\(reason))")
+        logger.debug("exiting (\(end))")
         EventLoop.shared.stopWatchingInput()
-        endRecording(reason: reason, code: code)
+        endRecording(end, code: code)
         host?.cancelEverything()
         writer?.flush()
         if let queue = host?.outputQueue {
