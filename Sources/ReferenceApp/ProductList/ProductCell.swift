@@ -41,11 +41,14 @@ public struct ProductCell: Sendable, Equatable, Codable {
 /// transcripts).
 extension ProductCell: JSONEncodable {
     public var json: JSON {
-        [
-            "id": .string(id), "name": .string(name), "bank": .string(bank), "profit": .string(profit),
-            "saleStatus": .string(saleStatus), "saleStatusCode": .string(saleStatusCode.rawValue), "term": .string(term),
-            "amount": .string(amount),
-        ]
+        // The members as one array (a dictionary literal makes an array of pairs, then this one).
+        .object(JSONObject(members: [
+            .init(key: "id", value: .string(id)), .init(key: "name", value: .string(name)),
+            .init(key: "bank", value: .string(bank)), .init(key: "profit", value: .string(profit)),
+            .init(key: "saleStatus", value: .string(saleStatus)),
+            .init(key: "saleStatusCode", value: .string(saleStatusCode.rawValue)),
+            .init(key: "term", value: .string(term)), .init(key: "amount", value: .string(amount)),
+        ]))
     }
 
     public static var jsonSchema: JSON {

@@ -29,11 +29,13 @@ enum Strings {
 
     /// `profit`: the rate already written with two decimals, then `%` (`"4.35%"` in both locales).
     static func profit(_ decimal: String) -> LocalizedText {
-        LocalizedText(zh: "\(decimal)%", en: "\(decimal)%")
+        let text = decimal + "%"
+        return LocalizedText(zh: text, en: text)
     }
 
     /// `amount`: the whole yuan already grouped by thousands, after the yuan sign (`"¥50,000"` in both).
     static func amount(_ grouped: String) -> LocalizedText {
-        LocalizedText(zh: "¥\(grouped)", en: "¥\(grouped)")
+        let text = "¥" + grouped
+        return LocalizedText(zh: text, en: text)
     }
 }
