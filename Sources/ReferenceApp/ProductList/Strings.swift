@@ -24,7 +24,8 @@ enum Strings {
 
     /// `term`: `"180天"`; `"180 days"`, `"1 day"`.
     static func term(days: Int) -> LocalizedText {
-        LocalizedText(zh: "\(days)天", en: days == 1 ? "1 day" : "\(days) days")
+        let number = String(days)
+        return LocalizedText(zh: number + "天", en: days == 1 ? "1 day" : number + " days")
     }
 
     /// `profit`: the rate already written with two decimals, then `%` (`"4.35%"` in both locales).

@@ -75,6 +75,45 @@ extension JSON {
     /// `text` as a JSON string, escaped as jansson escapes it.
     static func appendQuoted(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: found eight bytes at a time and copied whole, from the
+        // string's own storage (a list's cells are hundreds of short strings per page).
+        let plain = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard !needsEscape(utf8) else { return false }
+            out.append(contentsOf: utf8)
+            return true
+        }
+        if plain != true { appendEscaped(text, to: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether `bytes` hold a byte that a JSON string escapes: a control character, `"` or `\`.
+    static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let count = bytes.count
+        var index = 0
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index + 8 <= count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            // A byte is below 0x20 when subtracting 0x20 borrows into its high bit and that bit
+            // was clear; a byte equals c when word ^ c has a zero byte. No false negatives.
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let equal = ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highs
+            if control | equal != 0 { return true }
+            index += 8
+        }
+        while index < count {
+            let byte = base[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// `text`'s bytes, escaped as jansson escapes them (without the quotes).
+    private static func appendEscaped(_ text: String, to out: inout [UInt8]) {
         var text = text
         text.withUTF8 { utf8 in
             var plainStart = 0
@@ -101,7 +140,6 @@ extension JSON {
             }
             if plainStart < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...])) }
         }
-        out.append(UInt8(ascii: "\""))
     }
 }
 

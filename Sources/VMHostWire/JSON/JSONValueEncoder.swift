@@ -20,6 +20,24 @@ package enum JSONValueEncoder {
         return encodeStructurally(value)
     }
 
+    /// Each of `elements` as JSON: by the type's own ``JSONEncodable/json`` when it has one (the
+    /// type asked once, not each element), else by its `encode(to:)`.
+    package static func encode<Elements: Collection>(elements: Elements) -> [JSON] where Elements.Element: Encodable {
+        if let direct = Elements.Element.self as? any JSONEncodable.Type { return encode(elements: elements, as: direct) }
+        var result: [JSON] = []
+        result.reserveCapacity(elements.count)
+        for element in elements { result.append(encodeStructurally(element)) }
+        return result
+    }
+
+    private static func encode<Elements: Collection, Direct: JSONEncodable>(elements: Elements, as type: Direct.Type) -> [JSON] {
+        var result: [JSON] = []
+        result.reserveCapacity(elements.count)
+        // `Direct` is the elements' own type: the cast is the runtime's identity case.
+        for element in elements { result.append((element as! Direct).json) }
+        return result
+    }
+
     /// `value` as JSON, by its `encode(to:)` (never by its own ``JSONEncodable/json``: this is what
     /// that property's default implementation calls).
     package static func encodeStructurally<Value: Encodable>(_ value: Value) -> JSON {
