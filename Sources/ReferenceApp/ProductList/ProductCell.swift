@@ -27,11 +27,11 @@ public struct ProductCell: Sendable, Equatable, Codable {
         id = product.id
         name = product.name
         bank = product.bank
-        profit = Strings.profit(NumberText.twoDecimals(product.annualRate))(locale)
+        profit = Strings.profit(rate: product.annualRate)(locale)
         saleStatus = Strings.saleStatus(product.saleStatus)(locale)
         saleStatusCode = product.saleStatus
         term = Strings.term(days: product.termDays)(locale)
-        amount = Strings.amount(NumberText.grouped(product.minAmount))(locale)
+        amount = Strings.amount(product.minAmount)(locale)
     }
 }
 

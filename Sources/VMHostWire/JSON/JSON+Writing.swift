@@ -149,8 +149,12 @@ extension JSONObject {
         let count = members.count
         if count < 2 { return true }
         if count <= 16 {
+            // Lengths first: most keys of an object differ in length, and a length is read, not
+            // compared byte by byte.
             for i in 1..<count {
-                for j in 0..<i where members[i].key == members[j].key { return false }
+                let key = members[i].key
+                let length = key.utf8.count
+                for j in 0..<i where members[j].key.utf8.count == length && members[j].key == key { return false }
             }
             return true
         }

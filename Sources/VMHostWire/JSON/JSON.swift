@@ -132,7 +132,9 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     /// key replaces its value in place, and a new key is appended.
     public subscript(key: String) -> JSON? {
         get {
-            for member in members where member.key == key { return member.value }
+            // Lengths first: a length is read, a differing key compared.
+            let length = key.utf8.count
+            for member in members where member.key.utf8.count == length && member.key == key { return member.value }
             return nil
         }
         set {
