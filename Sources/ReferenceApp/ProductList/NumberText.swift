@@ -1,9 +1,9 @@
 /// Locale-free number writing for cells, without Foundation: the formats are fixed by the protocol,
 /// not by the machine's locale settings.
 ///
-/// Each text is written backwards, byte by byte, into the buffer of the one string it makes, then
-/// turned around: a page of cells writes a few hundred numbers, and string interpolation or
-/// joining strings with `+` cost several times as much.
+/// Each text is written backwards, byte by byte, then turned around and made the one string it is:
+/// a page of cells writes a few hundred numbers, and string interpolation or joining strings with
+/// `+` cost several times as much.
 enum NumberText {
     /// `value` rounded to two decimals, then `suffix`: `4.35` → `"4.35"`, `3` → `"3.00"`, `-0.5` →
     /// `"-0.50"`; `(4.35, suffix: "%")` → `"4.35%"`.
@@ -58,9 +58,10 @@ enum NumberText {
         }
     }
 
-    /// A string of at most `capacity` bytes that `body` writes backwards.
+    /// A string of at most `capacity` bytes that `body` writes backwards. Written on the stack
+    /// and made a string once: a short one (15 bytes or fewer, most) then needs no allocation.
     private static func written(capacity: Int, _ body: (UnsafeMutableBufferPointer<UInt8>, inout Int) -> Void) -> String {
-        String(unsafeUninitializedCapacity: capacity) { buffer in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
             var count = 0
             body(buffer, &count)
             var low = 0
@@ -72,7 +73,7 @@ enum NumberText {
                 low += 1
                 high -= 1
             }
-            return count
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
         }
     }
 
