@@ -24,25 +24,24 @@ extension JSON {
             return false
         case .string(let value):
             Self.appendQuoted(value, to: &out)
+        // By index, not `for element in`: each element is read in place, not copied out (a copy
+        // retains and releases what it holds).
         case .array(let elements):
             out.append(UInt8(ascii: "["))
-            var first = true
-            for element in elements {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                guard element.appendWithoutJansson(to: &out) else { return false }
+            for index in elements.indices {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                guard elements[index].appendWithoutJansson(to: &out) else { return false }
             }
             out.append(UInt8(ascii: "]"))
         case .object(let object):
             guard object.keysDiffer else { return false }
             out.append(UInt8(ascii: "{"))
-            var first = true
-            for member in object.members {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                Self.appendQuoted(member.key, to: &out)
+            let members = object.members
+            for index in members.indices {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                Self.appendQuoted(members[index].key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                guard member.value.appendWithoutJansson(to: &out) else { return false }
+                guard members[index].value.appendWithoutJansson(to: &out) else { return false }
             }
             out.append(UInt8(ascii: "}"))
         }

@@ -132,9 +132,12 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     /// key replaces its value in place, and a new key is appended.
     public subscript(key: String) -> JSON? {
         get {
-            // Lengths first: a length is read, a differing key compared.
+            // Lengths first: a length is read, a differing key compared; by index, so that no
+            // member is copied out (a copy retains and releases its value).
             let length = key.utf8.count
-            for member in members where member.key.utf8.count == length && member.key == key { return member.value }
+            for index in members.indices where members[index].key.utf8.count == length && members[index].key == key {
+                return members[index].value
+            }
             return nil
         }
         set {
