@@ -61,8 +61,14 @@ public enum DemoCatalog {
             default: .onSale
             }
         let number = String(n)
+        // The name made in one string (a catalogue page is a hundred of them): room for its
+        // parts, then each appended in place.
+        var name = series[i % series.count]
+        name.reserveCapacity(name.utf8.count + number.utf8.count + 3)
+        name.append(number)
+        name.append("号")
         return Product(
-            id: "p" + number.leftPadded(to: 3), name: series[i % series.count] + number + "号",
+            id: "p" + number.leftPadded(to: 3), name: name,
             bank: banks[i % banks.count], annualRate: Double(basisPoints) / 100, saleStatus: status,
             termDays: terms[i % terms.count], minAmount: minAmounts[i % minAmounts.count])
     }

@@ -51,10 +51,12 @@ public struct Product: Sendable, Hashable, Identifiable {
 
     /// The product as the server writes it.
     public var json: JSON {
-        [
-            "id": .string(id), "name": .string(name), "bank": .string(bank), "annualRate": .double(annualRate),
-            "saleStatus": .string(saleStatus.rawValue), "termDays": JSON(termDays), "minAmount": JSON(minAmount),
-        ]
+        // The members as one array (a dictionary literal makes an array of pairs, then this one).
+        .object(JSONObject(members: [
+            .init(key: "id", value: .string(id)), .init(key: "name", value: .string(name)), .init(key: "bank", value: .string(bank)),
+            .init(key: "annualRate", value: .double(annualRate)), .init(key: "saleStatus", value: .string(saleStatus.rawValue)),
+            .init(key: "termDays", value: JSON(termDays)), .init(key: "minAmount", value: JSON(minAmount)),
+        ]))
     }
 }
 
