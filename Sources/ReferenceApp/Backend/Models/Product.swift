@@ -36,17 +36,18 @@ public struct Product: Sendable, Hashable, Identifiable {
     /// naming it (never quoting the body's text).
     public init(json: JSON) throws(BackendError) {
         let fields = try JSONFields(json, context: "product")
-        id = try fields.string("id")
-        name = try fields.string("name")
-        bank = try fields.string("bank")
-        annualRate = try fields.double("annualRate", in: Self.annualRateRange)
-        let status = try fields.string("saleStatus")
+        // The positions are those the server writes (``json``); a member elsewhere is still found.
+        id = try fields.string("id", at: 0)
+        name = try fields.string("name", at: 1)
+        bank = try fields.string("bank", at: 2)
+        annualRate = try fields.double("annualRate", in: Self.annualRateRange, at: 3)
+        let status = try fields.string("saleStatus", at: 4)
         guard let saleStatus = SaleStatus(rawValue: status) else {
             throw .decode("product.saleStatus: expected one of \(SaleStatus.allCases.map(\.rawValue)), got another string")
         }
         self.saleStatus = saleStatus
-        termDays = try fields.int("termDays")
-        minAmount = try fields.int("minAmount")
+        termDays = try fields.int("termDays", at: 5)
+        minAmount = try fields.int("minAmount", at: 6)
     }
 
     /// The product as the server writes it.
