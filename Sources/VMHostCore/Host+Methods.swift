@@ -9,7 +9,16 @@ extension Host {
         engine.registerSync("initialize") { [unowned self] call throws(RPCError) in try self.initialize(call) }
         engine.registerSync("ping") { call throws(RPCError) in _ = try call.params(allowing: []); return [:] }
         engine.registerSync("host.describe") { [unowned self] call throws(RPCError) in try self.describeMethod(call) }
-        engine.registerSync("vm.create") { [unowned self] call throws(RPCError) in try self.create(call) }
+        engine.register("vm.create") { [unowned self] call in
+            do throws(RPCError) {
+                switch try self.create(call) {
+                case .text(let text): call.succeed(text: text)
+                case .value(let value): call.succeed(value)
+                }
+            } catch {
+                call.fail(error)
+            }
+        }
         engine.registerSync("vm.dispose") { [unowned self] call throws(RPCError) in try self.dispose(call) }
         engine.registerSync("vm.list") { [unowned self] call throws(RPCError) in _ = try call.params(allowing: []); return self.list() }
         engine.registerSync("vm.get") { [unowned self] call throws(RPCError) in try self.get(call) }

@@ -32,16 +32,19 @@ extension Host {
     }
 
     /// The description of a kind, made once.
-    func describe(kind: String) -> JSON? {
+    func describe(kind: String) -> JSON? { described(kind: kind)?.description }
+
+    /// The description of a kind and the text of its inputs and outputs, made once.
+    func described(kind: String) -> DescribedKind? {
         if let cached = describedKinds[kind] { return cached }
         guard let factory = catalog[kind] else { return nil }
         var description = factory.describe()
         if let kinds = configuration.errorKinds {
             description = description.replacing(DomainError.jsonSchema, with: DomainError.jsonSchema(kinds: kinds))
         }
-        description = SharedDescriptions.shared(description, kind: kind)
-        describedKinds[kind] = description
-        return description
+        let described = SharedDescriptions.shared(description, kind: kind)
+        describedKinds[kind] = described
+        return described
     }
 
     /// The redaction rules for this host's messages (traces, logs): the inputs its kinds declare,
@@ -68,7 +71,7 @@ extension Host {
 
     // MARK: vm.create / dispose / list / get
 
-    func create(_ call: Call) throws(RPCError) -> JSON {
+    func create(_ call: Call) throws(RPCError) -> CreatedResult {
         let params = try call.params(allowing: ["kind", "args", "id"])
         let kind = try params.value("kind", as: String.self)
         guard let factory = catalog[kind] else { throw unknownKind(kind) }
@@ -99,11 +102,31 @@ extension Host {
         context.observer = self
         viewModels[handle] = Entry(handle: handle, kind: kind, context: context, instance: instance)
         creationOrder.append(handle)
-        let description = describe(kind: kind)
-        return [
-            "vm": .string(handle), "kind": .string(kind),
-            "inputs": description?["inputs"] ?? [], "outputs": description?["outputs"] ?? [],
-        ]
+        return createdResult(handle: handle, kind: kind)
+    }
+
+    /// `{vm, kind, inputs, outputs}`, the kind's inputs and outputs written once per kind (the
+    /// same text as the values written for each call).
+    private func createdResult(handle: String, kind: String) -> CreatedResult {
+        guard let described = described(kind: kind), let members = described.membersText else {
+            let description = describe(kind: kind)
+            return .value([
+                "vm": .string(handle), "kind": .string(kind),
+                "inputs": description?["inputs"] ?? [], "outputs": description?["outputs"] ?? [],
+            ])
+        }
+        var text = JSONObjectText(capacity: members.inputs.count + members.outputs.count + handle.utf8.count + kind.utf8.count + 48)
+        text.append("vm", .string(handle))
+        text.append("kind", .string(kind))
+        text.append("inputs", text: members.inputs)
+        text.append("outputs", text: members.outputs)
+        return .text(text.finish())
+    }
+
+    /// What `vm.create` answers: written already, or a value to write.
+    enum CreatedResult {
+        case text([UInt8])
+        case value(JSON)
     }
 
     func dispose(_ call: Call) throws(RPCError) -> JSON {
@@ -157,9 +180,12 @@ extension Host {
 
     // MARK: vm.send
 
+    /// The params of `vm.send`: a set made once, not at every send.
+    private static let sendParams: Set<String> = ["vm", "input", "value"]
+
     func send(_ call: Call) {
         do throws(RPCError) {
-            let params = try call.params(allowing: ["vm", "input", "value"])
+            let params = try call.params(allowing: Self.sendParams)
             let entry = try viewModel(params)
             let name = try params.value("input", as: String.self)
             guard let input = entry.context.input(named: name) else { throw unknownInput(name, of: entry) }
@@ -219,25 +245,45 @@ extension Host {
     }
 }
 
+/// A kind's description, and the text of its `inputs` and `outputs` as `vm.create` writes them.
+struct DescribedKind {
+    let description: JSON
+    /// The JSON text of the description's `inputs` and `outputs` arrays; nil when either cannot be
+    /// written (`vm.create` then writes the values, and answers the error that writing gives).
+    let membersText: (inputs: [UInt8], outputs: [UInt8])?
+
+    init(_ description: JSON) {
+        self.description = description
+        do throws(JSONSerializationError) {
+            membersText = (
+                try (description["inputs"] ?? []).serializedOrThrow(), try (description["outputs"] ?? []).serializedOrThrow()
+            )
+        } catch {
+            membersText = nil
+        }
+    }
+}
+
 /// The descriptions of kinds, shared by the hosts of a process. A process that serves many
 /// connections (WebSocket) has a host per connection, each describing the same kinds: a description
 /// equal to one already made is replaced by it, so that every host holds the one copy (several
-/// kilobytes a kind) instead of its own. At most ``maxVariants`` different descriptions of a kind
-/// are kept; a further one is still used, just not shared.
+/// kilobytes a kind, its text as much again) instead of its own. At most ``maxVariants`` different
+/// descriptions of a kind are kept; a further one is still used, just not shared.
 @HostActor
 enum SharedDescriptions {
     static let maxVariants = 4
-    private static var byKind: [String: [JSON]] = [:]
+    private static var byKind: [String: [DescribedKind]] = [:]
 
-    /// `description`, or an equal one made earlier for `kind`.
-    static func shared(_ description: JSON, kind: String) -> JSON {
+    /// `description`, or an equal one made earlier for `kind`, with its text.
+    static func shared(_ description: JSON, kind: String) -> DescribedKind {
         var variants = byKind[kind] ?? []
-        if let same = variants.first(where: { $0 == description }) { return same }
+        for variant in variants where variant.description == description { return variant }
+        let described = DescribedKind(description)
         if variants.count < maxVariants {
-            variants.append(description)
+            variants.append(described)
             byKind[kind] = variants
         }
-        return description
+        return described
     }
 
     /// The descriptions of `kind` kept (tests).

@@ -121,7 +121,7 @@ public final class Host {
     var subscriptions: [Int: Subscription] = [:]
     var nextSubscription = 0
     var catalog: [String: ViewModelFactory] = [:]
-    var describedKinds: [String: JSON] = [:]
+    var describedKinds: [String: DescribedKind] = [:]
 
     /// View-models with changed properties not flushed yet, in order of first change. Like the
     /// flag below, `@exclusivity(unchecked)`: each access is a read or a write that calls out to

@@ -52,6 +52,17 @@ package final class Call {
 
     /// Answers the call with `value`.
     package func succeed(_ value: JSON) { respond(.success(value)) }
+
+    /// Answers the call with a result written already as JSON text (a reply mostly made of text
+    /// written once, as `vm.create`'s description of a kind); only the first answer counts.
+    package func succeed(text: [UInt8]) {
+        guard !isFinished else { return }
+        isFinished = true
+        cancelHandler = nil
+        let deliver = self.deliver
+        self.deliver = nil
+        engine?.answer(self, resultText: text, deliver: deliver)
+    }
     /// Answers the call with `error`.
     package func fail(_ error: RPCError) { respond(.failure(error)) }
 

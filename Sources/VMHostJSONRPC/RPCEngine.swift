@@ -306,6 +306,19 @@ public final class RPCEngine {
         }
     }
 
+    /// Answers `call` with its result written already as JSON text.
+    func answer(_ call: Call, resultText: [UInt8], deliver: Delivery?) {
+        guard let id = call.id else {
+            hand(nil, deliver)
+            return
+        }
+        if !inFlight.isEmpty { forget(id) }
+        var text = JSONObjectText.jsonRPC(capacity: resultText.count + 48)
+        text.append("id", id.json)
+        text.append("result", text: resultText)
+        hand(text.finish(), deliver)
+    }
+
     /// Hands `response` to `deliver` (a member of a batch), or writes it.
     private func hand(_ response: [UInt8]?, _ deliver: Delivery?) {
         if let deliver {

@@ -19,6 +19,17 @@ import Testing
         #expect(try Product(json: JSON.parse(Self.product.json.serialized())) == Self.product)
     }
 
+    /// Members are looked for where the server writes them first: written in any other order (or
+    /// with others between), a product reads the same.
+    @Test func aProductReadsWhateverTheOrderOfItsMembers() throws {
+        guard case .object(let object) = Self.product.json else {
+            Issue.record("a product's JSON is not an object")
+            return
+        }
+        let reversed = JSON.object(JSONObject(members: [.init(key: "extra", value: 1)] + object.members.reversed()))
+        #expect(try Product(json: reversed) == Self.product)
+    }
+
     @Test func pageInfoKnowsWhetherMoreFollows() {
         #expect(PageInfo(index: 2, size: 20, total: 57).hasMore)
         #expect(!PageInfo(index: 3, size: 20, total: 57).hasMore)

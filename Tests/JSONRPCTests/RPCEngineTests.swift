@@ -109,6 +109,22 @@ struct RPCEngineTests {
         #expect(invalid.count == 1 && error(-32700)(invalid[0]))
     }
 
+    /// A result written already (`vm.create`'s description, written once per kind) is answered as
+    /// the same value would be: on its own, in a batch, and never for a notification.
+    @Test func aResultWrittenAsTextIsAnsweredAsItsValueWouldBe() {
+        let h = Harness()
+        h.engine.register("text") { call in call.succeed(text: Array(#"{"a":[1,"b"]}"#.utf8)) }
+        #expect(h.send(#"{"jsonrpc":"2.0","id":3,"method":"text"}"#) == [["jsonrpc": "2.0", "id": 3, "result": ["a": [1, "b"]]]])
+        #expect(h.send(#"{"jsonrpc":"2.0","method":"text"}"#).isEmpty)
+        #expect(h.send(#"[{"jsonrpc":"2.0","id":"t","method":"text"},{"jsonrpc":"2.0","method":"text"},{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]}]"#)
+            == [[["jsonrpc": "2.0", "id": "t", "result": ["a": [1, "b"]]], ["jsonrpc": "2.0", "id": 2, "result": [2]]]])
+        // Only the first answer counts.
+        #expect(h.send(#"[{"jsonrpc":"2.0","id":1,"method":"later"}]"#).isEmpty)
+        h.pending[0].succeed(text: Array("1".utf8))
+        h.pending[0].succeed(text: Array("2".utf8))
+        #expect(h.written == [[["jsonrpc": "2.0", "id": 1, "result": 1]]])
+    }
+
     @Test func aBatchIsAnsweredOnceEveryMemberIs() {
         let h = Harness()
         #expect(h.send(#"[{"jsonrpc":"2.0","id":1,"method":"later"},{"jsonrpc":"2.0","id":2,"method":"echo","params":[2]}]"#).isEmpty)

@@ -26,6 +26,23 @@ struct JSONWritingTests {
         }
     }
 
+    /// Strings are scanned for escapes eight bytes at a time: each character at each position of
+    /// a word, in strings long enough for several words, short and long (heap) ones.
+    @Test func everyCharacterAtEveryPositionOfALongString() throws {
+        var scalars = (0..<128).map { Unicode.Scalar(UInt8($0)) }
+        scalars += ["é", "在", "\u{80}", "\u{FF}", "😀"]
+        for scalar in scalars {
+            for length in [8, 9, 15, 16, 17, 31] {
+                for position in 0..<length {
+                    var text = String(repeating: "a", count: position)
+                    text.unicodeScalars.append(scalar)
+                    text += String(repeating: "z", count: length - position - 1)
+                    #expect(swift(.string(text)) == (try jansson(.string(text))), "\(scalar.value) at \(position) of \(length)")
+                }
+            }
+        }
+    }
+
     @Test func integersAtTheirBounds() throws {
         var numbers: [Int64] = [0, 1, 9, 10, 11, 99, 100, -1, -9, -10, .max, .min, .max - 1, .min + 1]
         var power: Int64 = 1

@@ -30,10 +30,37 @@ public struct ProductCell: Sendable, Equatable, Codable {
         // The demo data's names in the locale (English ones in English); any other name as sent.
         name = DemoCatalog.name(product.name, in: locale)
         bank = DemoCatalog.name(product.bank, in: locale)
-        profit = Strings.profit(NumberText.twoDecimals(product.annualRate))(locale)
+        profit = Strings.profit(rate: product.annualRate)(locale)
         saleStatus = Strings.saleStatus(product.saleStatus)(locale)
         saleStatusCode = product.saleStatus
         term = Strings.term(days: product.termDays)(locale)
-        amount = Strings.amount(NumberText.grouped(product.minAmount))(locale)
+        amount = Strings.amount(product.minAmount)(locale)
+    }
+}
+
+/// A cell writes its own JSON: a page of a list is a hundred cells made JSON at once, and
+/// `Encodable`'s encoder costs several times the object written member by member. The text and
+/// the schema are those `Codable` gave (the schema of `host.describe` is pinned by the conformance
+/// transcripts).
+extension ProductCell: JSONEncodable {
+    public var json: JSON {
+        // The members as one array (a dictionary literal makes an array of pairs, then this one).
+        .object(JSONObject(members: [
+            .init(key: "id", value: .string(id)), .init(key: "name", value: .string(name)),
+            .init(key: "bank", value: .string(bank)), .init(key: "profit", value: .string(profit)),
+            .init(key: "saleStatus", value: .string(saleStatus)),
+            .init(key: "saleStatusCode", value: .string(saleStatusCode.rawValue)),
+            .init(key: "term", value: .string(term)), .init(key: "amount", value: .string(amount)),
+        ]))
+    }
+
+    public static var jsonSchema: JSON {
+        let text: JSON = ["type": "string"]
+        let names = ["id", "name", "bank", "profit", "saleStatus", "saleStatusCode", "term", "amount"]
+        var properties = JSONObject()
+        for name in names {
+            properties.append(name, name == "saleStatusCode" ? ["type": "string", "enum": .array(SaleStatus.allCases.map { .string($0.rawValue) })] : text)
+        }
+        return ["type": "object", "properties": .object(properties), "required": .array(names.map { .string($0) }), "additionalProperties": false]
     }
 }

@@ -33,10 +33,12 @@ extension ProductListViewModel {
             savedProducts = []
         }
         var cells: [ProductCell] = []
+        cells.reserveCapacity(fetched.items.count)
+        let locale = context.locale
         // An item inserted before the end of the list on the server pushes earlier items onto the
         // next page; keep the first listing only.
         for product in fetched.items where listedIDs.insert(product.id).inserted {
-            cells.append(ProductCell(product, locale: context.locale))
+            cells.append(ProductCell(product, locale: locale))
             if number <= SavedProductPages.maxPages { savedProducts.append(product) }
         }
         if replacing {

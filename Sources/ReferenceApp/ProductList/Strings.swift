@@ -24,16 +24,18 @@ enum Strings {
 
     /// `term`: `"180天"`; `"180 days"`, `"1 day"`.
     static func term(days: Int) -> LocalizedText {
-        LocalizedText(zh: "\(days)天", en: days == 1 ? "1 day" : "\(days) days")
+        LocalizedText(zh: NumberText.integer(days, suffix: "天"), en: days == 1 ? "1 day" : NumberText.integer(days, suffix: " days"))
     }
 
-    /// `profit`: the rate already written with two decimals, then `%` (`"4.35%"` in both locales).
-    static func profit(_ decimal: String) -> LocalizedText {
-        LocalizedText(zh: "\(decimal)%", en: "\(decimal)%")
+    /// `profit`: the rate with two decimals, then `%` (`"4.35%"` in both locales).
+    static func profit(rate: Double) -> LocalizedText {
+        let text = NumberText.twoDecimals(rate, suffix: "%")
+        return LocalizedText(zh: text, en: text)
     }
 
-    /// `amount`: the whole yuan already grouped by thousands, after the yuan sign (`"¥50,000"` in both).
-    static func amount(_ grouped: String) -> LocalizedText {
-        LocalizedText(zh: "¥\(grouped)", en: "¥\(grouped)")
+    /// `amount`: the whole yuan grouped by thousands, after the yuan sign (`"¥50,000"` in both).
+    static func amount(_ yuan: Int) -> LocalizedText {
+        let text = NumberText.grouped(yuan, prefix: "¥")
+        return LocalizedText(zh: text, en: text)
     }
 }

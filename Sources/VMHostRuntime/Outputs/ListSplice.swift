@@ -38,7 +38,7 @@ package struct ListSplice: Sendable, Equatable {
         while suffix < shorter - prefix, old[old.endIndex - 1 - suffix] == new[new.endIndex - 1 - suffix] { suffix += 1 }
         self.init(
             index: index + prefix, remove: old.count - prefix - suffix,
-            insert: new[(new.startIndex + prefix)..<(new.endIndex - suffix)].map { JSONValueEncoder.encode($0) })
+            insert: JSONValueEncoder.encode(elements: new[(new.startIndex + prefix)..<(new.endIndex - suffix)]))
     }
 
     /// The one splice that turns the list `old` into `new`; nil when they are equal.

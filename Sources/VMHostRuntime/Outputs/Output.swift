@@ -3,7 +3,8 @@ import VMHostWire
 
 /// A property output: `@Output var page = 0`. The view-model reads and sets it like any stored
 /// property; every subscriber sees the value now and each later change (a BehaviorSubject, a
-/// Driver), distinct until changed. Its name on the wire is the property's.
+/// Driver), distinct until changed. Its name on the wire is the property's, and it is on the wire
+/// whatever its Swift visibility (`@Output private var` too: ``ViewModel``'s member rules).
 ///
 /// The value type is `Codable` and `Equatable`: its JSON and its schema both come from that one
 /// declaration (a type may instead write its own, as a ``JSONEncodable``). `schema:` refines it

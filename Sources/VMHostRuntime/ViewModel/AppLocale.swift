@@ -6,17 +6,21 @@ public struct AppLocale: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
     /// The tag as the app declared it: what `initialize` answers and what the app's strings are keyed by.
     public let tag: String
 
+    /// The language subtag, lowercased: `sr` of `sr-Latn`, `en` of `en-GB`. Found once, when the
+    /// locale is made: an app's strings pick by it for every text they write.
+    public let language: String
+
     /// The locale of `tag`, as the app spells it.
-    public init(_ tag: String) { self.tag = tag }
+    public init(_ tag: String) {
+        self.tag = tag
+        language = Self.subtags(of: tag).first ?? ""
+    }
 
     /// `"sr-Latn"`: the locale of that tag.
-    public init(stringLiteral tag: String) { self.tag = tag }
+    public init(stringLiteral tag: String) { self.init(tag) }
 
     /// English: the locale of an app that declares none.
     public static let en: AppLocale = "en"
-
-    /// The language subtag, lowercased: `sr` of `sr-Latn`, `en` of `en-GB`.
-    public var language: String { Self.subtags(of: tag).first ?? "" }
 
     /// The tag.
     public var description: String { tag }

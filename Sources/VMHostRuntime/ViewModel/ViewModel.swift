@@ -32,6 +32,15 @@ import VMHostWire
 ///
 /// A kind is made by the host through its ``ViewModelFactory`` (or by the test kit), never
 /// directly: the members are named and started once the initializer has returned.
+///
+/// The member rules (checked at the first instance of a kind, which stops with a message naming
+/// the kind and the member when one is broken):
+/// - Swift visibility does not hide a member from the wire: `@Input private var code = ""` is an
+///   input any client may send to, and `host.describe` lists it. State no client may see is
+///   `@Tracked` or a plain stored property.
+/// - A member is a stored property of its own type (`let retry = Command(…)`, `@Output var page =
+///   0`), not `lazy`, not optional, not an element of an array or a member of a struct.
+/// - A superclass's members are bound too, before the kind's own.
 @HostActor
 public protocol ViewModel: AnyObject {
     /// What `vm.create {kind, args}` carries; ``NoArgs`` unless the kind says otherwise.

@@ -111,39 +111,84 @@ public final class ViewModelContext {
         adopted.append(member)
     }
 
+    /// Names and declares the members the view-model's stored properties hold (``MemberLayout``:
+    /// where they sit is found once per kind), then starts them. Loops, not closures handed to the
+    /// standard library: each such closure checks at run time that it runs on the host actor.
     private func bind(_ instance: AnyObject) {
         self.instance = instance
         ViewModelContexts.register(self, for: instance)
-        var found: [any DeclaredMember] = []
-        for child in Mirror(reflecting: instance).children {
-            guard var label = child.label else { continue }
-            let member: any DeclaredMember
-            if let wrapper = child.value as? any DeclaredMemberWrapper {
-                member = wrapper.declaredMember
-                if label.hasPrefix("_") { label.removeFirst() }
-            } else if let declared = child.value as? any DeclaredMember {
-                member = declared
-            } else {
-                continue
-            }
-            guard !found.contains(where: { $0 === member }) else { continue }
-            found.append(member)
-            member.bind(name: label, owner: instance, context: self)
+        let type: AnyObject.Type = Swift.type(of: instance)
+        let layout = MemberLayout.of(type, kind: kind)
+        if let declared = layout.declared {
+            properties.reserveCapacity(declared.properties)
+            events.reserveCapacity(declared.events)
+            inputs.reserveCapacity(declared.inputs)
         }
-        let strays = adopted.filter { member in !found.contains { $0 === member } }
-        precondition(
-            strays.isEmpty,
-            "\(kind): \(strays.count) member(s) made while building the view-model are not stored properties of it; declare each input, output and work as a stored property")
+        var found: [any DeclaredMember] = []
+        found.reserveCapacity(layout.slots.count)
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(instance).toOpaque())
+        slots: for slot in layout.slots {
+            let member = slot.read(base)
+            // A member held by two stored properties is named by the first.
+            for other in found where other === member { continue slots }
+            found.append(member)
+            member.bind(name: slot.name, owner: instance, context: self)
+        }
+        if let stray = Self.firstStray(adopted, found) {
+            fatalError(Self.strayProblem(stray, kind: kind, instance: instance))
+        }
+        if layout.declared == nil { MemberLayout.record(type, declared: (properties.count, events.count, inputs.count)) }
         members = found
         adopted = []
-        properties = properties.map { $0 }
-        events = events.map { $0 }
-        inputs = inputs.map { $0 }
         isBound = true
         for member in members { member.start(context: self) }
         let pending = whenBound
         whenBound = []
         for action in pending { action() }
+    }
+
+    /// The first of `adopted` (the members made while the view-model was built) that no stored
+    /// property holds. Both lists are usually in the same order: checked pairwise first.
+    private static func firstStray(_ adopted: [any DeclaredMember], _ found: [any DeclaredMember]) -> (any DeclaredMember)? {
+        var index = 0
+        while index < adopted.count, index < found.count, adopted[index] === found[index] { index += 1 }
+        guard index < adopted.count else { return nil }
+        var held = Set<ObjectIdentifier>()
+        for member in found { held.insert(ObjectIdentifier(member)) }
+        for member in adopted[index...] where !held.contains(ObjectIdentifier(member)) { return member }
+        return nil
+    }
+
+    /// Why `stray` stops the binding: what it is, and where the view-model holds it, if it does
+    /// (in an array, an optional, a struct, a property of another type).
+    private static func strayProblem(_ stray: any DeclaredMember, kind: String, instance: AnyObject) -> String {
+        let what = "a member made while building the view-model (\(Swift.type(of: stray)))"
+        let rule = "declare each input, output and work as a stored property of its own type (`let retry = Command(…)`, `@Input var query = \"\"`)"
+        if let found = path(to: stray, in: Mirror(reflecting: instance), depth: 3) {
+            let path = found.dropFirst()
+            return "\(kind).\(path): \(what) is held by `\(path)`, not by a stored property of its own type: \(rule)"
+        }
+        return "\(kind): \(what) is held by no stored property of the view-model (made in the initializer and dropped, or kept "
+            + "outside it): \(rule)"
+    }
+
+    /// Where `member` is inside the values `mirror` reflects (`.retry`, `.helpers[0]`,
+    /// `.pair.1`), searched `depth` levels deep; a class's superclasses' properties included.
+    private static func path(to member: AnyObject, in mirror: Mirror, depth: Int) -> String? {
+        var offset = 0
+        for child in mirror.children {
+            let step: String
+            switch mirror.displayStyle {
+            case .optional?: step = ""
+            case .collection?, .set?, .dictionary?: step = "[\(offset)]"
+            default: step = "." + (child.label ?? "\(offset)")
+            }
+            offset += 1
+            if child.value as AnyObject === member { return step }
+            if depth > 1, let rest = path(to: member, in: Mirror(reflecting: child.value), depth: depth - 1) { return step + rest }
+        }
+        if let superclass = mirror.superclassMirror { return path(to: member, in: superclass, depth: depth) }
+        return nil
     }
 
     /// Runs `action` once the view-model is bound (at once if it is).

@@ -24,25 +24,24 @@ extension JSON {
             return false
         case .string(let value):
             Self.appendQuoted(value, to: &out)
+        // By index, not `for element in`: each element is read in place, not copied out (a copy
+        // retains and releases what it holds).
         case .array(let elements):
             out.append(UInt8(ascii: "["))
-            var first = true
-            for element in elements {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                guard element.appendWithoutJansson(to: &out) else { return false }
+            for index in elements.indices {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                guard elements[index].appendWithoutJansson(to: &out) else { return false }
             }
             out.append(UInt8(ascii: "]"))
         case .object(let object):
             guard object.keysDiffer else { return false }
             out.append(UInt8(ascii: "{"))
-            var first = true
-            for member in object.members {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                Self.appendQuoted(member.key, to: &out)
+            let members = object.members
+            for index in members.indices {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                Self.appendQuoted(members[index].key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                guard member.value.appendWithoutJansson(to: &out) else { return false }
+                guard members[index].value.appendWithoutJansson(to: &out) else { return false }
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -75,6 +74,45 @@ extension JSON {
     /// `text` as a JSON string, escaped as jansson escapes it.
     static func appendQuoted(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: found eight bytes at a time and copied whole, from the
+        // string's own storage (a list's cells are hundreds of short strings per page).
+        let plain = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard !needsEscape(utf8) else { return false }
+            out.append(contentsOf: utf8)
+            return true
+        }
+        if plain != true { appendEscaped(text, to: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether `bytes` hold a byte that a JSON string escapes: a control character, `"` or `\`.
+    static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let count = bytes.count
+        var index = 0
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index + 8 <= count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            // A byte is below 0x20 when subtracting 0x20 borrows into its high bit and that bit
+            // was clear; a byte equals c when word ^ c has a zero byte. No false negatives.
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let equal = ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash) & highs
+            if control | equal != 0 { return true }
+            index += 8
+        }
+        while index < count {
+            let byte = base[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// `text`'s bytes, escaped as jansson escapes them (without the quotes).
+    private static func appendEscaped(_ text: String, to out: inout [UInt8]) {
         var text = text
         text.withUTF8 { utf8 in
             var plainStart = 0
@@ -101,7 +139,6 @@ extension JSON {
             }
             if plainStart < utf8.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...])) }
         }
-        out.append(UInt8(ascii: "\""))
     }
 }
 
@@ -111,8 +148,12 @@ extension JSONObject {
         let count = members.count
         if count < 2 { return true }
         if count <= 16 {
+            // Lengths first: most keys of an object differ in length, and a length is read, not
+            // compared byte by byte.
             for i in 1..<count {
-                for j in 0..<i where members[i].key == members[j].key { return false }
+                let key = members[i].key
+                let length = key.utf8.count
+                for j in 0..<i where members[j].key.utf8.count == length && members[j].key == key { return false }
             }
             return true
         }

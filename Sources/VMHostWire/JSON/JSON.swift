@@ -102,11 +102,20 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     public init(members: [Member]) { self.members = members }
     /// `["id": "t1", "done": false]`, in the order written.
     public init(dictionaryLiteral elements: (String, JSON)...) {
-        members = elements.map { Member(key: $0.0, value: $0.1) }
+        self.init(members: Self.members(elements))
     }
     /// An object of the key-value `pairs`, in their order.
     public init(_ pairs: [(String, JSON)]) {
-        members = pairs.map { Member(key: $0.0, value: $0.1) }
+        self.init(members: Self.members(pairs))
+    }
+
+    /// The members of `pairs`, by a loop: `map` with a closure copied each pair through the
+    /// tuple's run-time metadata (an object written as a literal, a product of a page, paid it per member).
+    static func members(_ pairs: [(String, JSON)]) -> [Member] {
+        var members: [Member] = []
+        members.reserveCapacity(pairs.count)
+        for index in pairs.indices { members.append(Member(key: pairs[index].0, value: pairs[index].1)) }
+        return members
     }
 
     /// The position of the first member.
@@ -123,7 +132,12 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     /// key replaces its value in place, and a new key is appended.
     public subscript(key: String) -> JSON? {
         get {
-            for member in members where member.key == key { return member.value }
+            // Lengths first: a length is read, a differing key compared; by index, so that no
+            // member is copied out (a copy retains and releases its value).
+            let length = key.utf8.count
+            for index in members.indices where members[index].key.utf8.count == length && members[index].key == key {
+                return members[index].value
+            }
             return nil
         }
         set {
@@ -161,7 +175,7 @@ extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressibl
     public init(arrayLiteral elements: JSON...) { self = .array(elements) }
     /// `["id": "t1"]`: an object, in the order written.
     public init(dictionaryLiteral elements: (String, JSON)...) {
-        self = .object(JSONObject(members: elements.map { JSONObject.Member(key: $0.0, value: $0.1) }))
+        self = .object(JSONObject(members: JSONObject.members(elements)))
     }
 }
 

@@ -20,6 +20,34 @@ package enum JSONValueEncoder {
         return encodeStructurally(value)
     }
 
+    /// Each of `elements` as JSON: by the type's own ``JSONEncodable/json`` when it has one (the
+    /// type asked once, not each element), else by its `encode(to:)`.
+    package static func encode<Elements: Collection>(elements: Elements) -> [JSON] where Elements.Element: Encodable {
+        if let direct = Elements.Element.self as? any JSONEncodable.Type { return encode(elements: elements, as: direct) }
+        var result: [JSON] = []
+        result.reserveCapacity(elements.count)
+        for element in elements { result.append(encodeStructurally(element)) }
+        return result
+    }
+
+    private static func encode<Elements: Collection, Direct: JSONEncodable>(elements: Elements, as type: Direct.Type) -> [JSON] {
+        var result: [JSON] = []
+        result.reserveCapacity(elements.count)
+        // `Direct` is the elements' own type (asked of `Elements.Element` above): in contiguous
+        // storage each element is read where it is, neither copied out nor cast (a page's cells
+        // paid a copy, a cast and the release of both per cell).
+        let read: Bool? = elements.withContiguousStorageIfAvailable { buffer in
+            guard let base = buffer.baseAddress else { return true }
+            let direct = UnsafeRawPointer(base).assumingMemoryBound(to: Direct.self)
+            for index in 0..<buffer.count { result.append(direct[index].json) }
+            return true
+        }
+        if read == nil {
+            for element in elements { result.append((element as! Direct).json) }
+        }
+        return result
+    }
+
     /// `value` as JSON, by its `encode(to:)` (never by its own ``JSONEncodable/json``: this is what
     /// that property's default implementation calls).
     package static func encodeStructurally<Value: Encodable>(_ value: Value) -> JSON {

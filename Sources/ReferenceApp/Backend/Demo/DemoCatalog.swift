@@ -60,8 +60,15 @@ public enum DemoCatalog {
             case 4: .upcoming
             default: .onSale
             }
+        let number = String(n)
+        // The name made in one string (a catalogue page is a hundred of them): room for its
+        // parts, then each appended in place.
+        var name = series[i % series.count]
+        name.reserveCapacity(name.utf8.count + number.utf8.count + 3)
+        name.append(number)
+        name.append("号")
         return Product(
-            id: "p" + String(n).leftPadded(to: 3), name: "\(series[i % series.count])\(n)号",
+            id: "p" + number.leftPadded(to: 3), name: name,
             bank: banks[i % banks.count], annualRate: Double(basisPoints) / 100, saleStatus: status,
             termDays: terms[i % terms.count], minAmount: minAmounts[i % minAmounts.count])
     }
@@ -69,6 +76,7 @@ public enum DemoCatalog {
 
 extension String {
     fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+        // The digits of a number: bytes, not characters, counted.
+        utf8.count >= width ? self : String(repeating: "0", count: width - utf8.count) + self
     }
 }

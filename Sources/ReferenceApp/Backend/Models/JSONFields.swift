@@ -15,19 +15,22 @@ struct JSONFields {
         self.context = context
     }
 
-    func value(_ key: String) throws(BackendError) -> JSON {
+    /// The member `key`. `position`, where the server writes it, is looked at first: a page of
+    /// products reads seven members of each of a hundred objects.
+    func value(_ key: String, at position: Int? = nil) throws(BackendError) -> JSON {
+        if let position, position < object.members.count, object.members[position].key == key { return object.members[position].value }
         guard let value = object[key] else { throw .decode("\(context).\(key) is missing") }
         return value
     }
 
-    func string(_ key: String) throws(BackendError) -> String {
-        let value = try value(key)
+    func string(_ key: String, at position: Int? = nil) throws(BackendError) -> String {
+        let value = try value(key, at: position)
         guard let string = value.stringValue else { throw mismatch(key, expected: "a string", got: value) }
         return string
     }
 
-    func int(_ key: String) throws(BackendError) -> Int {
-        let value = try value(key)
+    func int(_ key: String, at position: Int? = nil) throws(BackendError) -> Int {
+        let value = try value(key, at: position)
         guard let number = value.intValue, let int = Int(exactly: number) else {
             throw mismatch(key, expected: "an integer", got: value)
         }
@@ -41,15 +44,15 @@ struct JSONFields {
         return int
     }
 
-    func double(_ key: String) throws(BackendError) -> Double {
-        let value = try value(key)
+    func double(_ key: String, at position: Int? = nil) throws(BackendError) -> Double {
+        let value = try value(key, at: position)
         guard let number = value.doubleValue else { throw mismatch(key, expected: "a number", got: value) }
         return number
     }
 
     /// A number within `range`; one outside is a `decode` error naming the member (not its value).
-    func double(_ key: String, in range: ClosedRange<Double>) throws(BackendError) -> Double {
-        let number = try double(key)
+    func double(_ key: String, in range: ClosedRange<Double>, at position: Int? = nil) throws(BackendError) -> Double {
+        let number = try double(key, at: position)
         guard range.contains(number) else {
             throw .decode("\(context).\(key): out of range (must be between \(range.lowerBound) and \(range.upperBound))")
         }

@@ -36,25 +36,28 @@ public struct Product: Sendable, Hashable, Identifiable {
     /// naming it (never quoting the body's text).
     public init(json: JSON) throws(BackendError) {
         let fields = try JSONFields(json, context: "product")
-        id = try fields.string("id")
-        name = try fields.string("name")
-        bank = try fields.string("bank")
-        annualRate = try fields.double("annualRate", in: Self.annualRateRange)
-        let status = try fields.string("saleStatus")
+        // The positions are those the server writes (``json``); a member elsewhere is still found.
+        id = try fields.string("id", at: 0)
+        name = try fields.string("name", at: 1)
+        bank = try fields.string("bank", at: 2)
+        annualRate = try fields.double("annualRate", in: Self.annualRateRange, at: 3)
+        let status = try fields.string("saleStatus", at: 4)
         guard let saleStatus = SaleStatus(rawValue: status) else {
             throw .decode("product.saleStatus: expected one of \(SaleStatus.allCases.map(\.rawValue)), got another string")
         }
         self.saleStatus = saleStatus
-        termDays = try fields.int("termDays")
-        minAmount = try fields.int("minAmount")
+        termDays = try fields.int("termDays", at: 5)
+        minAmount = try fields.int("minAmount", at: 6)
     }
 
     /// The product as the server writes it.
     public var json: JSON {
-        [
-            "id": .string(id), "name": .string(name), "bank": .string(bank), "annualRate": .double(annualRate),
-            "saleStatus": .string(saleStatus.rawValue), "termDays": JSON(termDays), "minAmount": JSON(minAmount),
-        ]
+        // The members as one array (a dictionary literal makes an array of pairs, then this one).
+        .object(JSONObject(members: [
+            .init(key: "id", value: .string(id)), .init(key: "name", value: .string(name)), .init(key: "bank", value: .string(bank)),
+            .init(key: "annualRate", value: .double(annualRate)), .init(key: "saleStatus", value: .string(saleStatus.rawValue)),
+            .init(key: "termDays", value: JSON(termDays)), .init(key: "minAmount", value: JSON(minAmount)),
+        ]))
     }
 }
 
