@@ -115,7 +115,7 @@ public enum WebSocketTransport {
             beforeExit: options.beforeExit ?? {})
 
         let router = Router()
-        router.add(middleware: StaticGuard(gate: gate))
+        router.add(middleware: StaticGuard(gate: gate, staticDirectory: options.staticDirectory))
         router.get("/rpc") { request, _ -> Response in
             // Reached only when the upgrade was refused, or without an upgrade.
             let verdict = gate.check(request.head)
