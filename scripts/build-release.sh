@@ -16,15 +16,36 @@
 # - no `$ORIGIN` run path: the executables load no library of their own, and the loader would look
 #   for each system library in a dozen subdirectories of the build folder first.
 #
-# Usage: scripts/build-release.sh [--scratch-path DIR] [PRODUCT ...]   (default products: vmhost vmhost-bench)
+# Usage: scripts/build-release.sh [--dry-run] [--scratch-path DIR] [PRODUCT ...]
+#   (default products: vmhost vmhost-bench). Prints the path of each product built, one a line.
 # vmhost-web, a product of the package in web/, is built into DIR-web.
+# --dry-run builds nothing: it prints each `swift build` command, one a line (each argument quoted
+# for the shell), then the paths; scripts/check-build-release.sh has SwiftPM parse those commands.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=.build-release
-if [ "${1:-}" = "--scratch-path" ]; then scratch=$2; shift 2; fi
+dry_run=false
+while [ $# -gt 0 ]; do
+    case $1 in
+        --dry-run) dry_run=true; shift ;;
+        --scratch-path) scratch=$2; shift 2 ;;
+        *) break ;;
+    esac
+done
 products=("$@")
 [ ${#products[@]} -gt 0 ] || products=(vmhost vmhost-bench)
-scripts/setup.sh >&2
+# Absolute: SwiftPM takes a relative one from the package's folder (web/ for vmhost-web).
+case $scratch in /*) ;; *) scratch=$PWD/$scratch ;; esac
+# Runs a build, or with --dry-run prints it.
+build() {
+    if $dry_run; then
+        printf '%q ' "$@" | sed 's/ $//'
+        echo
+    else
+        "$@" >&2
+    fi
+}
+$dry_run || scripts/setup.sh >&2
 flags=(-c release --scratch-path "$scratch" --static-swift-stdlib --disable-local-rpath
        -Xswiftc -cross-module-optimization -Xswiftc -use-ld=lld -Xlinker -no-pie
        -Xswiftc -Xfrontend -Xswiftc -function-sections
@@ -34,24 +55,38 @@ flags=(-c release --scratch-path "$scratch" --static-swift-stdlib --disable-loca
 cxx_archive=$(clang -print-file-name=libstdc++.a 2>/dev/null || true)
 if [ -f "$cxx_archive" ]; then
     cxx_dir=$scratch/static-cxx
-    mkdir -p "$cxx_dir"
-    ln -sf "$cxx_archive" "$cxx_dir/libstdc++.a"
-    cxx_dir=$(cd "$cxx_dir" && pwd)
+    if ! $dry_run; then
+        mkdir -p "$cxx_dir"
+        ln -sf "$cxx_archive" "$cxx_dir/libstdc++.a"
+    fi
     flags+=(-Xswiftc -L -Xswiftc "$cxx_dir" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc)
 else
     echo "build-release: libstdc++.a not found (package libstdc++-12-dev); libstdc++ stays shared" >&2
 fi
 # An incremental build after a change may keep inlined code that is no longer there: start clean then.
-scripts/clean-stale-build.sh "$scratch"
+$dry_run || scripts/clean-stale-build.sh "$scratch"
+# The flags with the value of --scratch-path replaced by $1.
+flags_in() {
+    local argument replace=false
+    in_flags=()
+    for argument in "${flags[@]}"; do
+        if $replace; then argument=$1; replace=false; fi
+        [ "$argument" = --scratch-path ] && replace=true
+        in_flags+=("$argument")
+    done
+}
+paths=()
 for product in "${products[@]}"; do
     if [ "$product" = vmhost-web ]; then
-        scripts/clean-stale-build.sh "$scratch-web"
+        $dry_run || scripts/clean-stale-build.sh "$scratch-web"
         # The WebSocket package (web/) is a root of its own: a build folder of its own.
-        web_flags=("${flags[@]}")
-        web_flags[2]="$PWD/$scratch-web"
-        swift build --package-path web "${web_flags[@]}" --product vmhost-web >&2
+        flags_in "$scratch-web"
+        build swift build --package-path web "${in_flags[@]}" --product vmhost-web
+        paths+=("$scratch-web/release/vmhost-web")
     else
-        swift build "${flags[@]}" --product "$product" >&2
+        flags_in "$scratch"
+        build swift build "${in_flags[@]}" --product "$product"
+        paths+=("$scratch/release/$product")
     fi
 done
-echo "$(cd "$scratch/release" && pwd)/vmhost"
+printf '%s\n' "${paths[@]}"

@@ -14,6 +14,8 @@
 #      scripts (and TodoApp's README's Python example) drive their executables, and TodoApp's README's
 #      in-process example its library (through the C ABI): the framework's public API cannot break
 #      unnoticed
+#   6a. web-test: the WebSocket transport's Swift tests (swift test --package-path web), and
+#      scripts/build-release.sh's commands checked by SwiftPM without a build (check-build-release.sh)
 #   6b. browser: the web demo served by vmhost-web (the package in web/, built here first), driven in
 #      headless Chromium by selenium (pytest, Tests/Browser; screenshots of each screen in
 #      .build/browser-screenshots), and the WebSocket transport's handshake, close codes and sessions
@@ -69,7 +71,15 @@ why() {
 
 run swift-build swift build
 run swift-test swift test
-run web-build swift build --package-path web
+run web-build swift build --package-path web --build-tests
+# The WebSocket transport's own tests (web/Tests: the handshake gate, the frame scanner, message
+# assembly, static file guarding, the fair inbox), then scripts/build-release.sh's commands parsed by
+# SwiftPM without building (a release build of web/ takes many minutes).
+web_test() {
+    swift test --package-path web --skip-build || return 1
+    scripts/check-build-release.sh
+}
+run web-test web_test
 export VMHOST_BIN="$PWD/.build/debug/vmhost"
 # The reference app as a library, for Host.embedded and the embedding suite.
 export VMHOST_LIBRARY="$PWD/.build/debug/libvmhost-embedded.so"

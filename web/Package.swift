@@ -55,5 +55,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings),
+        // The transport's pure parts, fed bytes one at a time and at every limit: the handshake
+        // gate, the frame scanner, message assembly, static file guarding, the fair inbox.
+        .testTarget(
+            name: "VMHostWebSocketTests",
+            dependencies: [
+                "VMHostWebSocket",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: settings),
     ]
 )

@@ -529,6 +529,27 @@ def test_dotfiles_and_dot_folders_are_not_served(static_folder):
         assert http_get(static_folder.port, path)[0] == 404, path
 
 
+def test_a_link_out_of_the_static_folder_is_not_served(tmp_path):
+    """A link inside --static that leads outside it (to a file, or to a folder) is 404, as if
+    absent; a link to a file of the folder is served."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secret.txt").write_text("SECRET=1\n")
+    (root / "ok.txt").write_text("ok\n")
+    (root / "out").symlink_to(tmp_path / "secret.txt")
+    (root / "outdir").symlink_to(tmp_path)
+    (root / "in").symlink_to(root / "ok.txt")
+    web = WebServer("--static", str(root))
+    try:
+        for path in ("/out", "/outdir/secret.txt", "/%6Fut"):
+            status, _, body = http_get(web.port, path)
+            assert status == 404 and b"SECRET" not in body, path
+        status, _, body = http_get(web.port, "/in")
+        assert status == 200 and body == b"ok\n"
+    finally:
+        web.stop()
+
+
 def test_every_answer_carries_the_security_headers(static_folder):
     for path, status, caching in (("/app.js", 200, "no-cache"), ("/", 200, "no-cache"), ("/missing", 404, "no-store"),
                                   ("/.env", 404, "no-store"), ("/rpc", 426, "no-store")):

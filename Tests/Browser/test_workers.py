@@ -188,6 +188,45 @@ def test_a_second_signal_ends_the_server_and_its_workers_at_once():
         sock.close()
 
 
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+    return found
+
+
+def test_with_no_worker_the_process_started_serves_every_session_itself():
+    """`--workers 0`: one process (what valgrind and perf profile): it starts no worker, serves
+    its sessions as worker 1, and at SIGTERM closes them with 1001 and exits 0."""
+    web = start(workers=0)
+    assert children(web.process.pid) == []
+    pages = [Page(web), Page(web)]
+    assert [page.worker for page in pages] == [1, 1]
+    assert [page.result("ping") for page in pages] == [{}, {}]
+    pages[0].result("vm.create", {"kind": "Login", "id": "login"})
+    assert pages[1].call("vm.get", {"vm": "login", "outputs": ["canSendCode"]})["error"]["code"] == -32001
+    assert children(web.process.pid) == []
+    web.process.send_signal(signal.SIGTERM)
+    assert stopped(web) == 0
+    assert [page.close_code() for page in pages] == [1001, 1001]
+
+
+def test_with_no_worker_a_manual_clock_and_the_test_controls_are_allowed():
+    web = start("--clock", "manual", "--test-controls", workers=0)
+    try:
+        page = Page(web)
+        assert page.result("control.clock.advance", {"ms": 1000}) is not None
+    finally:
+        web.stop()
+
+
 def test_workers_whose_supervisor_is_killed_close_their_sessions_and_end():
     web = start()
     pids = worker_pids(web)
@@ -215,7 +254,7 @@ def test_the_connection_cap_is_the_servers_not_each_workers():
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--workers", "0"], "--workers must be from 1 to 1024, got 0"),
+    (["--workers", "1025"], "--workers must be from 0 to 1024, got 1025"),
     (["--workers", "2", "--clock", "manual"], "--clock manual acts on one process's clock and backend; it takes --workers 1"),
     (["--workers", "2", "--test-controls"], "--test-controls acts on one process's clock and backend; it takes --workers 1"),
 ])

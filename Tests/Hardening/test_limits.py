@@ -10,6 +10,7 @@ limit and just past it, in both framings where the framing matters.
 | object keys                   |                                              | EndToEnd/test_wire.py (NUL in a key)
 | batch: members, replies       | test_a_batch_of_*, test_past_4_mib_*         | Browser/test_hardening.py (the same over WebSocket)
 | pending output                | test_responses_are_kept_*                    | EndToEnd/test_slow_reader.py (changes merge)
+| messages waiting (vmhost-web) |                                              | web/Tests/VMHostWebSocketTests/InboxTests.swift (each bound at and one past its value, turns)
 | requests in flight            | test_requests_in_flight_*                    |
 | view-models and subscriptions | test_view_models_have_no_count_limit         | Hardening/test_process.py (memory returned)
 | recording                     | test_recording_and_trace_bounds_*            | EndToEnd/test_record.py (the comment, the session going on); EmbeddingTests/SessionRecorderTests.swift (the server's budget)

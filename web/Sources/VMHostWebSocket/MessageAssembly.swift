@@ -18,16 +18,32 @@ struct MessageAssembly {
         case refused(WebSocketErrorCode, String)
     }
 
+    /// What a frame of a message is.
+    enum Kind {
+        case text, binary, continuation
+    }
+
     let maxBytes: Int
     private var bytes: [UInt8] = []
-    private var opcode: WebSocketDataFrame.Opcode?
+    private var kind: Kind?
 
     init(maxBytes: Int) {
         self.maxBytes = maxBytes
     }
 
     mutating func add(_ frame: WebSocketDataFrame) -> Outcome {
-        switch (frame.opcode, opcode) {
+        let kind: Kind =
+            switch frame.opcode {
+            case .text: .text
+            case .binary: .binary
+            case .continuation: .continuation
+            }
+        return add(kind, fin: frame.fin, data: frame.data.readableBytesView)
+    }
+
+    /// Adds a frame of `kind` whose payload is `data`; `fin`: the last frame of its message.
+    mutating func add<Bytes: Collection<UInt8>>(_ frameKind: Kind, fin: Bool, data: Bytes) -> Outcome {
+        switch (frameKind, kind) {
         case (.continuation, nil):
             return .refused(.protocolError, "a continuation frame without a message to continue")
         case (.text, .some), (.binary, .some):
@@ -35,18 +51,18 @@ struct MessageAssembly {
         case (.binary, nil):
             return .refused(.unacceptableData, "binary frames are not accepted: send JSON-RPC as text")
         case (.text, nil):
-            opcode = .text
+            kind = .text
         default:
             break
         }
-        guard frame.data.readableBytes <= maxBytes - bytes.count else {
+        guard data.count <= maxBytes - bytes.count else {
             return .refused(.messageTooLarge, "a message is at most \(maxBytes) bytes")
         }
-        bytes.append(contentsOf: frame.data.readableBytesView)
-        guard frame.fin else { return .incomplete }
+        bytes.append(contentsOf: data)
+        guard fin else { return .incomplete }
         let message = bytes
         bytes = []
-        opcode = nil
+        kind = nil
         guard String(validating: message, as: UTF8.self) != nil else {
             return .refused(.dataInconsistentWithMessage, "text frames must be UTF-8")
         }

@@ -42,18 +42,19 @@ final class SessionRegistry: Sendable {
     /// Handshakes answered `101` whose sessions are not open yet: the process does not exit
     /// before they are open (and then closed as the others) or their connections closed.
     @HostActor static var upgrading = 0
-    static let inbox = Inbox()
+    /// The messages received, on their way to the host thread (one inbox per process: a worker's).
+    static let inbox = Inbox<WebSocketSession>()
 
-    /// Handles what the sessions received, in order, until the inbox is empty; wakes the writers
-    /// after each batch, so that a steady stream of input does not hold the output back.
+    /// Handles what the sessions received, a message of each session in turn, until the inbox is
+    /// empty; wakes the writers after each turn of the sessions with input, so that a steady
+    /// stream of input does not hold the output back.
     @HostActor
     static func pump() {
-        while true {
-            let batch = inbox.takeAll()
-            if batch.isEmpty { return }
-            for (session, bytes) in batch { session.receive(bytes) }
-            wakeWriters()
+        while let (session, bytes, lastListed) = inbox.next() {
+            session.receive(bytes)
+            if lastListed { wakeWriters() }
         }
+        wakeWriters()
     }
 
     /// Goes on with `session`'s batch in a later turn of the host thread: after the messages and
@@ -161,6 +162,9 @@ final class SessionRegistry: Sendable {
             EventLoop.shared.execute {
                 HostActor.assumeIsolated {
                     session.close()
+                    // Again: a session closed early (its page stopped reading) may have had
+                    // messages read after.
+                    Self.inbox.remove(session.id)
                     Self.sessions[session.id] = nil
                     Self.exitIfDone()
                 }
@@ -175,10 +179,10 @@ final class SessionRegistry: Sendable {
                 case .incomplete:
                     continue
                 case .text(let bytes):
-                    if Self.inbox.append(session, bytes) {
+                    if Self.inbox.append(session.id, session, bytes) {
                         EventLoop.shared.execute { HostActor.assumeIsolated { Self.pump() } }
                     }
-                    await session.credit.received()
+                    await Self.inbox.waitForRoom(session.id)
                 case .refused(let code, let reason):
                     // What was read before is answered; then the connection closes with `code`.
                     await Self.onHost {

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import HTTPTypes
 import Hummingbird
 
@@ -41,17 +46,25 @@ extension HTTPField.Name {
 ///
 /// A path is refused when, percent-decoded, it holds a control character (`%00` would end the
 /// file's name early while its extension still chose the content type: 400), when its escapes are
-/// malformed (400), or when one of its segments starts with a dot (`/.env`, `/.git/config`: 404,
-/// as if absent).
+/// malformed (400), when one of its segments starts with a dot (`/.env`, `/.git/config`, `..`:
+/// 404, as if absent), or when the file it names (or the `index.html` of the folder it names) is,
+/// once symbolic links are followed, outside the static folder (404).
 struct StaticGuard<Context: RequestContext>: RouterMiddleware {
     let gate: HandshakeGate
+    /// The static folder with its links followed, if there is one.
+    let root: String?
+
+    init(gate: HandshakeGate, staticDirectory: String?) {
+        self.gate = gate
+        self.root = staticDirectory.flatMap(Self.resolved)
+    }
 
     @concurrent
     func handle(
         _ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response
     ) async throws -> Response {
         if let status = gate.checkHost(request.head).status { return Self.refusal(status) }
-        if let status = Self.refusal(path: HandshakeGate.path(of: request.head)) { return Self.refusal(status) }
+        if let status = Self.refusal(path: HandshakeGate.path(of: request.head), root: root) { return Self.refusal(status) }
         var response: Response
         do {
             response = try await next(request, context)
@@ -70,8 +83,9 @@ struct StaticGuard<Context: RequestContext>: RouterMiddleware {
         return response
     }
 
-    /// The status refusing `path` (without its query), or nil when it may name a file.
-    static func refusal(path: Substring) -> HTTPResponse.Status? {
+    /// The status refusing `path` (without its query), or nil when it may name a file. With
+    /// `root` (a folder with its links followed), a path whose file lies outside it is refused too.
+    static func refusal(path: Substring, root: String? = nil) -> HTTPResponse.Status? {
         var decoded: [UInt8] = []
         var bytes = Array(path.utf8)[...]
         while let byte = bytes.popFirst() {
@@ -86,7 +100,27 @@ struct StaticGuard<Context: RequestContext>: RouterMiddleware {
         }
         if decoded.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return .badRequest }
         if decoded.split(separator: UInt8(ascii: "/")).contains(where: { $0.first == UInt8(ascii: ".") }) { return .notFound }
+        if let root, !isInside(root: root, path: decoded) { return .notFound }
         return nil
+    }
+
+    /// Whether the file `path` (decoded, without control characters) names under `root`, and the
+    /// `index.html` of the folder it names, stay inside `root` once links are followed. A file
+    /// that does not exist is inside: the file server answers 404 for it.
+    static func isInside(root: String, path: [UInt8]) -> Bool {
+        let relative = String(decoding: path.drop { $0 == UInt8(ascii: "/") }, as: UTF8.self)
+        let full = relative.isEmpty ? root : root + "/" + relative
+        guard let file = resolved(full) else { return true }
+        guard file == root || file.hasPrefix(root == "/" ? "/" : root + "/") else { return false }
+        guard let index = resolved(full + "/index.html") else { return true }
+        return index.hasPrefix(root == "/" ? "/" : root + "/")
+    }
+
+    /// `path` with every link followed, absolute; nil when it does not exist.
+    static func resolved(_ path: String) -> String? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer)
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

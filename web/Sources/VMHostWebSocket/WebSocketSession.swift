@@ -36,8 +36,6 @@ final class WebSocketSession {
     /// Wakes the writer; holds at most one wake-up.
     nonisolated let wakeups: AsyncStream<Void>
     nonisolated let wake: AsyncStream<Void>.Continuation
-    /// Messages received and not handled yet: the reader waits while too many are.
-    nonisolated let credit = InboundCredit()
     /// Set by the writer while the socket cannot take more (the page is not reading).
     nonisolated let stalled = Atomic<Bool>(false)
     /// Once set, the writer closes the connection with it after writing what is queued.
@@ -76,7 +74,7 @@ final class WebSocketSession {
     /// Handles one text frame, or keeps it for later while a batch of this session is unfinished.
     func receive(_ bytes: [UInt8]) {
         guard !closed, !hasEnded else {
-            credit.handled()
+            SessionRegistry.inbox.handled(id, byteCount: bytes.count)
             return
         }
         if host.engine.hasPendingBatch || !backlog.isEmpty {
@@ -87,7 +85,7 @@ final class WebSocketSession {
     }
 
     private func handle(_ bytes: [UInt8]) {
-        defer { credit.handled() }
+        defer { SessionRegistry.inbox.handled(id, byteCount: bytes.count) }
         bytes.withUnsafeBytes { connection.receive(message: $0) }
         if host.engine.hasPendingBatch { SessionRegistry.resumeLater(self) }
     }
@@ -124,7 +122,7 @@ final class WebSocketSession {
         guard !closed, !hasEnded else { return }
         hasEnded = true
         endCode = (code, reason)
-        for _ in backlog { credit.handled() }
+        for bytes in backlog { SessionRegistry.inbox.handled(id, byteCount: bytes.count) }
         backlog = []
         tap?.ending(reason)
         host.cancelEverything()
@@ -138,8 +136,9 @@ final class WebSocketSession {
     func close() {
         guard !closed else { return }
         closed = true
-        for _ in backlog { credit.handled() }
         backlog = []
+        // Its messages still queued are dropped, and their count with those of the backlog.
+        SessionRegistry.inbox.remove(id)
         let requests = host.engine.pendingCount, viewModels = host.liveViewModelCount
         tap?.closing(queue.takeAll())
         host.cancelEverything()

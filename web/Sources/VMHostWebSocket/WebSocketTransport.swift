@@ -98,7 +98,8 @@ public enum WebSocketTransport {
 
     /// Serves, as worker `worker` of a ``WorkerPool``, the connections its supervisor hands over,
     /// until SIGTERM or SIGINT (or the supervisor gone), then exits the process (protocol/SPEC.md
-    /// §7, §12). `eventLoopThreads`: the threads that carry this worker's bytes.
+    /// §7, §12); with a link of ``WorkerLink/singleProcess(host:port:onListening:)``, the
+    /// connections it accepts itself. `eventLoopThreads`: the threads that carry this worker's bytes.
     public static func run(
         options: Options, logger: Logger, worker: WorkerLink, eventLoopThreads: Int,
         makeConfiguration: @escaping @HostActor @Sendable () -> Host.Configuration
@@ -108,14 +109,15 @@ public enum WebSocketTransport {
         let gate = HandshakeGate(
             allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, listenHost: options.host,
             token: options.token)
-        // The supervisor forwards its signals; it decides when a second one ends the server.
+        // The supervisor forwards its signals; it decides when a second one ends the server. A
+        // single process takes them itself.
         ServerShutdown.install(
-            escalate: false,
+            escalate: worker.isSingleProcess,
             stop: { EventLoop.shared.execute { HostActor.assumeIsolated { SessionRegistry.stop(limiter: limiter) } } },
             beforeExit: options.beforeExit ?? {})
 
         let router = Router()
-        router.add(middleware: StaticGuard(gate: gate))
+        router.add(middleware: StaticGuard(gate: gate, staticDirectory: options.staticDirectory))
         router.get("/rpc") { request, _ -> Response in
             // Reached only when the upgrade was refused, or without an upgrade.
             let verdict = gate.check(request.head)

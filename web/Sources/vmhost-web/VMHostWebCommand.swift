@@ -20,6 +20,8 @@ enum VMHostWebCommand {
 
         The sessions are spread over worker processes (--workers), each with its own host thread;
         the process started holds the port and hands each connection to the least busy worker.
+        With --workers 0 the process started serves every session itself and starts no other
+        (to profile the server: valgrind, perf).
 
         Example:
           vmhost-web --listen 127.0.0.1:8787   # then open http://127.0.0.1:8787/
@@ -56,8 +58,8 @@ enum VMHostWebCommand {
             abstract: "Commands one session may have running at once; a vm.send starting one more answers -32006."),
         OptionSpec(
             "workers", value: "N",
-            abstract: "Worker processes serving the sessions, each on its own host thread (default: the number of cores with an HTTP backend; 1 with the embedded backend, --clock manual or --test-controls).",
-            discussion: "The embedded backend's demo data (groups made, renamed, deleted) is each worker's own; a manual clock and the test controls are one process's, so they take 1 worker only."),
+            abstract: "Worker processes serving the sessions, each on its own host thread (default: the number of cores with an HTTP backend; 1 with the embedded backend, --clock manual or --test-controls); 0: no worker process, the process started serves every session itself.",
+            discussion: "The embedded backend's demo data (groups made, renamed, deleted) is each worker's own; a manual clock and the test controls are one process's, so they take 1 worker only (or 0). With 0 the server is one process, which valgrind and perf see whole."),
         OptionSpec(
             "static", value: "DIR",
             abstract: "The folder served at / (default: the checkout's clients folder, found from the working directory or from the executable's path; / then opens the web demo, /web/demo/)."),
@@ -120,21 +122,34 @@ enum VMHostWebCommand {
             }
         }
 
-        let link: WorkerLink?
+        let link: WorkerLink
         do throws(WorkerError) {
-            link = try WorkerLink.current(appRegionBytes: WorkerSharedState.regionBytes)
+            if workers == 0 {
+                warnIfExposed(transport, log: { writeStderr("vmhost-web warning: \($0)\n") })
+                let listenHost = transport.host, token = transport.token
+                link = try WorkerLink.singleProcess(host: transport.host, port: transport.port) { port in
+                    announce(listenHost: listenHost, port: port, token: token)
+                }
+            } else if let worker = try WorkerLink.current(appRegionBytes: WorkerSharedState.regionBytes) {
+                link = worker
+            } else {
+                supervise(transport: transport, workers: workers, logLevel: settings.logLevel)
+            }
         } catch {
-            fail(error.description)
+            writeStderr("vmhost-web: \(error)\n")
+            exit(1)
         }
-        guard let link else { supervise(transport: transport, workers: workers, logLevel: settings.logLevel) }
 
         // A worker: the app (clock, backend) for its sessions, made on its host thread; each
         // session gets its own kinds from it (its own login state). Started as /proc/self/exe, it
-        // names itself as ps and top show it.
-        nameProcess("vmhost-web[\(link.index)]")
+        // names itself as ps and top show it. A single process keeps its name.
         let level = settings.logLevel
-        let label = "vmhost-web[\(link.index)]"
-        LoggingSystem.bootstrap { _ in StderrLogHandler(logLevel: level, label: label) }
+        var label = "vmhost-web"
+        if !link.isSingleProcess {
+            label = "vmhost-web[\(link.index)]"
+            nameProcess(label)
+        }
+        LoggingSystem.bootstrap { [label] _ in StderrLogHandler(logLevel: level, label: label) }
         var logger = Logger(label: label)
         logger.logLevel = level
 
@@ -194,12 +209,13 @@ enum VMHostWebCommand {
                 recording.cutShort()
             }
         }
-        // The server's cap is the supervisor's; a worker keeps its own by its descriptor limit.
-        transport.maxConnections = nil
+        // The server's cap is the supervisor's; a worker keeps its own by its descriptor limit. A
+        // single process keeps the cap given, if any.
+        if !link.isSingleProcess { transport.maxConnections = nil }
         do {
             try await WebSocketTransport.run(
                 options: transport, logger: logger, worker: link,
-                eventLoopThreads: max(1, WorkerPool.coreCount / workers),
+                eventLoopThreads: max(1, WorkerPool.coreCount / max(1, workers)),
                 // Each connection its own login (and so its own token) over the shared backend client.
                 makeConfiguration: {
                     let make = { app.value.connectionHost() }
@@ -220,22 +236,14 @@ enum VMHostWebCommand {
         logger.logLevel = logLevel
         let listenHost = transport.host
         let token = transport.token
-        if token == nil, ["0.0.0.0", "::", "0:0:0:0:0:0:0:0"].contains(listenHost) {
-            logger.warning(
-                "listening on every address (\(listenHost)) without --token: anyone who can reach this port can open a session; give --token")
-        }
+        warnIfExposed(transport, log: { logger.warning("\($0)") })
         let options = WorkerPool.Options(
             workers: workers, host: listenHost, port: transport.port, maxConnections: transport.maxConnections,
             maxConnectionsPerWorker: WebSocketTransport.connectionsWithinDescriptorLimit(),
             appRegionBytes: WorkerSharedState.regionBytes)
         do throws(WorkerError) {
             try WorkerPool.supervise(options: options, logger: logger) { port in
-                // What the start logged comes first.
-                StderrLogHandler.flush()
-                let query = token == nil ? "" : "?token=…"
-                // An IPv6 address is written in brackets, as in a URL (RFC 3986).
-                let host = listenHost.contains(":") ? "[\(listenHost)]" : listenHost
-                writeStderr("vmhost-web: serving http://\(host):\(port)/\(query) (WebSocket at /rpc)\n")
+                announce(listenHost: listenHost, port: port, token: token)
             }
         } catch {
             writeStderr("vmhost-web: \(error)\n")
@@ -244,20 +252,37 @@ enum VMHostWebCommand {
         }
     }
 
-    /// `--workers`: from 1 to ``WorkerPool/maxWorkers``; by default the number of cores with an
+    /// Says where the server listens (once it serves).
+    static func announce(listenHost: String, port: Int, token: String?) {
+        // What the start logged comes first.
+        StderrLogHandler.flush()
+        let query = token == nil ? "" : "?token=…"
+        // An IPv6 address is written in brackets, as in a URL (RFC 3986).
+        let host = listenHost.contains(":") ? "[\(listenHost)]" : listenHost
+        writeStderr("vmhost-web: serving http://\(host):\(port)/\(query) (WebSocket at /rpc)\n")
+    }
+
+    /// Warns of a server listening on every address without a token.
+    static func warnIfExposed(_ transport: WebSocketTransport.Options, log: (String) -> Void) {
+        guard transport.token == nil, ["0.0.0.0", "::", "0:0:0:0:0:0:0:0"].contains(transport.host) else { return }
+        log("listening on every address (\(transport.host)) without --token: anyone who can reach this port can open a session; give --token")
+    }
+
+    /// `--workers`: from 0 to ``WorkerPool/maxWorkers``; by default the number of cores with an
     /// HTTP backend, 1 with the embedded one (its demo data is each process's own). A manual clock
-    /// and the test controls are one process's: they take 1 worker only.
+    /// and the test controls are one process's: they take 1 worker only (or 0, the process
+    /// started serving alone).
     static func workerCount(_ parsed: ParsedArguments) throws(UsageError) -> Int {
         let given = try parsed.integer("workers")
-        if let given, !(1...WorkerPool.maxWorkers).contains(given) {
-            throw UsageError("--workers must be from 1 to \(WorkerPool.maxWorkers), got \(given)")
+        if let given, !(0...WorkerPool.maxWorkers).contains(given) {
+            throw UsageError("--workers must be from 0 to \(WorkerPool.maxWorkers), got \(given)")
         }
         let singleProcess = parsed.value("clock") == "manual" ? "--clock manual" : parsed.flag("test-controls") ? "--test-controls" : nil
         if let singleProcess {
             if let given, given > 1 {
-                throw UsageError("--workers \(given): \(singleProcess) acts on one process's clock and backend; it takes --workers 1")
+                throw UsageError("--workers \(given): \(singleProcess) acts on one process's clock and backend; it takes --workers 1 (or 0)")
             }
-            return 1
+            return given ?? 1
         }
         if let given { return given }
         return (parsed.value("backend") ?? "embedded") == "embedded" ? 1 : WorkerPool.coreCount
