@@ -54,8 +54,9 @@ public final class HTTPClient {
     /// How failures become the app's errors.
     public var failures: any HTTPFailureMapping
 
-    /// The engine; every client of the process shares one.
-    let engine: CurlEngine
+    /// The engine of a test; nil for the process's, which the first call makes (``CurlEngine/shared``
+    /// is not touched before: it loads libcurl and starts a thread).
+    private let ownEngine: CurlEngine?
 
     /// A client of the server at `baseURL`. Nothing is loaded or started before the first call.
     public convenience init(
@@ -80,7 +81,7 @@ public final class HTTPClient {
         self.headers = headers
         self.redirects = redirects
         self.failures = failures
-        self.engine = engine ?? CurlEngine.shared
+        ownEngine = engine
     }
 
     // MARK: Calls
@@ -139,7 +140,7 @@ public final class HTTPClient {
         try Task.checkCancellation()
         var hop = try prepare(request)
         let current = CurrentTransfer()
-        let engine = self.engine
+        let engine = ownEngine ?? CurlEngine.shared
         let deadline = clock.schedule(after: request.timeout ?? timeout) {
             current.timedOut = true
             current.transfer?.finish(.failure(HTTPError.timedOut), abortingOn: engine)
