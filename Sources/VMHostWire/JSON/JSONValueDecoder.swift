@@ -103,6 +103,8 @@ private struct Scalar {
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        // Every type whose init(from:) reads a single value of its own type is listed here (the
+        // standard library's): handing one to its init(from:) would come back here forever.
         switch type {
         case is Bool.Type: return try bool() as! T
         case is String.Type: return try string() as! T
@@ -114,6 +116,10 @@ private struct Scalar {
         case is UInt.Type: return try integer(UInt.self) as! T
         case is UInt64.Type: return try integer(UInt64.self) as! T
         case is UInt32.Type: return try integer(UInt32.self) as! T
+        case is Int16.Type: return try integer(Int16.self) as! T
+        case is Int8.Type: return try integer(Int8.self) as! T
+        case is UInt16.Type: return try integer(UInt16.self) as! T
+        case is UInt8.Type: return try integer(UInt8.self) as! T
         case is JSON.Type: return value as! T
         default: return try T(from: ValueDecoder(value: value, codingPath: codingPath))
         }
