@@ -29,7 +29,7 @@ final class ThreadScreen: ViewModel {
     static let kind = "ThreadScreen"
     @Output var messages: [String] = []
     @Output var polls = 0
-    let channel: PushChannel
+    var channel: PushChannel
     let incoming = Listening { vm in
         for try await message in vm.channel.stream { vm.messages.append(message) }
     }
@@ -98,6 +98,26 @@ struct ListeningKindTests {
         #expect(!incoming.isListening)
         await test.advance(by: .seconds(30))
         test.expect([.changed(\.$polls, 1)])
+        test.viewModel.poll.cancel()
+        await test.settle()
+        await test.finish()
+    }
+
+    @Test func restartListensAgainAfterAFailure() async {
+        let first = PushChannel()
+        let test = ViewModelTest { ThreadScreen(channel: first) }
+        let incoming = test.viewModel.incoming
+        first.continuation.finish(throwing: ChannelClosed())
+        _ = await test.until("the listener to end") { !incoming.isListening }
+        _ = test.take()
+        // A reconnect: the body runs again and subscribes to what is there now.
+        let second = PushChannel()
+        test.viewModel.channel = second
+        incoming.restart()
+        second.continuation.yield("back")
+        _ = await test.until("the message of the new subscription") { test.viewModel.messages == ["back"] }
+        test.expect([.changed(\.$messages, ["back"])])
+        #expect(incoming.isListening)
         test.viewModel.poll.cancel()
         await test.settle()
         await test.finish()

@@ -151,6 +151,15 @@ struct HTTPClientTests {
         try await server.closedByClient(path: "/big")
     }
 
+    @Test func aHeadOverItsBoundFailsApartFromTheBodysLimit() async throws {
+        let long = String(repeating: "a", count: 40_000)
+        let server = try TestServer { _ in .respond(200, headers: ["X-One: \(long)", "X-Two: \(long)"], body: Array("{}".utf8)) }
+        let error = await #expect(throws: HTTPError.self) {
+            _ = try await client(server, maxResponseBytes: 1 << 20).send(HTTPRequest(.get, "/head"))
+        }
+        #expect(error == HTTPError(.responseTooLarge, "the response head is larger than the limit of 65536 bytes"))
+    }
+
     @Test func aRedirectIsNotFollowedByDefault() async throws {
         let server = try TestServer { _ in .respond(302, headers: ["Location: /elsewhere"]) }
         let response = try await client(server, failures: AppFailures()).send(HTTPRequest(.get, "/old"))
