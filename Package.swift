@@ -3,7 +3,8 @@
 //
 // The package is a framework and a reference app built on it:
 // - the framework, `Sources/VMHost*`: the products `VMHost` (what an app's kinds and its `main`
-//   import), `VMHostTesting` (the test kit) and `VMHostEmbedding` (the C ABI of
+//   import), `VMHostTesting` (the test kit), `VMHostHTTP` (the HTTP client an app's kinds call
+//   their server with) and `VMHostEmbedding` (the C ABI of
 //   Sources/CVMHost/include/vmhost.h, for an app's kinds as a library in a shell's own process);
 // - the reference app, `Sources/ReferenceApp/`: the kinds of the seed documents (product list,
 //   login, menu groups), their backend, and `vmhost`, which serves them on stdio; the product
@@ -11,9 +12,9 @@
 //   through the C ABI.
 //
 // This package has one dependency, kept small and pure Swift: swift-log (logging to stderr). A
-// package that depends on `VMHost` and `VMHostTesting` resolves it and nothing else. The reference
-// app's HTTP backend uses libcurl, loaded with dlopen by the first HTTP call (nothing to build,
-// nothing mapped at start-up). The WebSocket transport and `vmhost-web`, which build on hummingbird
+// package that depends on `VMHost` and `VMHostTesting` resolves it and nothing else. `VMHostHTTP`
+// (and the reference app's HTTP backend on it) uses libcurl, loaded with dlopen by the first HTTP
+// call (nothing to build, nothing mapped at start-up). The WebSocket transport and `vmhost-web`, which build on hummingbird
 // and SwiftNIO, are a package of their own in `web/`, so that their dependencies reach no app that
 // does not use them. No target uses unsafe flags, so a package can depend on vmhost by version;
 // release tuning (static runtime, lld, no PIE, cross-module optimisation) is applied by
@@ -36,6 +37,8 @@ let package = Package(
         // The framework.
         .library(name: "VMHost", targets: ["VMHost"]),
         .library(name: "VMHostTesting", targets: ["VMHostTesting"]),
+        // The HTTP client an app's kinds call their server with (libcurl, loaded by the first call).
+        .library(name: "VMHostHTTP", targets: ["VMHostHTTP"]),
         // The C ABI of include/vmhost.h, for an app's own library of its kinds (docs/Guide-embedding.md).
         .library(name: "VMHostEmbedding", targets: ["VMHostEmbedding"]),
         // The reference app.
@@ -77,6 +80,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings),
+        // A C library opened with dlopen when first needed (libcurl for VMHostHTTP, SQLite for an
+        // app's store): a host that never uses it maps none of it.
+        .target(name: "VMHostDynamicLibrary", swiftSettings: settings),
+        // Typed calls of libcurl's variadic functions (curl_easy_setopt, curl_easy_getinfo) through
+        // the pointers VMHostHTTP looked up; it declares the few libcurl types it needs.
+        .target(name: "CVMHostCurl"),
+        // The HTTP client (product VMHostHTTP): libcurl loaded with dlopen by the first call (Debian:
+        // libcurl4; no headers needed to build), deadlines on the host's clock, cancellation that
+        // closes the connection. A host that never calls maps none of it.
+        .target(
+            name: "VMHostHTTP",
+            dependencies: ["VMHostWire", "VMHostEventLoop", "VMHostRuntime", "VMHostDynamicLibrary", "CVMHostCurl"],
+            swiftSettings: settings),
         // The C ABI: an app's host in the caller's process (Sources/CVMHost/include/vmhost.h, the
         // header; protocol/embedding.md). VMHostEmbedding defines it over EmbeddedHost, except
         // vmhost_open, which an app's library defines in one line naming its server.
@@ -98,17 +114,12 @@ let package = Package(
         .target(
             name: "Backend", dependencies: ["VMHost"],
             path: "Sources/ReferenceApp/Backend", swiftSettings: settings),
-        // A C library opened with dlopen when first needed (libcurl, SQLite), for the two below.
-        .target(name: "DynamicLibrary", path: "Sources/ReferenceApp/DynamicLibrary", swiftSettings: settings),
-        // The backend over HTTP, on libcurl loaded with dlopen by the first call (Debian: libcurl4; no
-        // headers needed to build): a host that never calls maps none of it.
+        // The backend over HTTP, on the framework's client (VMHostHTTP): the contract's envelope
+        // and its errors over it.
         .target(
             name: "HTTPBackend",
-            dependencies: ["VMHost", "Backend", "CCurlShim", "DynamicLibrary"],
+            dependencies: ["VMHost", "Backend", "VMHostHTTP"],
             path: "Sources/ReferenceApp/HTTPBackend", swiftSettings: settings),
-        // Typed calls of libcurl's variadic functions (curl_easy_setopt, curl_easy_getinfo) through
-        // the pointers the HTTP backend looked up; it declares the few libcurl types it needs.
-        .target(name: "CCurlShim", path: "Sources/ReferenceApp/CCurlShim"),
         // The view-models, one module per screen; pure logic over the backend's API.
         .target(
             name: "ProductList", dependencies: ["VMHost", "Backend"],
@@ -121,7 +132,7 @@ let package = Package(
             path: "Sources/ReferenceApp/MenuGroups", swiftSettings: settings),
         // What the app keeps between runs with --state-dir: SQLite, loaded on first use.
         .target(
-            name: "StateStore", dependencies: ["VMHost", "DynamicLibrary"],
+            name: "StateStore", dependencies: ["VMHost", "VMHostDynamicLibrary"],
             path: "Sources/ReferenceApp/StateStore", swiftSettings: settings),
         // The reference app as a server (its options, kinds and test controls), for both executables.
         .target(
@@ -190,7 +201,7 @@ let package = Package(
         .testTarget(name: "ProductListTests", dependencies: ["ProductList", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "LoginTests", dependencies: ["Login", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
         .testTarget(name: "MenuGroupsTests", dependencies: ["MenuGroups", "VMHostTesting", "BackendTesting"], swiftSettings: settings),
-        .testTarget(name: "BackendTests", dependencies: ["Backend", "HTTPBackend", "BackendTesting"], swiftSettings: settings),
+        .testTarget(name: "BackendTests", dependencies: ["Backend", "HTTPBackend", "VMHostHTTP", "BackendTesting"], swiftSettings: settings),
         // The store, and what the reference app keeps in it (through the composition and a loopback server).
         .testTarget(
             name: "StateStoreTests",
@@ -199,6 +210,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings),
+        // The HTTP client against a loopback server of its own (real sockets, a manual clock).
+        .testTarget(
+            name: "VMHostHTTPTests", dependencies: ["VMHostHTTP", "VMHost", "VMHostTesting"], swiftSettings: settings),
         // An app's host in process: the Swift entry (EmbeddedHost).
         .testTarget(name: "EmbeddingTests", dependencies: ["VMHost", "VMHostTesting"], swiftSettings: settings),
     ]

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCTS = ["VMHost", "VMHostTesting", "VMHostEmbedding"]
+PRODUCTS = ["VMHost", "VMHostTesting", "VMHostEmbedding", "VMHostHTTP"]
 
 DECL_KEYWORDS = {
     "func", "var", "let", "init", "subscript", "class", "struct", "enum", "protocol", "actor",

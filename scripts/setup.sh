@@ -60,7 +60,7 @@ pkg-config --exists jansson 2>/dev/null || packages+=(libjansson-dev pkg-config)
 command -v python3 >/dev/null 2>&1 || packages+=(python3 python3-venv)
 # SQLite's library, which the reference app loads when --state-dir is given (Sources/ReferenceApp/StateStore).
 /sbin/ldconfig -p 2>/dev/null | grep -q 'libsqlite3\.so\.0 ' || packages+=(libsqlite3-0)
-# libcurl, which the HTTP backend loads on its first call (Sources/ReferenceApp/HTTPBackend/CurlLibrary.swift).
+# libcurl, which the HTTP client (VMHostHTTP) loads on its first call (Sources/VMHostHTTP/Engine/CurlLibrary.swift).
 /sbin/ldconfig -p 2>/dev/null | grep -q 'libcurl\.so\.4 ' || packages+=(libcurl4)
 if [ "${1:-}" = "--tests" ]; then
     # The terminal demo's test drives it in tmux; the shell examples read replies with jq.

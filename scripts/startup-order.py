@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes scripts/startup-order.txt: the functions of vmhost that a start-up runs up to its first
-reply (and its exit), for the linker to place together (`--symbol-ordering-file`, used by
+reply (and its exit), with the embedded backend and with an HTTP one, for the linker to place together (`--symbol-ordering-file`, used by
 scripts/build-release.sh).
 
 A host touches a few hundred functions spread over megabytes of code before it answers; the
@@ -32,12 +32,16 @@ def main() -> int:
         # valgrind's reader stops at the toolchain's DWARF 5; the symbols are all it needs.
         copy = os.path.join(work, "vmhost")
         subprocess.run(["strip", "--strip-debug", "-o", copy, binary], check=True)
-        profile = os.path.join(work, "callgrind.out")
         ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
-        subprocess.run(
-            ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={profile}", copy],
-            input=ping, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        names = functions_of(profile, copy)
+        names: list[str] = []
+        # The default start-up, then one with an HTTP backend it never calls (its client is made
+        # at start-up, and must cost no more resident memory than the embedded one's).
+        for index, arguments in enumerate([[], ["--backend", "http://127.0.0.1:9"]]):
+            profile = os.path.join(work, f"callgrind.{index}.out")
+            subprocess.run(
+                ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={profile}", copy, *arguments],
+                input=ping, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            names += [name for name in functions_of(profile, copy) if name not in names]
     with open(OUT, "w") as out:
         out.write("\n".join(names) + "\n")
     print(f"startup-order: {len(names)} functions written to {os.path.relpath(OUT, ROOT)}", file=sys.stderr)

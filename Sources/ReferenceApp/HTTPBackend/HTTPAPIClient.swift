@@ -1,7 +1,9 @@
 import Backend
 import VMHost
+import VMHostHTTP
 
-/// The backend over HTTP (`--backend http://host:port`), on libcurl loaded by the first call.
+/// The backend over HTTP (`--backend http://host:port`), on the framework's ``HTTPClient``
+/// (libcurl loaded by the first call).
 ///
 /// Every call sends `Accept: application/json`, the device id as both `X-Device-Id` and `uuid`
 /// (``deviceID``: the one stored in the state directory with `--state-dir`, else one for the life
@@ -19,7 +21,7 @@ import VMHost
 /// than ``maxResponseBytes`` fails as `decode` without being read further.
 ///
 /// libcurl, its thread and its connection cache are shared by every client of the process and made
-/// by the first call (``CurlEngine``): a host that never calls loads no library and starts no
+/// by the first call (VMHostHTTP): a host that never calls loads no library and starts no
 /// thread. Where libcurl is not installed, every call fails as `network` saying so.
 ///
 /// - Important: Isolated to the host actor; the network I/O runs on the engine's thread and the
@@ -30,17 +32,19 @@ public final class HTTPAPIClient: APIClient {
     public nonisolated static let processDeviceID: String = DeviceID.random()
 
     /// The largest response body read by default: 8 MiB.
-    public nonisolated static let defaultMaxResponseBytes = 8 * 1024 * 1024
+    public nonisolated static let defaultMaxResponseBytes = HTTPClient.defaultMaxResponseBytes
 
     /// Where the contract's paths are resolved; a path prefix (`http://host/api`) is kept.
     public let baseURL: BackendURL
     /// How long a call may take, on ``clock``.
-    public let timeout: Duration
-    public let clock: any HostClock
+    public var timeout: Duration { http.timeout }
+    public var clock: any HostClock { http.clock }
     /// The largest response body accepted, in bytes.
-    public let maxResponseBytes: Int
+    public var maxResponseBytes: Int { http.maxResponseBytes }
     /// The device id sent as `X-Device-Id` and `uuid` on every call.
     public let deviceID: String
+    /// The framework's client the calls go through: the device id and `Accept` are its headers.
+    let http: HTTPClient
     /// The token of the last successful login, sent as `Authorization: Bearer`; nil before.
     ///
     /// - Important: A secret: never log it.
@@ -53,9 +57,12 @@ public final class HTTPAPIClient: APIClient {
     ) {
         self.baseURL = baseURL
         self.deviceID = deviceID
-        self.clock = clock
-        self.timeout = timeout
-        self.maxResponseBytes = max(0, maxResponseBytes)
+        // A base URL always parses as an HTTPURL (BackendURL is the stricter of the two).
+        http = HTTPClient(
+            baseURL: HTTPURL(baseURL.description) ?? HTTPURL("http://invalid")!, clock: clock, timeout: timeout,
+            maxResponseBytes: maxResponseBytes,
+            headers: ["Accept": "application/json", "X-Device-Id": deviceID, "uuid": deviceID],
+            failures: HTTPErrorMapping())
     }
 
     /// Forgets the token: later calls go without `Authorization`.

@@ -1,34 +1,40 @@
 import Backend
 import VMHost
+import VMHostHTTP
 
-/// The ``BackendError`` a failure of the HTTP transport stands for, from libcurl's `CURLcode`; the
-/// rest of the mapping (statuses, envelopes) is ``ErrorMapping``'s. A deadline on the host clock or
-/// a cancellation never reaches here: ``CurlTransfer`` finishes the call with them itself.
+/// The ``BackendError`` a failure of the framework's HTTP client stands for; the rest of the
+/// mapping (statuses, envelopes) is ``ErrorMapping``'s, which ``HTTPAPIClient`` applies to every
+/// response. A deadline on the host clock is `timeout`; a cancellation never reaches here.
 ///
-/// | what failed (`CURLcode`) | result |
+/// | what failed (`HTTPError.Kind`; libcurl's `CURLcode`) | result |
 /// |---|---|
-/// | the host name does not resolve (6) | `network` "the server's host name could not be resolved" |
-/// | no connection could be made: refused, unreachable (7) | `network` "could not connect to the server" |
-/// | the connection closed or reset before the whole response (18, 52, 55, 56) | `network` "the connection was lost" |
-/// | TLS could not be set up or the server's certificate was refused (35, 58–60, 66, 77, 80, 82, 83, 90, 91, 98) | `network` "a secure connection to the server could not be made" |
-/// | libcurl's own deadline, a backstop behind the host clock's (28) | `timeout` |
-/// | a body over the size limit (23 from the write callback, 63 for an announced length) | `decode` |
+/// | the host name does not resolve (`hostNotFound`; 6) | `network` "the server's host name could not be resolved" |
+/// | no connection could be made: refused, unreachable (`cannotConnect`; 7) | `network` "could not connect to the server" |
+/// | the connection closed or reset before the whole response (`connectionLost`; 18, 52, 55, 56) | `network` "the connection was lost" |
+/// | TLS could not be set up or the server's certificate was refused (`secureConnectionFailed`; 35, 58–60, …) | `network` "a secure connection to the server could not be made" |
+/// | the deadline (`timedOut`; libcurl's backstop, 28) | `timeout` |
+/// | a body over the size limit (`responseTooLarge`; 23, 63) | `decode` |
+/// | libcurl missing (`unavailable`) | `network` naming it |
 /// | anything else | `network` "the request failed" |
-enum HTTPErrorMapping {
-    static func transportFailure(code: Int32, maxResponseBytes: Int) -> BackendError {
-        switch code {
-        case 6: .network("the server's host name could not be resolved")
-        case 7: .network("could not connect to the server")
-        case 18, 52, 55, 56: .network("the connection was lost")
-        case 35, 58, 59, 60, 66, 77, 80, 82, 83, 90, 91, 98: .network("a secure connection to the server could not be made")
-        case 28: .timeout()
-        case 23, 63: bodyTooLarge(limit: maxResponseBytes)
-        default: .network("the request failed")
+struct HTTPErrorMapping: HTTPFailureMapping {
+    /// Every response is accepted here: ``ErrorMapping/envelope(status:body:)`` reads its status
+    /// and envelope.
+    func check(_ response: HTTPResponse) throws {}
+
+    func error(for failure: HTTPError) -> any Error { Self.backendError(failure) }
+
+    static func backendError(_ failure: HTTPError) -> BackendError {
+        switch failure.kind {
+        case .timedOut: .timeout()
+        case .responseTooLarge, .undecodable: .decode(failure.detail)
+        case .status(let status): .server(status: status)
+        case .hostNotFound, .cannotConnect, .connectionLost, .secureConnectionFailed, .unavailable, .failed, .invalidRequest:
+            .network(failure.detail)
         }
     }
 
-    static func bodyTooLarge(limit: Int) -> BackendError {
-        .decode("the response body is larger than the limit of \(limit) bytes")
+    static func transportFailure(code: Int32, maxResponseBytes: Int) -> BackendError {
+        backendError(HTTPError(curlCode: code, maxResponseBytes: maxResponseBytes))
     }
 
     /// libcurl could not be loaded: the HTTP backend cannot be used on this machine.

@@ -1,4 +1,4 @@
-import DynamicLibrary
+import VMHostDynamicLibrary
 
 /// The few functions of SQLite's C library the store uses, looked up when a store is first opened.
 ///

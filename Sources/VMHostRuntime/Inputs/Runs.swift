@@ -54,6 +54,9 @@ final class Runs<Value: Sendable> {
     /// waits for). A command's restart ends the replaced run first, flags and reply included, as
     /// SPEC §6 has a cancelled request's flags drop before its -32800.
     var restartsInPlace = false
+    /// Whether a run counts in the view-model's activity (`loading`): not a listener's, which runs
+    /// as long as the view-model.
+    var countsInActivity = true
     /// Told of every run's end, before its flags and its caller (a view-model's ``LoadTracker``).
     var endObservers: [(CommandExecution, CommandOutcome) -> Void] = []
 
@@ -101,11 +104,12 @@ final class Runs<Value: Sendable> {
         let context = self.context
         let locale = context?.locale ?? .en
         let inputName = self.inputName
+        let countsInActivity = self.countsInActivity
         context?.taskStarted()
         run.task = EventLoop.startTask(group: context?.workGroup) { [weak run] in
             defer { context?.taskEnded() }
             // The activity counts from when the body runs (SPEC §6: `loading` follows the work in flight).
-            if let run, !run.holdsActivity, !run.isFinished {
+            if let run, countsInActivity, !run.holdsActivity, !run.isFinished {
                 run.holdsActivity = true
                 context?.activity.add(1)
             }

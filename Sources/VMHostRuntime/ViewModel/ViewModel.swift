@@ -57,6 +57,9 @@ extension ViewModel {
     /// Work of this kind that no input starts: the same policies, cancellation and activity as a
     /// command, invisible on the wire.
     public typealias Work<Value: Sendable> = ViewModelWork<Self, Value>
+    /// A stream the kind consumes for as long as it lives: started with the view-model, cancelled
+    /// at its dispose, its errors reported once on `error`.
+    public typealias Listening = ViewModelListening<Self>
     /// A property output computed from the kind's other values.
     public typealias Derived<Value: Equatable & Codable> = DerivedOutput<Self, Value>
     /// The `loadState` and `lastError` outputs of the kind's loads.

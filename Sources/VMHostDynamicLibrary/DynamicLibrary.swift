@@ -13,21 +13,21 @@ import Darwin
 /// ```
 ///
 /// A library opened is never closed: the functions looked up in it stay valid for the process.
-public struct DynamicLibrary: @unchecked Sendable {
+package struct DynamicLibrary: @unchecked Sendable {
     private let handle: UnsafeMutableRawPointer
 
     /// The first of `names` that opens (symbols bound now, kept local), or nil if none does.
-    public static func open(firstOf names: [String]) -> DynamicLibrary? {
+    package static func open(firstOf names: [String]) -> DynamicLibrary? {
         names.lazy.compactMap { dlopen($0, RTLD_NOW | RTLD_LOCAL) }.first.map(DynamicLibrary.init(handle:))
     }
 
     /// The function `name` as the C function type `type`, or nil if the library lacks it.
-    public func function<T>(_ name: String, as type: T.Type) -> T? {
+    package func function<T>(_ name: String, as type: T.Type) -> T? {
         address(name).map { unsafeBitCast($0, to: type) }
     }
 
     /// The address of `name`, or nil: for a function no Swift type can call (a variadic one).
-    public func address(_ name: String) -> UnsafeMutableRawPointer? {
+    package func address(_ name: String) -> UnsafeMutableRawPointer? {
         dlsym(handle, name)
     }
 }

@@ -1,21 +1,20 @@
-import Backend
-import CCurlShim
+import CVMHostCurl
 import Synchronization
-import VMHost
+import VMHostEventLoop
 
 /// The process's one HTTP client: libcurl's multi interface driven by one thread, made by the first
 /// call (a `static let` is initialised on first use) and never stopped, so that a host which never
 /// calls an HTTP backend loads no library, starts no thread and opens nothing.
 ///
 /// The thread loads libcurl (``CurlLibrary``), so the host thread never waits for it; when it
-/// cannot, every call fails as `network` saying libcurl is missing. It then runs the transfers
+/// cannot, every call fails as ``HTTPError/Kind/unavailable`` saying libcurl is missing. It then runs the transfers
 /// handed to it: it adds them to one multi handle, whose connection cache keeps connections alive
 /// between calls, lets libcurl do the I/O, and sleeps in `curl_multi_poll` until a socket is ready
 /// or the host thread wakes it (`curl_multi_wakeup`) with a new transfer or an abort. A finished
 /// transfer's outcome goes back to the waiting task on the host thread (``CurlTransfer``).
 ///
-/// Every transfer is configured for the backend contract: redirects are never followed (a 3xx comes
-/// back as it is), no proxy from the environment is used, only `http` and `https` are spoken,
+/// Every transfer is configured the same way: libcurl never follows a redirect (a 3xx comes back as
+/// it is, and ``HTTPClient`` decides by its ``HTTPRedirectPolicy``), no proxy from the environment is used, only `http` and `https` are spoken,
 /// bodies are not decompressed, and a body over the limit aborts the transfer (its connection is
 /// then closed). An aborted transfer is removed from the multi handle, which closes its connection
 /// at once: the server sees it.
@@ -33,7 +32,7 @@ final class CurlEngine: Sendable {
         var aborted: [CurlTransfer] = []
         var ready: Ready?
         /// Why libcurl cannot be used; every call then fails with it.
-        var failure: BackendError?
+        var failure: HTTPError?
     }
 
     private let queue = Mutex(Queue())
@@ -48,7 +47,7 @@ final class CurlEngine: Sendable {
 
     /// Sends `transfer`; its outcome comes through ``CurlTransfer/finish(_:abortingOn:)``.
     func start(_ transfer: CurlTransfer) {
-        let (ready, failure) = queue.withLock { queue -> (Ready?, BackendError?) in
+        let (ready, failure) = queue.withLock { queue -> (Ready?, HTTPError?) in
             if let failure = queue.failure { return (nil, failure) }
             queue.started.append(transfer)
             return (queue.ready, nil)
@@ -97,7 +96,7 @@ final class CurlEngine: Sendable {
                         running[exchange.easy] = exchange
                     } else {
                         exchange.close()
-                        transfer.finish(.failure(BackendError.network("the request failed")))
+                        transfer.finish(.failure(HTTPError(.failed, "the request failed")))
                     }
                 case .failure(let error):
                     transfer.finish(.failure(error))
@@ -126,17 +125,17 @@ final class CurlEngine: Sendable {
         }
     }
 
-    private static func open(_ names: [String]) -> Result<Ready, BackendError> {
+    private static func open(_ names: [String]) -> Result<Ready, HTTPError> {
         CurlLibrary.load(names: names).flatMap { library in
             guard library.globalInit(CurlLibrary.globalDefault) == 0, let multi = library.multiInit() else {
-                return .failure(BackendError.network("libcurl could not be initialised"))
+                return .failure(HTTPError(.unavailable, "libcurl could not be initialised"))
             }
             return .success(Ready(library: library, multi: multi))
         }
     }
 }
 
-/// One transfer on the engine's thread: its easy handle, its header list and the body received.
+/// One transfer on the engine's thread: its easy handle, its header list, and the head and body received.
 /// Only the engine's thread touches it.
 final class CurlExchange {
     let transfer: CurlTransfer
@@ -144,7 +143,11 @@ final class CurlExchange {
     let easy: UnsafeMutableRawPointer
     private var headerList: UnsafeMutableRawPointer?
     private var received: [UInt8] = []
+    /// The response's header lines (the last response's: an interim `1xx` head is dropped).
+    private var headerLines: [String] = []
+    private var headerBytes = 0
     private var overLimit = false
+    private var headOverLimit = false
 
     private init(transfer: CurlTransfer, library: CurlLibrary, easy: UnsafeMutableRawPointer) {
         self.transfer = transfer
@@ -153,12 +156,12 @@ final class CurlExchange {
     }
 
     /// An easy handle configured for `transfer`.
-    static func make(_ transfer: CurlTransfer, library: CurlLibrary) -> Result<CurlExchange, BackendError> {
-        guard let easy = library.easyInit() else { return .failure(BackendError.network("the request failed")) }
+    static func make(_ transfer: CurlTransfer, library: CurlLibrary) -> Result<CurlExchange, HTTPError> {
+        guard let easy = library.easyInit() else { return .failure(HTTPError(.failed, "the request failed")) }
         let exchange = CurlExchange(transfer: transfer, library: library, easy: easy)
         guard exchange.configure() else {
             exchange.close()
-            return .failure(BackendError.network("the request failed"))
+            return .failure(HTTPError(.failed, "the request failed"))
         }
         return .success(exchange)
     }
@@ -177,11 +180,14 @@ final class CurlExchange {
             && library.set(easy, .httpHeader, pointer: headerList)
             && library.set(easy, .writeFunction, Self.receive)
             && library.set(easy, .writeData, pointer: Unmanaged.passUnretained(self).toOpaque())
+            && library.set(easy, .headerFunction, Self.receiveHeader)
+            && library.set(easy, .headerData, pointer: Unmanaged.passUnretained(self).toOpaque())
         if transfer.maxResponseBytes > 0 {
             ok = ok && library.set(easy, .maxFileSize, offset: Int64(transfer.maxResponseBytes))
         }
         switch transfer.method {
         case "GET": break
+        case "HEAD": ok = ok && library.set(easy, .noBody, 1)
         case "POST": ok = ok && library.set(easy, .post, 1)
         default: ok = ok && library.set(easy, .customRequest, transfer.method)
         }
@@ -207,11 +213,45 @@ final class CurlExchange {
         return total
     }
 
+    /// libcurl's header callback: keeps each header line of the response (a new status line starts
+    /// the head anew), and aborts the transfer when the head passes its own limit
+    /// (``CurlTransfer/maxHeadBytes``; the body's limit counts the body only).
+    private static let receiveHeader: vmhost_curl_write_callback = { bytes, size, count, context in
+        guard let context else { return 0 }
+        let exchange = Unmanaged<CurlExchange>.fromOpaque(context).takeUnretainedValue()
+        let (total, overflow) = size.multipliedReportingOverflow(by: count)
+        guard !overflow, total <= CurlTransfer.maxHeadBytes - exchange.headerBytes else {
+            exchange.headOverLimit = true
+            return 0
+        }
+        exchange.headerBytes += total
+        guard total > 0, let bytes else { return total }
+        var raw = UnsafeRawBufferPointer(start: bytes, count: total)[...]
+        while let last = raw.last, last == 0x0A || last == 0x0D { raw = raw.dropLast() }
+        let line = String(decoding: raw, as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            exchange.headerLines = []
+        } else if !line.isEmpty {
+            exchange.headerLines.append(line)
+        }
+        return total
+    }
+
     /// The outcome of the finished transfer, whose `CURLcode` is `code`.
     func outcome(code: Int32) -> CurlTransfer.Outcome {
-        if code == 0 { return .success((library.responseCode(easy), received)) }
-        if overLimit { return .failure(HTTPErrorMapping.bodyTooLarge(limit: transfer.maxResponseBytes)) }
-        return .failure(HTTPErrorMapping.transportFailure(code: code, maxResponseBytes: transfer.maxResponseBytes))
+        if code == 0 {
+            var headers = HTTPHeaders()
+            for line in headerLines {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers.add(String(line[..<colon]), String(line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }))
+            }
+            return .success(HTTPResponse(status: library.responseCode(easy), headers: headers, body: received))
+        }
+        if overLimit { return .failure(HTTPError.tooLarge(limit: transfer.maxResponseBytes)) }
+        if headOverLimit {
+            return .failure(HTTPError(.responseTooLarge, "the response head is larger than the limit of \(CurlTransfer.maxHeadBytes) bytes"))
+        }
+        return .failure(HTTPError(curlCode: code, maxResponseBytes: transfer.maxResponseBytes))
     }
 
     /// Frees the easy handle and the header list; the handle must no longer be in the multi handle.

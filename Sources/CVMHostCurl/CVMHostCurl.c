@@ -1,4 +1,4 @@
-#include "CCurlShim.h"
+#include "CVMHostCurl.h"
 
 typedef int (*vmhost_curl_variadic)(void *, int, ...);
 

@@ -1,12 +1,12 @@
-// Typed calls of libcurl's variadic functions, for the HTTP backend, which loads libcurl with
-// dlopen on its first call (Sources/ReferenceApp/HTTPBackend/CurlLibrary.swift).
+// Typed calls of libcurl's variadic functions, for the HTTP client (VMHostHTTP), which loads libcurl with
+// dlopen on its first call (Sources/VMHostHTTP/Engine/CurlLibrary.swift).
 //
 // Swift cannot call a C variadic function through a pointer, and `curl_easy_setopt` and
 // `curl_easy_getinfo` are variadic: each function here takes the pointer dlsym returned and calls
 // it with one argument of a fixed type. The few types of libcurl's ABI used are declared here, so
 // that building needs no libcurl headers; their layout is libcurl's stable ABI (libcurl.so.4).
-#ifndef VMHOST_CCURLSHIM_H
-#define VMHOST_CCURLSHIM_H
+#ifndef VMHOST_CVMHOSTCURL_H
+#define VMHOST_CVMHOSTCURL_H
 
 #include <stddef.h>
 

@@ -1,4 +1,4 @@
-import VMHost
+import VMHostEventLoop
 
 /// One HTTP request through ``CurlEngine``: described on the host thread, sent by the engine's
 /// thread, and finished exactly once, by whichever comes first: the response (or the transport's
@@ -8,16 +8,19 @@ import VMHost
 /// abort the transfer, which closes its connection; the engine's own completion then finds it
 /// finished and changes nothing.
 final class CurlTransfer: Sendable {
-    typealias Response = (status: Int, body: [UInt8])
+    typealias Response = HTTPResponse
     typealias Outcome = Result<Response, any Error>
+
+    /// The largest response head read (its header lines), whatever the body's limit.
+    static let maxHeadBytes = 64 * 1024
 
     /// The absolute URL.
     let url: String
-    /// `GET`, `POST`, `PUT` or `DELETE`.
+    /// The method (`GET`, `POST`, …).
     let method: String
     /// Complete header lines (`Name: value`), none holding a line break.
     let headers: [String]
-    /// The body of `POST` and `PUT`.
+    /// The body, if any.
     let body: [UInt8]?
     /// The largest response body accepted, in bytes.
     let maxResponseBytes: Int

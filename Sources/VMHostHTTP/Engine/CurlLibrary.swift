@@ -1,18 +1,16 @@
-import Backend
-import CCurlShim
-import DynamicLibrary
-import VMHost
+import CVMHostCurl
+import VMHostDynamicLibrary
 
-/// The functions of libcurl the HTTP backend uses, looked up by ``CurlEngine``'s thread when the
+/// The functions of libcurl the HTTP client uses, looked up by ``CurlEngine``'s thread when the
 /// first HTTP call is made.
 ///
-/// libcurl is loaded with `dlopen` rather than linked: a host that never calls an HTTP backend (the
-/// embedded default, every test and transcript on it, the benchmarks) then maps neither libcurl nor
+/// libcurl is loaded with `dlopen` rather than linked: a host that never makes an HTTP call (an app
+/// on an embedded backend, every test and transcript on it, the benchmarks) then maps neither libcurl nor
 /// the thirty-odd libraries it depends on, and its start-up and memory stay what they are without
 /// them. Debian's `libcurl4` provides the library.
 ///
 /// `curl_easy_setopt` and `curl_easy_getinfo` are variadic, which Swift cannot call through a
-/// pointer: they are kept as raw pointers and called through the typed functions of `CCurlShim`.
+/// pointer: they are kept as raw pointers and called through the typed functions of `CVMHostCurl`.
 struct CurlLibrary: @unchecked Sendable {
     typealias GlobalInit = @convention(c) (Int) -> Int32
     typealias EasyInit = @convention(c) () -> UnsafeMutableRawPointer?
@@ -48,9 +46,9 @@ struct CurlLibrary: @unchecked Sendable {
     static let defaultNames = ["libcurl.so.4"]
 
     /// Loads libcurl from the first of `names` that opens; the error says what is missing.
-    static func load(names: [String] = defaultNames) -> Result<CurlLibrary, BackendError> {
+    static func load(names: [String] = defaultNames) -> Result<CurlLibrary, HTTPError> {
         guard let library = DynamicLibrary.open(firstOf: names) else {
-            return .failure(HTTPErrorMapping.libcurlMissing)
+            return .failure(HTTPError.libcurlMissing)
         }
         func symbol<T>(_ name: String, _ type: T.Type) -> T? { library.function(name, as: type) }
         // curl_multi_poll and curl_multi_wakeup came with libcurl 7.66 and 7.68.
@@ -69,7 +67,7 @@ struct CurlLibrary: @unchecked Sendable {
               let slistAppend = symbol("curl_slist_append", SlistAppend.self),
               let slistFreeAll = symbol("curl_slist_free_all", SlistFreeAll.self)
         else {
-            return .failure(BackendError.network("libcurl (libcurl.so.4) is older than 7.68; install a newer libcurl4"))
+            return .failure(HTTPError(.unavailable, "libcurl (libcurl.so.4) is older than 7.68; install a newer libcurl4"))
         }
         return .success(CurlLibrary(
             globalInit: globalInit, easyInit: easyInit, easyCleanup: easyCleanup, easySetopt: easySetopt,
@@ -126,6 +124,9 @@ enum CurlOption: Int32 {
     case url = 10002
     case proxy = 10004
     case writeFunction = 20011
+    case headerData = 10029
+    case headerFunction = 20079
+    case noBody = 44
     case httpHeader = 10023
     case customRequest = 10036
     case post = 47
