@@ -37,6 +37,10 @@
 #  10. sanitize-embedded: the same library built with AddressSanitizer (.build-asan): the cycles,
 #      the C example, the transcripts and the hostile-use tests, clean of ASan and LeakSanitizer
 #      reports (scripts/sanitize-embedded.sh)
+#  11. library: the library as it ships (scripts/build-library.sh: release, the Swift runtime linked
+#      in, the five calls of vmhost.h exported and nothing else, no run path, no path of this
+#      machine), checked by scripts/check-library.sh, then the C example and what a host does to
+#      its process (Tests/Embedding: test_c.py, test_process.py) through it
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests || exit 1
@@ -163,6 +167,14 @@ run libfuzzer libfuzzer
 
 run embedding python3 -m pytest -q -p no:cacheprovider Tests/Embedding
 run sanitize-embedded scripts/sanitize-embedded.sh
+
+library() {
+    local shipped
+    shipped=$(scripts/build-library.sh) || return 1
+    scripts/check-library.sh "$shipped" || return 1
+    VMHOST_LIBRARY="$shipped" python3 -m pytest -q -p no:cacheprovider Tests/Embedding/test_c.py Tests/Embedding/test_process.py
+}
+run library library
 
 if [ ${#failed[@]} -gt 0 ]; then
     for name in "${failed[@]}"; do why "$name"; done
