@@ -156,9 +156,12 @@ let package = Package(
             path: "Sources/ReferenceApp/vmhost-embedded",
             swiftSettings: settings
         ),
+        // Test support for the HTTP tests of the framework and of the reference app: the blocking
+        // loopback sockets and the request heads their test servers read (no server package).
+        .target(name: "LoopbackTesting", path: "Sources/LoopbackTesting", swiftSettings: settings),
         // Test support of the reference app: a loopback HTTP server and API stubs.
         .target(
-            name: "BackendTesting", dependencies: ["VMHostTesting", "Backend"],
+            name: "BackendTesting", dependencies: ["VMHostTesting", "Backend", "LoopbackTesting"],
             path: "Sources/ReferenceApp/BackendTesting", swiftSettings: settings),
 
         // MARK: Tools.
@@ -212,7 +215,8 @@ let package = Package(
             swiftSettings: settings),
         // The HTTP client against a loopback server of its own (real sockets, a manual clock).
         .testTarget(
-            name: "VMHostHTTPTests", dependencies: ["VMHostHTTP", "VMHost", "VMHostTesting"], swiftSettings: settings),
+            name: "VMHostHTTPTests", dependencies: ["VMHostHTTP", "VMHost", "VMHostTesting", "LoopbackTesting"],
+            swiftSettings: settings),
         // An app's host in process: the Swift entry (EmbeddedHost).
         .testTarget(name: "EmbeddingTests", dependencies: ["VMHost", "VMHostTesting"], swiftSettings: settings),
     ]

@@ -1,3 +1,4 @@
+import LoopbackTesting
 import Foundation
 import Synchronization
 

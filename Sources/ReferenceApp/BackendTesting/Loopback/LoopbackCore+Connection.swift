@@ -1,3 +1,4 @@
+import LoopbackTesting
 import Backend
 import Foundation
 import VMHost

@@ -1,17 +1,17 @@
 import Foundation
 
 /// The request line and headers of an HTTP/1.1 request, parsed from the bytes before the blank line.
-struct HTTPRequestHead {
-    var method: String
-    var path: String
-    var query: [String: String]
-    var headers: [String: String]
+package struct HTTPRequestHead {
+    package var method: String
+    package var path: String
+    package var query: [String: String]
+    package var headers: [String: String]
 
     /// The body length announced by `Content-Length` (0 when absent).
-    var contentLength: Int { headers["content-length"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0 }
+    package var contentLength: Int { headers["content-length"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0 }
 
     /// Where the head ends (the index just past `\r\n\r\n`), or nil when it has not all arrived.
-    static func end(in bytes: [UInt8]) -> Int? {
+    package static func end(in bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
         for index in 0...(bytes.count - 4)
         where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
@@ -21,7 +21,7 @@ struct HTTPRequestHead {
     }
 
     /// Parses the head; nil when the request line is not `METHOD target HTTP/1.x`.
-    init?(_ bytes: ArraySlice<UInt8>) {
+    package init?(_ bytes: ArraySlice<UInt8>) {
         let text = String(decoding: bytes, as: UTF8.self)
         var lines = text.components(separatedBy: "\r\n").filter { !$0.isEmpty }
         guard !lines.isEmpty else { return nil }

@@ -9,15 +9,15 @@ import Darwin
 /// Plain sockets rather than a server package: the server answers one request per connection on
 /// loopback, for tests only, and this keeps the package free of a dependency that would have to
 /// be built (and kept building) for the sake of the test suite alone.
-enum Socket {
-    struct Failure: Error, CustomStringConvertible {
+package enum Socket {
+    package struct Failure: Error, CustomStringConvertible {
         var call: String
         var errno: Int32
-        var description: String { "\(call) failed: \(String(cString: strerror(errno)))" }
+        package var description: String { "\(call) failed: \(String(cString: strerror(errno)))" }
     }
 
     /// A TCP socket listening on 127.0.0.1 at an ephemeral port.
-    static func listenOnLoopback() throws(Failure) -> (fd: Int32, port: UInt16) {
+    package static func listenOnLoopback() throws(Failure) -> (fd: Int32, port: UInt16) {
         let fd = try bindLoopback()
         guard listen(fd, 64) == 0 else {
             let error = Failure(call: "listen", errno: errno)
@@ -30,7 +30,7 @@ enum Socket {
     /// A port on 127.0.0.1 that nothing listens on: bound once and kept bound, never listening, for
     /// the life of the process. Connecting to it is refused, and no other server (of a test running
     /// in parallel) can take the port meanwhile, as it could if the socket were closed.
-    static func unusedLoopbackPort() throws(Failure) -> UInt16 {
+    package static func unusedLoopbackPort() throws(Failure) -> UInt16 {
         try reservedPort.get()
     }
 
@@ -78,7 +78,7 @@ enum Socket {
     }
 
     /// Accepts one connection; nil once the listening socket was shut down.
-    static func acceptClient(_ fd: Int32) -> Int32? {
+    package static func acceptClient(_ fd: Int32) -> Int32? {
         while true {
             let client = accept(fd, nil, nil)
             if client >= 0 {
@@ -95,7 +95,7 @@ enum Socket {
 
     /// Reads what is available, blocking until something is; an empty result means the peer closed
     /// (or reset) the connection.
-    static func receive(_ fd: Int32, max: Int = 64 * 1024) -> [UInt8] {
+    package static func receive(_ fd: Int32, max: Int = 64 * 1024) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: max)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
@@ -107,7 +107,7 @@ enum Socket {
 
     /// Writes all of `bytes`; false when the peer is gone. Never raises SIGPIPE.
     @discardableResult
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { buffer in
@@ -121,7 +121,7 @@ enum Socket {
     }
 
     /// Wakes any thread blocked on `fd` (accept, recv): they return at once.
-    static func shutdownBoth(_ fd: Int32) {
+    package static func shutdownBoth(_ fd: Int32) {
         #if canImport(Glibc)
         shutdown(fd, Int32(SHUT_RDWR))
         #else
@@ -129,10 +129,10 @@ enum Socket {
         #endif
     }
 
-    static func closeSocket(_ fd: Int32) { close(fd) }
+    package static func closeSocket(_ fd: Int32) { close(fd) }
 
     /// Makes closing `fd` reset the connection (RST) instead of ending it in order (FIN).
-    static func resetOnClose(_ fd: Int32) {
+    package static func resetOnClose(_ fd: Int32) {
         var option = linger(l_onoff: 1, l_linger: 0)
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
     }
