@@ -394,6 +394,16 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         if ranAny { runAfterWorkActions() }
     }
 
+    /// ``drain()``, closures included though it runs inside one: for a harness whose whole run is a
+    /// single closure on the loop (the fuzz driver), which stands in for the loop's own turns.
+    package func drainIncludingClosures() {
+        guard inLoop, !runningJob else { return }
+        let holding = holdingClosures
+        holdingClosures = 0
+        defer { holdingClosures = holding }
+        drain()
+    }
+
     /// The next closure kept by a nested drain, if any.
     private func nextHeld() -> Work? {
         guard heldHead < held.count else {
