@@ -30,9 +30,11 @@ import Synchronization
 /// `logger` it is given.
 ///
 /// **Threads.** Every host of the process lives on the host thread (``EventLoop/shared``). A call
-/// of ``send(_:)`` from another thread, while that thread is idle, runs the host's work on the
-/// calling thread itself, so the reply is delivered before `send` returns; otherwise the bytes are
-/// queued for the host thread. The callback form calls `onMessage` on whichever thread runs the
+/// of ``send(_:)`` from another thread, while that thread is idle and nothing is queued for it,
+/// runs the host's work on the calling thread itself, so the reply is delivered before `send`
+/// returns; otherwise the bytes are queued for the host thread, which serves each host's queue a
+/// slice at a time, in turn. A send runs the work of its own bytes only, never another host's; past
+/// 8 MiB of queued input it waits for this host alone (protocol/embedding.md, Back-pressure). The callback form calls `onMessage` on whichever thread runs the
 /// host's work, one call at a time; ``send(_:)`` from inside it is allowed (the bytes are handled
 /// after it returns). A callback that takes long delays every host of the process, and loses
 /// nothing.
