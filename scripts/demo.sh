@@ -35,6 +35,9 @@ Options passed through to vmhost (`vmhost --help` explains every one), e.g.:
   --record FILE            record the session as a transcript (then without the state
                            directory): replay it with python3 -m vmhost.replay FILE
   --trace FILE, --log-level LEVEL
+  --clock manual --test-controls
+                           a tester's keys, in the help line: F5 makes the next backend
+                           call fail as chosen, F6 / F7 move the clock by 1 s / 60 s
 
 Keys: Tab switches the login mode, o logs out (back to the login screen), F2 switches the
 language, q quits (Ctrl-C on the login screen); on the menu groups, d asks before it deletes a

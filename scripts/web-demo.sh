@@ -3,7 +3,8 @@
 # to browsers on the embedded backend. Open the URL it prints. Options pass through to vmhost-web,
 # e.g. `scripts/web-demo.sh --listen 127.0.0.1:9000` or `--demo-products 500`; `--help` lists them.
 # With `--record DIR` every page's session is recorded to DIR/session-N.jsonl, for
-# `python3 -m vmhost.replay`.
+# `python3 -m vmhost.replay`; with `--clock manual --test-controls` the page shows a tester's panel
+# (the next backend call fails as chosen, the clock moves), so a failure or a countdown is recorded.
 #
 # vmhost-web is the product of the package in web/ (it depends on this checkout's package by path).
 # A repeat start is quick: setup.sh returns at once when it has run already, and vmhost-web is

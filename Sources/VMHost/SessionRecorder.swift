@@ -132,9 +132,24 @@ public final class SessionRecorder: Sendable {
                 state.write(["sendRaw": "{\n"])
                 return
             }
-            state.write(["send": state.sendForm(message)])
+            let form = state.sendForm(message)
+            var line = JSONObject()
+            if let input = Self.userInput(of: form) { line.append("user", .string(input)) }
+            line.append("send", form)
+            state.write(.object(line))
             state.noteRequests(in: message)
         }
+    }
+
+    /// The input a recorded `send` acts on when it is a user's action (a `vm.send`: a keystroke, a
+    /// press), for the line's `user` marker; taken from the recorded form, so a marker never holds
+    /// more than the `send` beside it. Nil for everything else (creating, subscribing, a test
+    /// control, a batch).
+    static func userInput(of form: JSON) -> String? {
+        guard case .object(let object) = form, object["method"]?.stringValue == "vm.send",
+              case .object(let params)? = object["params"], case .string(let input)? = params["input"]
+        else { return nil }
+        return input
     }
 
     /// Records a message the host wrote (one body, as written).

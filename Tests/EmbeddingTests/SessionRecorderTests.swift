@@ -78,6 +78,38 @@ import Testing
         #expect(!String(decoding: trace.serialized(), as: UTF8.self).contains(Self.secret))
     }
 
+    /// A `send` the user did (a `vm.send`: a keystroke, a press) carries a `user` marker naming
+    /// its input, before the `send`; creating, subscribing, a test control and a batch carry none.
+    /// The marker is taken from the recorded form: an input named like a secret is masked there too.
+    @Test @HostActor
+    func eachUsersActionIsMarkedWithItsInput() throws {
+        let (recorder, path) = try recorder()
+        defer { unlink(path) }
+        for text in [
+            #"{"jsonrpc":"2.0","id":1,"method":"vm.create","params":{"kind":"Login","id":"l"}}"#,
+            #"{"jsonrpc":"2.0","id":2,"method":"vm.send","params":{"vm":"l","input":"username","value":"138"}}"#,
+            #"{"jsonrpc":"2.0","id":3,"method":"vm.send","params":{"vm":"l","input":"password","value":"hunter2-pw"}}"#,
+            #"{"jsonrpc":"2.0","method":"vm.send","params":{"vm":"l","input":"submit"}}"#,
+            #"{"jsonrpc":"2.0","id":4,"method":"control.clock.advance","params":{"ms":1000}}"#,
+            #"[{"jsonrpc":"2.0","id":5,"method":"vm.send","params":{"vm":"l","input":"username","value":"1"}}]"#,
+            #"{"jsonrpc":"2.0","id":6,"method":"vm.send","params":{"vm":"l","input":"hunter2-pw","value":"x"}}"#,
+        ] {
+            recorder.incoming(try JSON.parse(Array(text.utf8)))
+        }
+        recorder.finish()
+        let written = contents(path)
+        let sends = written.split(separator: "\n").filter { $0.contains(#""send":"#) }.map(String.init)
+        #expect(sends.count == 7, "\(written)")
+        #expect(sends.allSatisfy { !$0.contains(Self.secret) }, "\(sends)")
+        #expect(sends[0].hasPrefix(#"{"send":"#))
+        #expect(sends[1].hasPrefix(#"{"user":"username","send":"#))
+        #expect(sends[2].hasPrefix(#"{"user":"password","send":"#))
+        #expect(sends[3].hasPrefix(#"{"user":"submit","send":"#))
+        #expect(sends[4].hasPrefix(#"{"send":"#))
+        #expect(sends[5].hasPrefix(#"{"send":"#))
+        #expect(sends[6].hasPrefix(#"{"user":"$secret:password:10","send":"#), "\(sends[6])")
+    }
+
     @Test @HostActor
     func theRecordingIsTheOwnersOnlyWhetherMadeOrEmptied() throws {
         let (recorder, path) = try recorder()

@@ -294,6 +294,9 @@ function checkStep(step, where) {
   if (has(step, "sendRaw") && typeof step.sendRaw !== "string") throw new Error(`${where}: sendRaw: expected a string`);
   if (has(step, "exit") && !Number.isInteger(step.exit)) throw new Error(`${where}: exit: expected an integer status`);
   if (has(step, "comment") && typeof step.comment !== "string") throw new Error(`${where}: comment: expected a string`);
+  if (has(step, "user") && (typeof step.user !== "string" || !has(step, "send"))) {
+    throw new Error(`${where}: user: the marker of a user's send, expected a string beside a send`);
+  }
 }
 
 /** A transcript's steps, `[lineNumber, step]`, blank lines skipped; throws naming a bad line. */

@@ -157,6 +157,34 @@ test("deep nesting and hostile lines end the replay with status 2", () => {
   }
 });
 
+test("a user's sends are marked; recordings with or without markers replay; a bad marker is status 2", () => {
+  const dir = folder();
+  const path = join(dir, "marked.jsonl");
+  const messages = [
+    { jsonrpc: "2.0", id: 1, method: "vm.create", params: { kind: "Login", id: "l" } },
+    { jsonrpc: "2.0", id: 2, method: "vm.send", params: { vm: "l", input: "username", value: "138" } },
+    { jsonrpc: "2.0", id: 3, method: "vm.send", params: { vm: "l", input: "password", value: "secret-pw" } },
+  ];
+  const made = spawnSync(BINARY, ["--clock", "manual", "--test-controls", "--record", path],
+    { input: messages.map((m) => JSON.stringify(m) + "\n").join(""), encoding: "utf8", timeout: 30000 });
+  assert.equal(made.status, 0, made.stderr);
+  const steps = readFileSync(path, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  assert.deepEqual(steps.filter((s) => "user" in s).map((s) => s.user), ["username", "password"]);
+  const old = join(dir, "old.jsonl");
+  writeFileSync(old, steps.map(({ user, ...rest }) => JSON.stringify(rest) + "\n").join(""));
+  for (const file of [path, old]) {
+    const done = cli([file], { VMHOST_SECRET_PASSWORD: "secret-pw" });
+    assert.equal(done.status, 0, done.stdout + done.stderr);
+  }
+  for (const [name, step] of [["number.jsonl", { user: 1, send: { jsonrpc: "2.0", id: 1, method: "ping" } }],
+    ["alone.jsonl", { user: "password" }]]) {
+    writeFileSync(join(dir, name), `{"args":[]}\n${JSON.stringify(step)}\n`);
+    const done = cli([join(dir, name)]);
+    assert.equal(done.status, 2, done.stdout);
+    assert.match(done.stdout, /user: the marker of a user's send/);
+  }
+});
+
 test("a system-clock recording is replayed with its allowance; a manual-clock one exactly", () => {
   const dir = folder();
   const steps = readFileSync(RECORDED, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
@@ -215,7 +243,7 @@ test("--update keeps a session with backend latency: the updated file replays gr
   assert.match(done.stdout, /^\+.*"page":2/m);
   const updated = readFileSync(path, "utf8");
   assert.ok(!updated.includes("-32800") && !updated.includes("-32003") && !updated.includes(DEMO_PASSWORD));
-  const sends = (text) => text.split("\n").filter((l) => l.startsWith('{"send"'));
+  const sends = (text) => text.split("\n").filter((l) => l && "send" in JSON.parse(l));
   assert.deepEqual(sends(updated), sends(recorded));
   for (let run = 0; run < 10; run++) {
     const again = cli([path], env);
@@ -270,7 +298,7 @@ test("--backend-url points a recording at another backend; a failure names its s
   assert.equal((await cliAsync([path])).status, 2); // an address: refused
   const failed = await cliAsync(["--trust-args", path]);
   assert.equal(failed.status, 1, failed.stdout);
-  assert.match(failed.stdout, /\n {2}after: {4}line \d+: \{"send":.*"input":"refresh"/);
+  assert.match(failed.stdout, /\n {2}after: {4}line \d+: \{("user":"refresh",)?"send":.*"input":"refresh"/);
   assert.match(failed.stdout, /hint: this recording holds its backend's answers.*--offline/);
   const second = await serve();
   try {

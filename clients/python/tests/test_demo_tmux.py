@@ -482,6 +482,7 @@ def test_every_screen_fits_80_by_24_with_every_column_and_every_key() -> None:
     try:
         screen = session.wait_for("Login", "Mobile")
         assert_fits(screen, *help_keys("loginHelp"))
+        assert "F5" not in screen and "F6" not in screen  # a tester's keys only with --test-controls
         log_in(session)
         screen = session.wait_for("Products", "page 1 · 20 items", "¥50,000", "q quit")
         # The column titles and a whole first row: p001's amount is the last column.
@@ -536,5 +537,94 @@ def test_a_refused_input_says_why_in_chinese_too() -> None:
         session.keys("Down")
         session.keys("Enter")
         session.wait_for("登录暂不可用：the username is not a valid mainland mobile number")
+    finally:
+        stop(session)
+
+
+# -- A tester's keys (--test-controls): a failure and a countdown recorded without devtools -------
+
+def test_f5_fails_the_next_refresh_and_f6_f7_move_the_sms_countdown_into_a_recording(tmp_path: Path) -> None:
+    """F5 queues a failure for the next call of an endpoint (`control.backend.script`), F6 and F7
+    advance the manual clock (`control.clock.advance`); the refresh fails as chosen, the countdown
+    moves, and the recording of it all replays green."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    recording = tmp_path / "controls.jsonl"
+    session = start_demo("--clock", "manual", "--test-controls", "--record", str(recording))
+    try:
+        session.wait_for("Login", "Account + password", "F5 fail a call", "F6 clock +1 s", "F7 +60 s")
+        session.keys("Tab")
+        session.wait_for("[ Phone + SMS code ]", "[ Get code ]")
+        session.keys("13912345678", literal=True)
+        session.wait_for("13912345678", "valid")
+        session.keys("Down")
+        session.keys("Down")
+        session.keys("Enter")
+        session.wait_for("code sent: check your messages", "Resend (60s)")
+        session.keys("F6")
+        session.wait_for("Resend (59s)", "clock +1 s, now 1 s")
+        session.keys("F7")
+        screen = session.wait_for("[ Get code ]", "clock +60 s, now 61 s", absent=("Resend",))
+
+        session.keys("Tab")
+        log_in(session, "[ Account + password ]")
+        session.wait_for("Products", "page 1 · 20 items")
+        # F5 asks which outcome, for the screen's endpoint first; Tab picks another, Esc cancels.
+        session.keys("F5")
+        screen = session.wait_for("the next products call:", "3 http:500", "Esc cancel")
+        assert "r refresh" not in screen  # the help line lists the outcomes while it asks
+        session.keys("Tab")
+        session.wait_for("the next auth.login call:")
+        session.keys("Escape")
+        session.wait_for("r refresh", absent=("the next auth.login call:",))
+        session.keys("F5")
+        session.wait_for("the next products call:")
+        session.keys("3")
+        session.wait_for("next products call: http:500", "r refresh")
+        session.keys("r")
+        session.wait_for("Server error (500)", "press r to retry")
+        session.keys("r")  # the failure was for one call: the retry loads
+        session.wait_for("page 1 · 20 items", "refreshed", absent=("press r to retry",))
+        session.keys("q")
+        wait_until_gone(session)
+    finally:
+        stop(session)
+    steps = [json.loads(line) for line in recording.read_text(encoding="utf-8").splitlines()]
+    sent = [step["send"] for step in steps if "send" in step]
+    assert {"endpoint": "products", "outcomes": ["http:500"]} in [
+        message.get("params") for message in sent if message.get("method") == "control.backend.script"]
+    assert [message["params"]["ms"] for message in sent
+            if message.get("method") == "control.clock.advance"] == [1000, 60000]
+    env = dict(os.environ, VMHOST_SECRET_PASSWORD="123456",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(CLIENT), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "vmhost.replay", str(recording)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0 and f"PASS {recording}" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_tester_keys_fit_80_by_24_in_both_languages() -> None:
+    """With --test-controls the help line gains F5, F6 and F7 and F5's question lists the outcomes:
+    on an 80×24 terminal every key of them shows, with the product table's last column."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    session = start_demo("--clock", "manual", "--test-controls", size=(80, 24))
+    controls = ["F5 fail a call", "F6 clock +1 s", "F7 +60 s"]
+    try:
+        screen = session.wait_for("Login", "Mobile", "F7 +60 s")
+        assert_fits(screen, *help_keys("loginHelp"), *controls)
+        log_in(session)
+        screen = session.wait_for("Products", "page 1 · 20 items", "¥50,000", "F7 +60 s")
+        assert_fits(screen, "Amount", "¥50,000", *help_keys("productsHelp"), *controls)
+        session.keys("F5")
+        screen = session.wait_for("the next products call:", "Esc cancel")
+        assert_fits(screen, "¥50,000", *help_keys("scriptHelp"))
+        session.keys("Escape")
+        session.wait_for("q quit", absent=("Esc cancel",))
+        session.keys("F2")
+        screen = session.wait_for("理财产品", "起购金额", "F7 +60 秒")
+        assert_fits(screen, *help_keys("productsHelp", "zh-Hans"), "F5 让下次调用失败", "F6 时钟 +1 秒")
+        session.keys("F5")
+        screen = session.wait_for("让下次 products 调用：", "Esc 取消")
+        assert_fits(screen, *help_keys("scriptHelp", "zh-Hans"))
     finally:
         stop(session)

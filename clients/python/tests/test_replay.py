@@ -183,6 +183,32 @@ def test_a_recording_names_its_secrets_and_keeps_what_the_replay_needs(recording
     assert Transcript.load(recording).secret_names() == ["password"]
 
 
+def test_a_users_sends_are_marked_and_recordings_with_or_without_markers_replay(recording: Path,
+                                                                              tmp_path: Path) -> None:
+    """Each `vm.send` the client made carries `user` (its input); a recording made before the
+    marker existed (none) replays as well, and a marker that is no string, or stands on no send,
+    makes the file unusable (status 2)."""
+    steps = lines(recording)
+    marked = [s for s in steps if "user" in s]
+    assert marked and all(s["send"]["method"] == "vm.send" and s["user"] == s["send"]["params"]["input"]
+                          for s in marked)
+    assert [s["user"] for s in marked][:8] == ["username"] + ["password"] * 6 + ["submit"]
+    assert all("user" not in s for s in steps if "send" in s and s["send"].get("method") != "vm.send")
+    env = {"VMHOST_SECRET_PASSWORD": PASSWORD}
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(json.dumps({k: v for k, v in s.items() if k != "user"}) + "\n" for s in steps),
+                   encoding="utf-8")
+    for path in (recording, old):
+        done = cli(str(path), env=env)
+        assert done.returncode == 0 and f"PASS {path}" in done.stdout, done.stdout + done.stderr
+    for name, step in (("number.jsonl", {"user": 1, "send": {"jsonrpc": "2.0", "id": 1, "method": "ping"}}),
+                       ("alone.jsonl", {"user": "password"})):
+        bad = tmp_path / name
+        bad.write_text(json.dumps({"args": []}) + "\n" + json.dumps(step) + "\n", encoding="utf-8")
+        done = cli(str(bad))
+        assert done.returncode == 2 and "user: the marker of a user's send" in done.stdout, done.stdout
+
+
 # -- a recording made on the system clock: one turn's changes split or merged differently ------------
 
 SYSTEM_CLOCK = {"comment": "Recorded on the system clock: timers, backend latency and timeouts ran in real time."}
@@ -440,7 +466,7 @@ def test_a_failure_names_the_step_it_followed_and_shows_long_messages_cut(record
     assert done.returncode == 1
     failing = number_of_first(edited, '"page":3')
     sends = [n for n, line in enumerate(edited.read_text(encoding="utf-8").splitlines(), start=1)
-             if n < failing and line.startswith('{"send"')]
+             if n < failing and "send" in json.loads(line)]
     assert f"  after:    line {sends[-1]}: " in done.stdout and '"input":"loadMore"' in done.stdout, done.stdout
     assert "--full shows them all" in done.stdout and "x" * 400 not in done.stdout.split("diff:")[0]
     full = cli("--full", str(edited), env=env)

@@ -461,6 +461,8 @@ def _check_step(step: Any, where: str) -> None:
         raise ValueError(f"{where}: exit: expected an integer status")
     if "comment" in step and not isinstance(step["comment"], str):
         raise ValueError(f"{where}: comment: expected a string")
+    if "user" in step and (not isinstance(step["user"], str) or "send" not in step):
+        raise ValueError(f"{where}: user: the marker of a user's send, expected a string beside a send")
 
 
 @dataclass

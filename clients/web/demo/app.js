@@ -19,6 +19,11 @@ const STRINGS = {
     groupName: "分组名称", save: "保存", saving: "保存中…", saveFailed: "保存失败",
     connecting: "连接中…", offline: "连接已断开", minimum: (amount) => `${amount} 起购`,
     logout: "退出登录", codeSent: "验证码已发送，请查收短信",
+    testControls: "测试", tcEndpoint: "接口", tcOutcome: "结果", tcTimeout: "超时", tcNetwork: "网络故障",
+    tcHTTP: "HTTP 状态码", tcBusiness: "业务错误", tcMalformed: "响应格式错误", tcDelay: "延迟（毫秒）",
+    tcDetail: "参数", tcFail: "让下次调用失败", tcClock: "时钟", scriptedMessage: "测试设定的失败",
+    tcQueued: (endpoint, outcome) => `下次 ${endpoint} 调用：${outcome}`,
+    tcNow: (step, now) => `时钟 +${step} 秒，现在 ${now} 秒`,
   },
   en: {
     brand: "vmhost", products: "Products", groups: "Menu groups", loginTitle: "Log in",
@@ -33,6 +38,11 @@ const STRINGS = {
     groupName: "Group name", save: "Save", saving: "Saving…", saveFailed: "Saving failed",
     connecting: "Connecting…", offline: "Disconnected", minimum: (amount) => `from ${amount}`,
     logout: "Log out", codeSent: "Code sent: check your messages",
+    testControls: "Test", tcEndpoint: "Endpoint", tcOutcome: "Outcome", tcTimeout: "Timeout", tcNetwork: "Network failure",
+    tcHTTP: "HTTP status", tcBusiness: "Business error", tcMalformed: "Malformed answer", tcDelay: "Delay (ms)",
+    tcDetail: "Parameter", tcFail: "Fail the next call", tcClock: "Clock", scriptedMessage: "scripted failure",
+    tcQueued: (endpoint, outcome) => `next ${endpoint} call: ${outcome}`,
+    tcNow: (step, now) => `clock +${step} s, now ${now} s`,
   },
 };
 
@@ -44,6 +54,9 @@ const page = {
   unmount: () => {},
   screen: "",
   session: 0,
+  /** The test controls the server serves, found by the first session (see probeControls):
+   * `undefined` before, `null` when it has none. @type {{clock: boolean} | null | undefined} */
+  controls: undefined,
 };
 const t = () => STRINGS[page.locale];
 
@@ -59,6 +72,9 @@ function applyStrings() {
   }
   for (const element of document.querySelectorAll("[data-placeholder]")) {
     element.setAttribute("placeholder", t()[element.getAttribute("data-placeholder")]);
+  }
+  for (const element of document.querySelectorAll("[data-label]")) {
+    element.setAttribute("aria-label", t()[element.getAttribute("data-label")]);
   }
   for (const button of document.querySelectorAll(".locale button")) {
     button.classList.toggle("active", button.getAttribute("data-locale") === page.locale);
@@ -80,6 +96,8 @@ async function connect() {
   page.host = host;
   page.session += 1;
   window.vmhost = host; // for the browser's console and the browser tests
+  if (page.controls === undefined) page.controls = await probeControls(host);
+  showControls();
   host.closed.then(() => {
     if (page.host === host) setStatus(t().offline, true);
   });
@@ -92,6 +110,8 @@ async function switchLocale(locale) {
   page.locale = locale;
   localStorage.setItem("vmhost.locale", locale);
   applyStrings();
+  showDetail();
+  controlResult("");
   const old = page.host;
   page.host = null;
   page.unmount = () => {};
@@ -117,6 +137,7 @@ async function route(force = false) {
   $("logout").hidden = !loggedIn;
   $("nav-products").classList.toggle("active", screen === "products");
   $("nav-groups").classList.toggle("active", screen === "groups");
+  /** @type {HTMLSelectElement} */ ($("tc-endpoint")).value = SCREEN_ENDPOINT[screen];
   const mount = { login: mountLogin, products: mountProducts, groups: mountGroups }[screen];
   page.unmount = await mount(/** @type {Host} */ (page.host));
   document.body.setAttribute("data-ready", `${screen}:${page.session}`);
@@ -388,12 +409,96 @@ async function mountGroups(host) {
   };
 }
 
+// MARK: Test controls
+
+/** The default endpoint of the tester's panel on each screen: the one its main command calls. */
+const SCREEN_ENDPOINT = { login: "auth.login", products: "products", groups: "groups.list" };
+
+/**
+ * Whether the server has test controls (`--test-controls`, SPEC §9), asked once per page with a
+ * control that changes nothing: `control.clock.advance {ms: 0}`. -32601: none (the panel stays
+ * hidden); -32602: test controls on the system clock (no clock buttons); an answer: a manual clock.
+ * @param {Host} host
+ * @returns {Promise<{clock: boolean} | null>}
+ */
+async function probeControls(host) {
+  try {
+    await host.request("control.clock.advance", { ms: 0 });
+    return { clock: true };
+  } catch (error) {
+    return error?.code === ErrorCode.InvalidParams ? { clock: false } : null;
+  }
+}
+
+function showControls() {
+  $("tc-toggle").hidden = !page.controls;
+  $("test-controls").hidden = !page.controls || $("tc-toggle").getAttribute("aria-expanded") !== "true";
+  $("tc-clock").hidden = !page.controls?.clock;
+}
+
+/** The parameter an outcome takes, shown in the detail field with its default. */
+function outcomeDetail(kind) {
+  return { http: "500", business: `E900:${t().scriptedMessage}`, delay: "2000" }[kind];
+}
+
+function controlResult(text, failed = false) {
+  const result = $("tc-result");
+  result.textContent = text;
+  result.classList.toggle("failure", failed);
+}
+
+/** Calls a test control through the page's session; its refusal is shown in the panel. */
+async function control(method, params) {
+  try {
+    return await /** @type {Host} */ (page.host).request(method, params);
+  } catch (error) {
+    controlResult(error?.message ?? String(error), true);
+    return null;
+  }
+}
+
+/** Shows the detail field of the chosen outcome, with its default in the page's language. */
+function showDetail() {
+  const detail = /** @type {HTMLInputElement} */ ($("tc-detail"));
+  const value = outcomeDetail(/** @type {HTMLSelectElement} */ ($("tc-outcome")).value);
+  detail.hidden = value === undefined;
+  detail.value = value ?? "";
+}
+
+function setUpControls() {
+  const outcome = /** @type {HTMLSelectElement} */ ($("tc-outcome"));
+  const detail = /** @type {HTMLInputElement} */ ($("tc-detail"));
+  outcome.addEventListener("change", showDetail);
+  showDetail();
+  $("tc-toggle").addEventListener("click", () => {
+    const toggle = $("tc-toggle");
+    toggle.setAttribute("aria-expanded", String(toggle.getAttribute("aria-expanded") !== "true"));
+    showControls();
+  });
+  $("tc-script").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const endpoint = /** @type {HTMLSelectElement} */ ($("tc-endpoint")).value;
+    const chosen = detail.hidden ? outcome.value : `${outcome.value}:${detail.value}`;
+    if (await control("control.backend.script", { endpoint, outcomes: [chosen] })) {
+      controlResult(t().tcQueued(endpoint, chosen));
+    }
+  });
+  for (const button of document.querySelectorAll("#tc-clock button")) {
+    button.addEventListener("click", async () => {
+      const ms = Number(/** @type {HTMLElement} */ (button).dataset.ms);
+      const answer = await control("control.clock.advance", { ms });
+      if (answer) controlResult(t().tcNow(ms / 1000, Math.floor(answer.now / 1000)));
+    });
+  }
+}
+
 // MARK: Start
 
 for (const button of document.querySelectorAll(".locale button")) {
   button.addEventListener("click", () => switchLocale(button.getAttribute("data-locale")));
 }
 $("logout").addEventListener("click", () => logOut());
+setUpControls();
 window.addEventListener("hashchange", () => route());
 applyStrings();
 connect().catch((error) => setStatus(`${t().offline}: ${error.message}`, true));

@@ -40,6 +40,12 @@ with python3 -m vmhost.replay FILE.
 Keys: Tab switches the login mode; o logs out (back to the login screen); F2 switches the language;
 q quits (Ctrl-C on the login screen). On the menu groups, d asks before it deletes a group (y
 deletes, any other key keeps it). The screens fit an 80×24 terminal: the keys wrap to two lines.
+
+A tester's keys, with --test-controls (shown in the help line only then): F5 makes the next call
+of a backend endpoint fail with an outcome chosen by the next key (1 timeout, 2 network, 3 http:500,
+4 business, 5 malformed, 6 delay:2000; Tab picks another endpoint, Esc cancels). With --clock manual
+too, F6 advances the clock by 1 s and F7 by 60 s (an SMS countdown, a timeout). With --record, the
+failure or the countdown is in the recording, and its replay repeats it.
 """
 
 # The demo's own words, in the host's locale (`initialize` answers it); everything else on screen
@@ -78,6 +84,12 @@ STRINGS: Dict[str, Dict[str, str]] = {
         "in.submit": "登录", "in.sendCode": "获取验证码", "in.logout": "退出登录",
         "in.name": "名称", "in.mode": "登录方式", "in.username": "手机号", "in.password": "密码",
         "in.phone": "手机号", "in.code": "验证码",
+        "failKey": "F5 让下次调用失败", "clockKeys": "F6 时钟 +1 秒 · F7 +60 秒",
+        "scriptQuestion": "让下次 {endpoint} 调用：",
+        "scriptHelp": "1 超时 · 2 网络故障 · 3 http:500 · 4 业务错误 · 5 响应格式错误 · 6 延迟 2 秒"
+                      " · Tab 换接口 · Esc 取消",
+        "scripted": "下次 {endpoint} 调用：{outcome}", "scriptedMessage": "测试设定的失败",
+        "advanced": "时钟 +{step} 秒，现在 {now} 秒",
     },
     "en": {
         "app": "vmhost demo", "other": "中文",
@@ -112,8 +124,41 @@ STRINGS: Dict[str, Dict[str, str]] = {
         "in.submit": "Log in", "in.sendCode": "Get code", "in.logout": "Log out",
         "in.name": "Name", "in.mode": "Mode", "in.username": "Mobile", "in.password": "Password",
         "in.phone": "Mobile", "in.code": "SMS code",
+        "failKey": "F5 fail a call", "clockKeys": "F6 clock +1 s · F7 +60 s",
+        "scriptQuestion": "the next {endpoint} call:",
+        "scriptHelp": "1 timeout · 2 network · 3 http:500 · 4 business · 5 malformed · 6 delay 2 s"
+                      " · Tab other endpoint · Esc cancel",
+        "scripted": "next {endpoint} call: {outcome}", "scriptedMessage": "scripted failure",
+        "advanced": "clock +{step} s, now {now} s",
     },
 }
+
+
+# The tester's keys (--test-controls, protocol/SPEC.md §9): the endpoints `control.backend.script`
+# takes (protocol/backend.md), and the outcomes F5 offers, by the key that picks each. A business
+# failure's code and message are the demo's (the message in the screen's language).
+ENDPOINTS = ["products", "auth.login", "auth.smsCode", "auth.loginCode", "groups.list",
+             "groups.create", "groups.rename", "groups.delete"]
+OUTCOMES = {"1": "timeout", "2": "network", "3": "http:500", "4": "business", "5": "malformed",
+            "6": "delay:2000"}
+BUSINESS_CODE = "E900"
+# The steps of the manual clock, by key.
+CLOCK_KEYS = {curses.KEY_F6: 1000, curses.KEY_F7: 60000}
+
+
+class Controls:
+    """Which test controls the host serves, read from the options the demo starts it with:
+    `--test-controls` for the backend's script, and a manual clock besides for the clock."""
+
+    def __init__(self, options: List[str]) -> None:
+        self.script = "--test-controls" in options
+        clock = "system"
+        for index, option in enumerate(options):
+            if option == "--clock" and index + 1 < len(options):
+                clock = options[index + 1]
+            elif option.startswith("--clock="):
+                clock = option.split("=", 1)[1]
+        self.clock = self.script and clock == "manual"
 
 
 def language(locale_tag: Optional[str]) -> str:
@@ -188,6 +233,8 @@ class Screen:
     help_key = ""
     # A question the screen waits to have answered (the next key), shown on the status line.
     question = ""
+    # The backend endpoint F5 offers first on this screen (the one its main command calls).
+    endpoint = "products"
 
     def __init__(self, app: "App") -> None:
         self.app = app
@@ -215,8 +262,12 @@ class Screen:
 
 
 class App:
-    def __init__(self, host: Host, stdscr: Any, locale_tag: Optional[str] = None) -> None:
+    def __init__(self, host: Host, stdscr: Any, locale_tag: Optional[str] = None,
+                 controls: Optional[Controls] = None) -> None:
         self.host = host
+        self.controls = controls or Controls([])
+        # While F5 asks for an outcome: the index in ENDPOINTS of the endpoint it will fail.
+        self.scripting: Optional[int] = None
         self.stdscr = stdscr
         self.locale = language(locale_tag)
         self.session: Optional[ViewModel] = None
@@ -279,7 +330,14 @@ class App:
         """The top screen's keys, wrapped to the terminal's width between keys (never inside
         one), so that every key, `q quit` included, shows on an 80-column terminal."""
         _, width = self.stdscr.getmaxyx()
-        return wrap_keys(self.screens[-1].help, width - 1)
+        if self.scripting is not None:
+            return wrap_keys(self.t("scriptHelp"), width - 1)
+        help = self.screens[-1].help
+        if self.controls.script:
+            help += KEY_SEPARATOR + self.t("failKey")
+        if self.controls.clock:
+            help += KEY_SEPARATOR + self.t("clockKeys")
+        return wrap_keys(help, width - 1)
 
     def status_row(self) -> int:
         """The row of the status line: above the help lines. A screen draws above it."""
@@ -292,7 +350,10 @@ class App:
         screen = self.screens[-1]
         self.put(0, 0, pad(f" {self.t('app')} — {screen.title}", width - 1), curses.A_REVERSE)
         screen.draw(2)
-        if screen.question:
+        if self.scripting is not None:
+            self.put(self.status_row(), 0, self.t("scriptQuestion", endpoint=ENDPOINTS[self.scripting]),
+                     self.attr("accent") | curses.A_BOLD)
+        elif screen.question:
             self.put(self.status_row(), 0, screen.question, self.attr("error") | curses.A_BOLD)
         elif self.status_screen is screen:
             self.put(self.status_row(), 0, self.status,
@@ -446,6 +507,50 @@ class App:
         self.clear_status()
         self.say(self.t("languageSet"))
 
+    # test controls -----------------------------------------------------------------------------
+    def control(self, method: str, params: Dict[str, Any]) -> Any:
+        """Calls a test control; a refusal shows on the status line (and answers None)."""
+        try:
+            return self.host.request(method, params, timeout=10)
+        except (RPCError, TimeoutError) as error:
+            self.say(str(error), True)
+            return None
+
+    def tester_key(self, key: Any) -> bool:
+        """Handles a tester's key (F5, F6, F7, and the answer to F5's question); False when *key*
+        is none of them, or the host serves no test controls."""
+        if self.scripting is not None:
+            self.answer_script(key)
+            return True
+        if key == curses.KEY_F5 and self.controls.script:
+            endpoint = self.screens[-1].endpoint
+            self.scripting = ENDPOINTS.index(endpoint) if endpoint in ENDPOINTS else 0
+            return True
+        if key in CLOCK_KEYS and self.controls.clock:
+            step = CLOCK_KEYS[key]
+            answer = self.control("control.clock.advance", {"ms": step})
+            if isinstance(answer, dict):
+                self.say(self.t("advanced", step=step // 1000, now=int(answer.get("now", 0)) // 1000))
+            return True
+        return False
+
+    def answer_script(self, key: Any) -> None:
+        """The key after F5: an outcome queued for the next call of the endpoint asked about,
+        Tab the next endpoint, anything else cancels."""
+        assert self.scripting is not None
+        endpoint = ENDPOINTS[self.scripting]
+        if key == "\t":
+            self.scripting = (self.scripting + 1) % len(ENDPOINTS)
+            return
+        self.scripting = None
+        outcome = OUTCOMES.get(key) if isinstance(key, str) else None
+        if outcome is None:
+            return
+        if outcome == "business":
+            outcome = f"business:{BUSINESS_CODE}:{self.t('scriptedMessage')}"
+        if self.control("control.backend.script", {"endpoint": endpoint, "outcomes": [outcome]}) is not None:
+            self.say(self.t("scripted", endpoint=endpoint, outcome=outcome))
+
     def loop(self) -> None:
         self.stdscr.timeout(50)
         while self.running:
@@ -461,6 +566,8 @@ class App:
             if key == curses.KEY_RESIZE:
                 continue
             screen = self.screens[-1]
+            if not screen.question and self.tester_key(key):
+                continue
             if key == curses.KEY_F2 and getattr(screen, "switches_language", False):
                 self.switch_language()
                 continue
@@ -495,6 +602,10 @@ class LoginScreen(Screen):
         self.focus = 0
         app.listen(self.vm, "navigate", self.on_navigate)
         app.listen(self.vm, "error", self.on_error)
+
+    @property
+    def endpoint(self) -> str:  # type: ignore[override]
+        return "auth.login" if self.vm["mode"] == "password" else "auth.smsCode"
 
     def on_error(self, error: Any) -> None:
         """A failed login shows as failureMessage, under the button; a failed sendCode here."""
@@ -702,6 +813,7 @@ MENU = "m1"
 class MenuGroupsScreen(Screen):
     title_key = "groups"
     help_key = "groupsHelp"
+    endpoint = "groups.list"
     switches_language = True
 
     def __init__(self, app: App) -> None:
@@ -807,6 +919,7 @@ class EditGroupScreen(Screen):
         self.vm.subscribe()
         self.text = str(args.get("name") or "")
         self.closed = False
+        self.endpoint = "groups.rename" if args.get("groupId") else "groups.create"
         app.listen(self.vm, "saved", lambda v: app.say(app.t("saved", name=v["group"]["name"])))
         app.listen(self.vm, "dismiss", self.on_dismiss)
         app.listen_errors(self.vm)
@@ -895,7 +1008,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 curses.curs_set(0)
             except curses.error:
                 pass
-            app = App(host, stdscr, (answer or {}).get("locale") or locale_name)
+            app = App(host, stdscr, (answer or {}).get("locale") or locale_name, Controls(options))
             # The app's one session: with --state-dir it survives a restart, so the demo opens
             # on the products when it is logged in, and goes back to the login when it ends
             # (a logout, or the server refusing the token).
