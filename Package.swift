@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "VMHost",
             dependencies: [
-                "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore",
+                "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore", "VMHostHTTP",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings),
