@@ -34,8 +34,21 @@ public struct HTTPSecrets: Sendable, Hashable {
         return credentialWords.contains { folded.contains($0) }
     }
 
-    /// Whether the values of the member or query parameter `name` are secret.
-    public func isSecretMember(_ name: String) -> Bool { members.contains(name) || Self.isCredential(name) }
+    /// Whether the values of the member or query parameter `name` are secret. In a response
+    /// (`inResponse`), a member named `code`, `errorCode`, `statusCode` or `resultCode` is the
+    /// server's verdict (an envelope's `"code": "1001"`), not a credential: masking it would make
+    /// its text a secret of the whole recording, masked wherever the app shows it.
+    public func isSecretMember(_ name: String, inResponse: Bool = false) -> Bool {
+        if members.contains(name) { return true }
+        if inResponse {
+            let folded = String(name.lowercased().unicodeScalars.filter { $0 != "_" && $0 != "-" })
+            if Self.verdictNames.contains(folded) { return false }
+        }
+        return Self.isCredential(name)
+    }
+
+    /// The names (folded) of a response's verdict codes.
+    static let verdictNames: Set<String> = ["code", "errorcode", "statuscode", "resultcode"]
 
     /// Whether the header field `name` holds a secret.
     public func isSecretHeader(_ name: String) -> Bool {
@@ -191,7 +204,9 @@ struct RecordedHTTPExchange {
                 "status": .int(Int64(response.status)),
                 "headers": Self.headersJSON(response.headers.fields.map { ($0.name, $0.value) }, secrets: secrets, placeholder: placeholder),
             ]
-            if !response.body.isEmpty { Self.append(response.body, to: &members, secrets: secrets, placeholder: placeholder) }
+            if !response.body.isEmpty {
+                Self.append(response.body, to: &members, secrets: secrets, placeholder: placeholder, inResponse: true)
+            }
             object.append("response", .object(members))
         case .error(let error):
             var members: JSONObject = ["kind": .string(Self.kindName(error.kind)), "detail": .string(error.detail)]
@@ -210,9 +225,12 @@ struct RecordedHTTPExchange {
         })
     }
 
-    private static func append(_ bytes: [UInt8], to object: inout JSONObject, secrets: HTTPSecrets, placeholder: (String, String) -> String) {
+    private static func append(
+        _ bytes: [UInt8], to object: inout JSONObject, secrets: HTTPSecrets, placeholder: (String, String) -> String,
+        inResponse: Bool = false
+    ) {
         switch Body(bytes) {
-        case .json(let json): object.append("body", masking(json, secrets: secrets, placeholder: placeholder))
+        case .json(let json): object.append("body", masking(json, secrets: secrets, inResponse: inResponse, placeholder: placeholder))
         case .text(let text): object.append("text", .string(text))
         case .bytes(let bytes): object.append("base64", .string(Base64.encode(bytes)))
         }
@@ -220,18 +238,23 @@ struct RecordedHTTPExchange {
 
     /// `value` with the string values of secret members at any depth replaced by placeholders;
     /// so every string inside such a member's array or object.
-    static func masking(_ value: JSON, member: String? = nil, secrets: HTTPSecrets, placeholder: (String, String) -> String) -> JSON {
+    static func masking(
+        _ value: JSON, member: String? = nil, secrets: HTTPSecrets, inResponse: Bool = false, placeholder: (String, String) -> String
+    ) -> JSON {
+        func secret(_ name: String) -> Bool { secrets.isSecretMember(name, inResponse: inResponse) }
         switch value {
         case .string(let text):
-            if let member, secrets.isSecretMember(member), !text.isEmpty { return .string(placeholder(text, member)) }
+            if let member, secret(member), !text.isEmpty { return .string(placeholder(text, member)) }
             return value
         case .array(let elements):
-            return .array(elements.map { masking($0, member: member, secrets: secrets, placeholder: placeholder) })
+            return .array(elements.map { masking($0, member: member, secrets: secrets, inResponse: inResponse, placeholder: placeholder) })
         case .object(let object):
             var result = JSONObject()
-            let inside = member.map(secrets.isSecretMember) ?? false
+            let inside = member.map(secret) ?? false
             for item in object {
-                result.append(item.key, masking(item.value, member: inside ? member : item.key, secrets: secrets, placeholder: placeholder))
+                result.append(
+                    item.key,
+                    masking(item.value, member: inside ? member : item.key, secrets: secrets, inResponse: inResponse, placeholder: placeholder))
             }
             return .object(result)
         default:

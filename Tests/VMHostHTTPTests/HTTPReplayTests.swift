@@ -278,6 +278,15 @@ struct HTTPReplayTests {
         #expect(RecordedHTTPExchange.Body(bytes) == .bytes(bytes))
     }
 
+    @Test func aResponsesVerdictCodeIsKeptWhereARequestsCodeIsMasked() {
+        let body: JSON = ["code": "1001", "errorCode": "E2", "data": ["smsCode": "9999", "token": "t-1"]]
+        let mask: (String, String) -> String = { _, name in "$secret:\(name)" }
+        let response = RecordedHTTPExchange.masking(body, secrets: HTTPSecrets(), inResponse: true, placeholder: mask)
+        #expect(response == ["code": "1001", "errorCode": "E2", "data": ["smsCode": "$secret:smsCode", "token": "$secret:token"]])
+        let request = RecordedHTTPExchange.masking(["phone": "138", "code": "4321"], secrets: HTTPSecrets(), placeholder: mask)
+        #expect(request == ["phone": "138", "code": "$secret:code"])
+    }
+
     @Test func credentialLikeQueryParametersAreMasked() {
         let masked = RecordedHTTPExchange.maskingQuery(
             "/feed?api_key=k-123&page=2", secrets: HTTPSecrets(), placeholder: { _, name in "$secret:\(name):2" })
