@@ -290,9 +290,8 @@ struct RecordedHTTPExchange {
         return kinds.first { $0.1 == kind }?.0 ?? "failed"
     }
 
-    /// The recorded request's body, as recorded (masked).
+    /// The recorded request's body, as recorded (masked values are `$secret:` texts).
     var recordedBody: Body?
-    var recordedHeaders: [(String, String)] { headers }
 
     /// Reads a line's value; the error says which member is wrong.
     init(json: JSON) throws(HTTPReplayError) {

@@ -104,9 +104,6 @@ package final class HTTPReplay: HTTPTransport {
         try self.init(recording: try Self.contents(of: path), ignoring: ignoring, source: path)
     }
 
-    /// The exchanges not used yet.
-    package var remainingCount: Int { used.lazy.filter { !$0 }.count }
-
     package func carry(_ call: HTTPCall) async throws -> HTTPResponse {
         try Task.checkCancellation()
         let method = call.method.rawValue
