@@ -379,15 +379,22 @@ extension Server {
         /// What the app's HTTP clients are carried by (`--record`, `--http-replay`): set while
         /// its kinds are made; a transport of one session (stdio) keeps it set for the run.
         package var httpTransport: (@HostActor (any HTTPTransport) -> any HTTPTransport)?
+        /// `--http-replay`'s answers, shared by every connection.
+        var httpReplay: HTTPReplay?
+        /// The secrets of a recording of the app's HTTP exchanges.
+        var httpSecrets = HTTPSecrets()
 
         /// The configuration of one connection's host, for a transport that serves many: the
         /// clock and the app's shared parts are the same for all, the kinds are the connection's
-        /// own when the app makes them per connection.
+        /// own when the app makes them per connection (their HTTP clients then answer from
+        /// `--http-replay`, and are recorded in the connection's recording, if any:
+        /// ``SessionRecorder/current`` while this runs).
         public func connectionHost() -> Host.Configuration {
             guard let connectionKinds else { return host }
             var configuration = host
             let previous = HTTPSessionTransport.current
-            if let httpTransport { HTTPSessionTransport.current = httpTransport }
+            HTTPSessionTransport.current = Server.httpSessionTransport(
+                replay: httpReplay, recorder: SessionRecorder.current, secrets: httpSecrets)
             defer { HTTPSessionTransport.current = previous }
             configuration.factories = connectionKinds()
             return configuration
@@ -420,7 +427,9 @@ extension Server {
         let environment = ServerEnvironment(
             clock: clock, arguments: arguments, locale: configuration.defaultLocale,
             testControls: settings.testControls, logger: logger)
-        let httpTransport = try httpSessionTransport(settings: settings)
+        let httpReplay = try Self.httpReplay(settings: settings)
+        let httpSecrets = HTTPSecrets(headers: configuration.secretHeaders, members: configuration.secretMembers)
+        let httpTransport = Self.httpSessionTransport(replay: httpReplay, recorder: SessionRecorder.current, secrets: httpSecrets)
         let previous = HTTPSessionTransport.current
         if let httpTransport { HTTPSessionTransport.current = httpTransport }
         defer { HTTPSessionTransport.current = previous }
@@ -431,32 +440,39 @@ extension Server {
             serverName: configuration.name, serverVersion: configuration.version,
             defaultLocale: configuration.defaultLocale, locales: configuration.locales,
             errorKinds: configuration.errorKinds)
-        return App(host: host, summary: app.summary, connectionKinds: app.connectionKinds, httpTransport: httpTransport)
+        return App(
+            host: host, summary: app.summary, connectionKinds: app.connectionKinds, httpTransport: httpTransport,
+            httpReplay: httpReplay, httpSecrets: httpSecrets)
     }
 
-    /// What carries the app's HTTP calls in this session: the recording of `--http-replay`
-    /// instead of the server, and the session's recording (``SessionRecorder/current``) keeping
-    /// each exchange as a `{"http": …}` line (protocol/backend.md, "Recorded HTTP"). Nil: each
-    /// client's own. A recording's `offlineArgs` are its `args` with `--http-replay $transcript`,
-    /// unless the app names others while its kinds are made.
+    /// The answers of `--http-replay FILE`, read at start; a FILE that cannot be used is a usage error.
     @HostActor
-    func httpSessionTransport(settings: ServerSettings) throws(UsageError) -> (@HostActor (any HTTPTransport) -> any HTTPTransport)? {
-        var replay: HTTPReplay?
-        if let path = settings.httpReplayPath {
-            do throws(HTTPReplayError) {
-                replay = try HTTPReplay(path: path, ignoring: settings.httpReplayIgnoring)
-            } catch {
-                throw UsageError("--http-replay \(path): \(error.message)")
-            }
+    static func httpReplay(settings: ServerSettings) throws(UsageError) -> HTTPReplay? {
+        guard let path = settings.httpReplayPath else { return nil }
+        do throws(HTTPReplayError) {
+            return try HTTPReplay(path: path, ignoring: settings.httpReplayIgnoring)
+        } catch {
+            throw UsageError("--http-replay \(path): \(error.message)")
         }
+    }
+
+    /// What carries the app's HTTP calls in a session: `replay` (`--http-replay`) instead of the
+    /// server, and `recorder` (the session's recording) keeping each exchange as a `{"http": …}`
+    /// line (protocol/backend.md, "Recorded HTTP"), `secrets` masked. Nil: each client's own. A
+    /// recording's `offlineArgs` are its `args` with `--http-replay $transcript`, unless the app
+    /// names others while its kinds are made.
+    @HostActor
+    static func httpSessionTransport(
+        replay: HTTPReplay?, recorder: SessionRecorder?, secrets: HTTPSecrets
+    ) -> (@HostActor (any HTTPTransport) -> any HTTPTransport)? {
         var recording: HTTPExchangeRecording?
-        if let recorder = SessionRecorder.current {
+        if let recorder {
             // Set before the kinds are made: an app that replays its backend its own way names its
             // own options then.
             recorder.setOfflineArguments(
                 SessionRecorder.removing(option: "http-replay", from: recorder.arguments) + ["--http-replay", "$transcript"])
             let made = HTTPExchangeRecording(
-                secrets: HTTPSecrets(headers: configuration.secretHeaders, members: configuration.secretMembers),
+                secrets: secrets,
                 placeholder: { value, name in recorder.secretPlaceholder(for: value, name: name) },
                 write: { line in recorder.record("http", line) })
             recorder.onEnd { made.recordUnfinished() }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import VMHost
+@_spi(Transport) import VMHost
 @_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 @testable import VMHostHTTP
@@ -163,6 +163,35 @@ struct HTTPReplayTests {
         let messages = try await session.call(2, "vm.send", ["vm": "n", "input": "load"])
         _ = await session.close()
         #expect(messages.last?["error"] != nil)
+    }
+
+    /// The clients an app made, per connection.
+    @HostActor final class Clients { var made: [HTTPClient] = [] }
+
+    @Test @HostActor func eachConnectionsClientsAreRecordedInThatConnectionsRecording() async throws {
+        let server = try TestServer { _ in .respond(200, headers: ["Content-Type: application/json"], body: Array("[]".utf8)) }
+        let clients = Clients()
+        let app = Server(ServerConfiguration(name: "notes", version: "1.0.0") { environment in
+            ServedApp(kinds: [], connectionKinds: {
+                clients.made.append(HTTPClient(baseURL: HTTPURL(server.base)!, clock: environment.clock))
+                return []
+            })
+        })
+        let served = try app.makeApp(arguments: ["--clock", "manual"])
+        let path = temporaryPath("connection")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = SessionRecorder(fd: try SessionRecorder.create(path: path), arguments: ["--clock", "manual"], manualClock: true)
+        SessionRecorder.current = recorder
+        _ = served.connectionHost()
+        SessionRecorder.current = nil
+        _ = served.connectionHost()  // a connection not recorded
+        let _: [Note] = try await clients.made[0].get("/recorded")
+        let _: [Note] = try await clients.made[1].get("/elsewhere")
+        recorder.finish()
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { try JSON.parse(String($0)) }
+        #expect(lines.compactMap { $0["http"]?["path"] } == ["/recorded"])
+        #expect(lines.first?["offlineArgs"] == ["--clock", "manual", "--http-replay", "$transcript"])
+        #expect(server.requests.map(\.path) == ["/recorded", "/elsewhere"])
     }
 
     // MARK: The replay's matching
