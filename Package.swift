@@ -14,7 +14,8 @@
 // This package has one dependency, kept small and pure Swift: swift-log (logging to stderr). A
 // package that depends on `VMHost` and `VMHostTesting` resolves it and nothing else. `VMHostHTTP`
 // (and the reference app's HTTP backend on it) uses libcurl, loaded with dlopen by the first HTTP
-// call (nothing to build, nothing mapped at start-up). The WebSocket transport and `vmhost-web`, which build on hummingbird
+// call (nothing to build, nothing mapped at start-up); `VMHost` builds on it so that its server
+// records an app's HTTP exchanges (`--record`) and replays them (`--http-replay`). The WebSocket transport and `vmhost-web`, which build on hummingbird
 // and SwiftNIO, are a package of their own in `web/`, so that their dependencies reach no app that
 // does not use them. No target uses unsafe flags, so a package can depend on vmhost by version;
 // release tuning (static runtime, lld, no PIE, cross-module optimisation) is applied by
@@ -76,7 +77,7 @@ let package = Package(
         .target(
             name: "VMHost",
             dependencies: [
-                "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore",
+                "VMHostWire", "VMHostEventLoop", "VMHostJSONRPC", "VMHostRuntime", "VMHostCore", "VMHostHTTP",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: settings),

@@ -7,6 +7,7 @@ import Logging
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostJSONRPC
+@_spi(Transport) import VMHostHTTP
 import VMHostRuntime
 @_spi(Transport) import VMHostWire
 
@@ -99,7 +100,15 @@ public struct Server: Sendable {
         OptionSpec(
             "record", value: "FILE",
             abstract: "Write the session to FILE as a conformance transcript that a replay repeats.",
-            discussion: "Every message sent and written, secrets as placeholders a replay fills (protocol/conformance/README.md, Recordings). Replay it with python3 -m vmhost.replay FILE."),
+            discussion: "Every message sent and written, and every exchange of the app's HTTP clients, secrets as placeholders a replay fills (protocol/conformance/README.md, Recordings). Replay it with python3 -m vmhost.replay FILE."),
+        OptionSpec(
+            "http-replay", value: "FILE",
+            abstract: "Answer every call of the app's HTTP clients from the recording FILE, with no server.",
+            discussion: "FILE is a recording of --record: its {\"http\": ...} lines. A call takes the first recorded exchange not used yet of the same method, path, query, header fields and body (a masked secret stands for any value); a call with none fails, naming its method and path (protocol/backend.md, Recorded HTTP)."),
+        OptionSpec(
+            "http-replay-ignore", value: "LIST",
+            abstract: "What --http-replay leaves out when it matches a call: header:NAME, query:NAME, body:NAME, comma-separated.",
+            discussion: "For values that change from run to run: a request id header, a timestamp parameter, a body member (at any depth)."),
         OptionSpec(
             "max-record-bytes", value: "BYTES", defaultValue: String(SessionRecorder.defaultMaxBytes),
             abstract: "Largest recording of one session (--record), in bytes.",
@@ -172,6 +181,10 @@ public struct ServerConfiguration: Sendable {
     /// message), masked in the trace like the values of inputs declared secret. The names of the
     /// secret inputs themselves need not be listed.
     public var secretMembers: Set<String>
+    /// Names of header fields whose values are secret in a recording of the app's HTTP exchanges
+    /// (`--record`), besides the JSON members of ``secretMembers`` and the credential-like ones
+    /// (``HTTPSecrets``). By default `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`.
+    public var secretHeaders: Set<String> = HTTPSecrets.defaultHeaders
     /// Makes the app's kinds and test controls once the server has read its command line (on the
     /// host thread, before the first message). A usage error (an app option's bad value) is
     /// written with the usage, and the process exits 64.
@@ -185,6 +198,7 @@ public struct ServerConfiguration: Sendable {
         defaultLocale: AppLocale = .en, locales: [AppLocale]? = nil,
         errorKinds: [String]? = nil,
         secretMembers: Set<String> = [],
+        secretHeaders: Set<String> = HTTPSecrets.defaultHeaders,
         kinds: @escaping @HostActor @Sendable (ServerEnvironment) throws(UsageError) -> ServedApp
     ) {
         self.name = name
@@ -200,6 +214,7 @@ public struct ServerConfiguration: Sendable {
         self.locales = locales ?? [defaultLocale]
         self.errorKinds = errorKinds
         self.secretMembers = secretMembers
+        self.secretHeaders = secretHeaders
         self.kinds = kinds
     }
 }
@@ -305,6 +320,10 @@ public struct ServerSettings: Sendable {
     public var recordBudget: RecordingBudget
     /// `--max-trace-bytes`.
     public var maxTraceBytes: Int
+    /// `--http-replay FILE`: the recording the app's HTTP clients answer from.
+    public var httpReplayPath: String?
+    /// `--http-replay-ignore`.
+    public var httpReplayIgnoring: HTTPReplayIgnoring
 
     /// The standard options of `parsed`; a bad value is a usage error.
     public init(_ parsed: ParsedArguments) throws(UsageError) {
@@ -322,6 +341,16 @@ public struct ServerSettings: Sendable {
         let total = try Self.bound("max-record-total-bytes", parsed, default: RecordingBudget.defaultLimit)
         recordBudget = total == RecordingBudget.defaultLimit ? .shared : RecordingBudget(limit: total)
         maxTraceBytes = try Self.bound("max-trace-bytes", parsed, default: TraceRecorder.defaultMaxBytes)
+        httpReplayPath = parsed.value("http-replay")
+        if httpReplayPath?.isEmpty == true { throw UsageError("--http-replay: the file is missing") }
+        do throws(HTTPReplayError) {
+            httpReplayIgnoring = try HTTPReplayIgnoring(list: parsed.value("http-replay-ignore") ?? "")
+        } catch {
+            throw UsageError("--http-replay-ignore: \(error.message)")
+        }
+        if parsed.value("http-replay-ignore") != nil, httpReplayPath == nil {
+            throw UsageError("--http-replay-ignore applies to --http-replay only")
+        }
     }
 
     /// The value of a bound in bytes (`--name`), at least 1024.
@@ -347,13 +376,26 @@ extension Server {
         package var summary: String?
         /// ``ServedApp/connectionKinds``.
         package var connectionKinds: (@HostActor () -> [ViewModelFactory])?
+        /// What the app's HTTP clients are carried by (`--record`, `--http-replay`): set while
+        /// its kinds are made; a transport of one session (stdio) keeps it set for the run.
+        package var httpTransport: (@HostActor (any HTTPTransport) -> any HTTPTransport)?
+        /// `--http-replay`'s answers, shared by every connection.
+        var httpReplay: HTTPReplay?
+        /// The secrets of a recording of the app's HTTP exchanges.
+        var httpSecrets = HTTPSecrets()
 
         /// The configuration of one connection's host, for a transport that serves many: the
         /// clock and the app's shared parts are the same for all, the kinds are the connection's
-        /// own when the app makes them per connection.
+        /// own when the app makes them per connection (their HTTP clients then answer from
+        /// `--http-replay`, and are recorded in the connection's recording, if any:
+        /// ``SessionRecorder/current`` while this runs).
         public func connectionHost() -> Host.Configuration {
             guard let connectionKinds else { return host }
             var configuration = host
+            let previous = HTTPSessionTransport.current
+            HTTPSessionTransport.current = Server.httpSessionTransport(
+                replay: httpReplay, recorder: SessionRecorder.current, secrets: httpSecrets)
+            defer { HTTPSessionTransport.current = previous }
             configuration.factories = connectionKinds()
             return configuration
         }
@@ -385,6 +427,12 @@ extension Server {
         let environment = ServerEnvironment(
             clock: clock, arguments: arguments, locale: configuration.defaultLocale,
             testControls: settings.testControls, logger: logger)
+        let httpReplay = try Self.httpReplay(settings: settings)
+        let httpSecrets = HTTPSecrets(headers: configuration.secretHeaders, members: configuration.secretMembers)
+        let httpTransport = Self.httpSessionTransport(replay: httpReplay, recorder: SessionRecorder.current, secrets: httpSecrets)
+        let previous = HTTPSessionTransport.current
+        if let httpTransport { HTTPSessionTransport.current = httpTransport }
+        defer { HTTPSessionTransport.current = previous }
         let app = try configuration.kinds(environment)
         let host = Host.Configuration(
             clock: clock, factories: app.kinds, testControls: settings.testControls,
@@ -392,6 +440,50 @@ extension Server {
             serverName: configuration.name, serverVersion: configuration.version,
             defaultLocale: configuration.defaultLocale, locales: configuration.locales,
             errorKinds: configuration.errorKinds)
-        return App(host: host, summary: app.summary, connectionKinds: app.connectionKinds)
+        return App(
+            host: host, summary: app.summary, connectionKinds: app.connectionKinds, httpTransport: httpTransport,
+            httpReplay: httpReplay, httpSecrets: httpSecrets)
+    }
+
+    /// The answers of `--http-replay FILE`, read at start; a FILE that cannot be used is a usage error.
+    @HostActor
+    static func httpReplay(settings: ServerSettings) throws(UsageError) -> HTTPReplay? {
+        guard let path = settings.httpReplayPath else { return nil }
+        do throws(HTTPReplayError) {
+            return try HTTPReplay(path: path, ignoring: settings.httpReplayIgnoring)
+        } catch {
+            throw UsageError("--http-replay \(path): \(error.message)")
+        }
+    }
+
+    /// What carries the app's HTTP calls in a session: `replay` (`--http-replay`) instead of the
+    /// server, and `recorder` (the session's recording) keeping each exchange as a `{"http": …}`
+    /// line (protocol/backend.md, "Recorded HTTP"), `secrets` masked. Nil: each client's own. A
+    /// recording's `offlineArgs` are its `args` with `--http-replay $transcript`, unless the app
+    /// names others while its kinds are made.
+    @HostActor
+    static func httpSessionTransport(
+        replay: HTTPReplay?, recorder: SessionRecorder?, secrets: HTTPSecrets
+    ) -> (@HostActor (any HTTPTransport) -> any HTTPTransport)? {
+        var recording: HTTPExchangeRecording?
+        if let recorder {
+            // Set before the kinds are made: an app that replays its backend its own way names its
+            // own options then.
+            recorder.setOfflineArguments(
+                SessionRecorder.removing(option: "http-replay", from: recorder.arguments) + ["--http-replay", "$transcript"])
+            let made = HTTPExchangeRecording(
+                secrets: secrets,
+                placeholder: { value, name in recorder.secretPlaceholder(for: value, name: name) },
+                write: { line in recorder.record("http", line) })
+            recorder.onEnd { made.recordUnfinished() }
+            recording = made
+        }
+        guard replay != nil || recording != nil else { return nil }
+        return { @HostActor base in
+            var carrier = base
+            if let replay { carrier = replay }
+            if let recording { carrier = recording.transport(around: carrier) }
+            return carrier
+        }
     }
 }

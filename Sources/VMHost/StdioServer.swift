@@ -6,6 +6,7 @@ import Darwin
 import Logging
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostHTTP
 @_spi(Transport) import VMHostJSONRPC
 import VMHostRuntime
 @_spi(Transport) import VMHostWire
@@ -168,6 +169,8 @@ enum ServerLifecycle {
         } catch {
             server.fail(error.message)
         }
+        // One session for the run: an HTTP client the app makes later is recorded or replayed too.
+        HTTPSessionTransport.current = app.httpTransport
         let host = Host(configuration: app.host)
         host.log = { message in logger.debug("\(message)") }
         host.onExit = { code in terminate(code: code, end: .exitNotification) }

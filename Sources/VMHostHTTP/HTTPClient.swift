@@ -32,6 +32,10 @@ import VMHostWire
 /// loads no library and starts no thread, so start-up and idle memory are those of a host without
 /// HTTP. Where libcurl is not installed every call fails as ``HTTPError/Kind/unavailable``.
 /// Bodies are written and read with the framework's ``JSON`` (no Foundation).
+///
+/// The engine is a ``HTTPTransport``: a client made while the server records a session
+/// (`--record`) keeps its exchanges in the recording, and one made while it replays one
+/// (`--http-replay FILE`) answers from it with no server (protocol/backend.md, "Recorded HTTP").
 @HostActor
 public final class HTTPClient {
     /// The largest response body read by default: 8 MiB.
@@ -54,25 +58,38 @@ public final class HTTPClient {
     /// How failures become the app's errors.
     public var failures: any HTTPFailureMapping
 
-    /// The engine of a test; nil for the process's, which the first call makes (``CurlEngine/shared``
-    /// is not touched before: it loads libcurl and starts a thread).
-    private let ownEngine: CurlEngine?
+    /// What carries the calls: the one given, or libcurl; wrapped by the server's while it
+    /// records or replays a session (``HTTPSessionTransport``).
+    private let transport: any HTTPTransport
 
     /// A client of the server at `baseURL`. Nothing is loaded or started before the first call.
+    ///
+    /// `transport`: what carries the calls (a test's stub); nil for libcurl. While the server
+    /// records a session or replays one, it takes the client's calls around this one.
     public convenience init(
         baseURL: HTTPURL, clock: any HostClock, timeout: Duration = .seconds(15),
         maxResponseBytes: Int = HTTPClient.defaultMaxResponseBytes, headers: HTTPHeaders = [:],
-        redirects: HTTPRedirectPolicy = .none, failures: any HTTPFailureMapping = DefaultHTTPFailures()
+        redirects: HTTPRedirectPolicy = .none, failures: any HTTPFailureMapping = DefaultHTTPFailures(),
+        transport: (any HTTPTransport)? = nil
     ) {
         self.init(
             baseURL: baseURL, clock: clock, timeout: timeout, maxResponseBytes: maxResponseBytes, headers: headers,
-            redirects: redirects, failures: failures, engine: nil)
+            redirects: redirects, failures: failures, transport: transport ?? CurlHTTPTransport(engine: nil))
     }
 
     /// A client on `engine` (tests: one whose library is missing); nil for the process's.
-    init(
+    convenience init(
         baseURL: HTTPURL, clock: any HostClock, timeout: Duration, maxResponseBytes: Int, headers: HTTPHeaders,
         redirects: HTTPRedirectPolicy, failures: any HTTPFailureMapping, engine: CurlEngine?
+    ) {
+        self.init(
+            baseURL: baseURL, clock: clock, timeout: timeout, maxResponseBytes: maxResponseBytes, headers: headers,
+            redirects: redirects, failures: failures, transport: CurlHTTPTransport(engine: engine))
+    }
+
+    private init(
+        baseURL: HTTPURL, clock: any HostClock, timeout: Duration, maxResponseBytes: Int, headers: HTTPHeaders,
+        redirects: HTTPRedirectPolicy, failures: any HTTPFailureMapping, transport: any HTTPTransport
     ) {
         self.baseURL = baseURL
         self.clock = clock
@@ -81,7 +98,7 @@ public final class HTTPClient {
         self.headers = headers
         self.redirects = redirects
         self.failures = failures
-        ownEngine = engine
+        self.transport = HTTPSessionTransport.current?(transport) ?? transport
     }
 
     // MARK: Calls
@@ -134,23 +151,62 @@ public final class HTTPClient {
 
     // MARK: The exchange
 
-    /// The call of `request`, redirects followed by the policy, raced against the deadline; the
-    /// response as it came (no mapping).
+    /// The call of `request` through the transport; the response as it came (no mapping).
     func exchange(_ request: HTTPRequest) async throws -> HTTPResponse {
         try Task.checkCancellation()
-        var hop = try prepare(request)
+        let hop = try prepare(request)
+        return try await transport.carry(
+            HTTPCall(
+                method: hop.method, url: hop.url, headers: hop.headers, body: hop.body, timeout: request.timeout ?? timeout,
+                maxResponseBytes: maxResponseBytes, redirects: redirects, clock: clock))
+    }
+
+    /// The first hop of `request`: its URL, and the client's headers under its own when it goes to
+    /// the base URL's origin.
+    private func prepare(_ request: HTTPRequest) throws(HTTPError) -> Hop {
+        var target = request.target
+        if !request.query.isEmpty {
+            target += (target.contains("?") ? "&" : "?") + URLComponentEncoding.query(request.query.map { ($0.name, $0.value) })
+        }
+        let url: HTTPURL?
+        if target.hasPrefix("/") {
+            url = baseURL.appending(target)
+        } else {
+            url = HTTPURL(target)
+        }
+        guard let url else { throw HTTPError(.invalidRequest, "the request's target is not a path or an http(s) URL") }
+        let fields = url.isSameOrigin(as: baseURL) ? headers.merging(request.headers) : request.headers
+        return try Hop(method: request.method, url: url, headers: fields, body: request.body)
+    }
+}
+
+/// The transport of libcurl: redirects followed by the policy, the whole call raced against the
+/// deadline on the host's clock.
+@HostActor
+final class CurlHTTPTransport: HTTPTransport {
+    /// The engine of a test; nil for the process's, which the first call makes (``CurlEngine/shared``
+    /// is not touched before: it loads libcurl and starts a thread).
+    private let ownEngine: CurlEngine?
+
+    init(engine: CurlEngine?) { ownEngine = engine }
+
+    func carry(_ call: HTTPCall) async throws -> HTTPResponse {
+        try Task.checkCancellation()
+        var hop = try Hop(method: call.method, url: call.url, headers: call.headers, body: call.body)
         let current = CurrentTransfer()
         let engine = ownEngine ?? CurlEngine.shared
-        let deadline = clock.schedule(after: request.timeout ?? timeout) {
+        let clock = call.clock
+        let deadline = clock.schedule(after: call.timeout) {
             current.timedOut = true
             current.transfer?.finish(.failure(HTTPError.timedOut), abortingOn: engine)
         }
         defer { clock.cancel(deadline) }
+        let redirects = call.redirects
         var redirectsLeft = redirects.maxRedirects
         while true {
             let transfer = CurlTransfer(
                 url: hop.url.text, method: hop.method.rawValue, headers: hop.headerLines, body: hop.body,
-                maxResponseBytes: maxResponseBytes, backstopMilliseconds: backstopMilliseconds(request))
+                maxResponseBytes: call.maxResponseBytes, backstopMilliseconds: backstopMilliseconds(call))
             current.transfer = transfer
             let response = try await transfer.run(on: engine).get()
             current.transfer = nil
@@ -170,28 +226,10 @@ public final class HTTPClient {
     /// libcurl's own deadline: a backstop only, far behind the host clock's. None on a manual
     /// clock: there time moves only when told, and a second clock running in real time would end a
     /// call that a slow test run has not timed out yet (0: libcurl sets no deadline).
-    private func backstopMilliseconds(_ request: HTTPRequest) -> Int {
-        guard !(clock is ManualClock) else { return 0 }
-        let seconds = (request.timeout ?? timeout).components.seconds
+    private func backstopMilliseconds(_ call: HTTPCall) -> Int {
+        guard !(call.clock is ManualClock) else { return 0 }
+        let seconds = call.timeout.components.seconds
         return max(30_000, Int(min(max(seconds, 0), 43_200)) * 2000)
-    }
-
-    /// The first hop of `request`: its URL, and the client's headers under its own when it goes to
-    /// the base URL's origin.
-    private func prepare(_ request: HTTPRequest) throws(HTTPError) -> Hop {
-        var target = request.target
-        if !request.query.isEmpty {
-            target += (target.contains("?") ? "&" : "?") + URLComponentEncoding.query(request.query.map { ($0.name, $0.value) })
-        }
-        let url: HTTPURL?
-        if target.hasPrefix("/") {
-            url = baseURL.appending(target)
-        } else {
-            url = HTTPURL(target)
-        }
-        guard let url else { throw HTTPError(.invalidRequest, "the request's target is not a path or an http(s) URL") }
-        let fields = url.isSameOrigin(as: baseURL) ? headers.merging(request.headers) : request.headers
-        return try Hop(method: request.method, url: url, headers: fields, body: request.body)
     }
 }
 

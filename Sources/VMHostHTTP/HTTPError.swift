@@ -32,6 +32,8 @@ public struct HTTPError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidRequest
         /// libcurl cannot be loaded on this machine (Debian: install `libcurl4`).
         case unavailable
+        /// The recording a replay answers from (`--http-replay`) holds no answer for the request.
+        case notRecorded
         /// Any other failure of the transport.
         case failed
     }

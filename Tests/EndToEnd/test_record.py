@@ -306,6 +306,21 @@ def test_a_session_recorded_against_an_http_backend_replays_with_none(tmp_path):
     assert first["offlineArgs"] == [*MANUAL, "--backend", "recorded:$transcript"]
     # The server is gone: only the recorded answers can make this pass.
     replays(path, {"password": "wrong-pw-1", "password_2": "http-pw-5150"}, offline=True)
+    # The same session, any app's way: the HTTP client itself answers from the recording's http
+    # lines (--http-replay), the backend's address leading nowhere; the device id, new in each
+    # process, is left out of the matching.
+    http = [line["http"] for line in read(path) if "http" in line]
+    assert [(line["method"], line["path"]) for line in http] == [
+        ("POST", "/auth/login"), ("POST", "/auth/login"), ("GET", "/products?page=1&pageSize=20"),
+        ("GET", "/products?page=1&pageSize=20")], http
+    assert all(field[1].startswith("$secret:") for line in http for field in line["headers"] if field[0] == "Authorization")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first["offlineArgs"] = [*MANUAL, "--backend", "http://127.0.0.1:9", "--http-replay", "$transcript",
+                            "--http-replay-ignore", "header:X-Device-Id,header:uuid"]
+    (tmp_path / "any-app.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    failure = replay(tmp_path / "any-app.jsonl", binary=binary(), offline=True, trust_args=True,
+                     secrets=Secrets({"password": "wrong-pw-1", "password_2": "http-pw-5150"}, environ={}))
+    assert failure is None, failure.report()
 
 
 def test_a_password_quoted_by_the_server_reaches_neither_the_trace_nor_the_recording(tmp_path):

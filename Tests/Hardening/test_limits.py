@@ -15,6 +15,7 @@ limit and just past it, in both framings where the framing matters.
 | view-models and subscriptions | test_view_models_have_no_count_limit         | Hardening/test_process.py (memory returned)
 | recording                     | test_recording_and_trace_bounds_*            | EndToEnd/test_record.py (the comment, the session going on); EmbeddingTests/SessionRecorderTests.swift (the server's budget)
 | trace                         | test_a_trace_stops_at_*, test_recording_and_trace_bounds_* | ViewModelHostTests/HostTests.swift (the last line's room)
+| HTTP replay                   | test_an_http_replay_file_*                   | VMHostHTTPTests/HTTPReplayTests.swift (a line's members, matching)
 | log queue                     | test_log_*                                   |
 
 No test waits on time: a blocking read of the next frame (with a hang guard) is the only wait.
@@ -338,6 +339,31 @@ def test_recording_and_trace_bounds_are_at_least_1024_bytes(option):
     assert run_once(b"", option, "1024").returncode == 0
     done = run_once(b"", option, "1023")
     assert done.returncode == 64 and option.encode() in done.stderr
+
+
+def test_an_http_replay_file_is_checked_at_start_without_waiting_on_it(tmp_path):
+    """--http-replay reads a regular file only (a FIFO is refused, never waited on); a line that
+    is not JSON or a malformed http line is a usage error naming the file, the line and the member."""
+    import os
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    done = run_once(b"", "--http-replay", str(fifo))
+    assert done.returncode == 64 and b"not a regular file" in done.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"args": []}\n{"http": {"method": "GET", "path": "/a", "ms": 86400001, "cancelled": true}}\n')
+    done = run_once(b"", "--http-replay", str(bad))
+    assert done.returncode == 64 and f"{bad}:2: http: ms: expected an integer from 0 to 86400000".encode() in done.stderr
+    bad.write_text('{"args": []}\nnot json\n')
+    done = run_once(b"", "--http-replay", str(bad))
+    assert done.returncode == 64 and f"{bad}:2: not JSON".encode() in done.stderr
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"args": []}\n{"http": {"method": "GET", "path": "/a", "ms": 86400000, "cancelled": true}}\n')
+    done = run_once(ping(1) + b"\n", "--http-replay", str(good), "--http-replay-ignore", "query:ts,header:X-Id,body:at")
+    assert done.returncode == 0 and done.messages == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+    done = run_once(b"", "--http-replay", str(good), "--http-replay-ignore", "cookie:sid")
+    assert done.returncode == 64 and b"--http-replay-ignore: expected header:NAME" in done.stderr
+    done = run_once(b"", "--http-replay-ignore", "query:ts")
+    assert done.returncode == 64 and b"--http-replay-ignore applies to --http-replay only" in done.stderr
 
 
 def test_log_lines_are_cut_at_1_kib():

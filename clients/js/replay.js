@@ -325,7 +325,7 @@ export function loadTranscript(path) {
 export const ALLOWED_FLAGS = new Set(["test-controls"]);
 /** Options with a value a replayer passes by default; `--backend` only `embedded` or `recorded:` a file beside the transcript. */
 export const ALLOWED_OPTIONS = new Set(["clock", "framing", "log-level", "max-message-bytes", "backend", "demo-products",
-  "timeout-ms", "max-response-bytes"]);
+  "timeout-ms", "max-response-bytes", "http-replay", "http-replay-ignore"]);
 const TRUST = "replay with --trust-args if you trust this transcript";
 
 /** A transcript asks for options a replayer does not pass by default; `--trust-args` passes them. */
@@ -365,6 +365,7 @@ export function checkedArguments(args, transcript, backendUrl) {
       value = args[index++];
     } else throw new Refused(`--${name} has no value`);
     if (name === "backend" && !(backendUrl !== undefined && value === backendUrl)) value = allowedBackend(value, folder);
+    if (name === "http-replay") value = beside(`--http-replay ${show(value)}`, value, folder);
     checked.push(`--${name}`, value);
   }
   return checked;
@@ -388,21 +389,25 @@ function allowedBackend(value, folder) {
     throw new Refused(`--backend ${show(value)}: a replay uses only the embedded backend or recorded:FILE beside the ` +
       `transcript (an address would receive what the replay sends, secrets included); ${TRUST}`);
   }
-  const given = value.slice("recorded:".length);
+  return `recorded:${beside(`--backend ${show(value)}`, value.slice("recorded:".length), folder)}`;
+}
+
+/** The real path of `given`, a recording (a recorded backend, `--http-replay`'s file) that must be a regular file in the transcript's `folder`; else Refused naming `option`. */
+function beside(option, given, folder) {
   if (!given || given.split(/[\\/]/).includes("..")) {
-    throw new Refused(`--backend ${show(value)}: the recorded backend must be a file beside the transcript`);
+    throw new Refused(`${option}: the recording must be a file beside the transcript`);
   }
   let real;
   try {
     real = realpathSync(isAbsolute(given) ? given : join(folder, given));
   } catch (error) {
-    throw new Refused(`--backend ${show(value)}: ${error.code ?? error.message}`);
+    throw new Refused(`${option}: ${error.code ?? error.message}`);
   }
   if (dirname(real) !== folder) {
-    throw new Refused(`--backend ${show(value)}: the recorded backend must be a file beside the transcript (this one is ${real}, outside ${folder})`);
+    throw new Refused(`${option}: the recording must be a file beside the transcript (this one is ${real}, outside ${folder})`);
   }
-  if (!statSync(real).isFile()) throw new Refused(`--backend ${show(value)}: not a regular file`);
-  return `recorded:${real}`;
+  if (!statSync(real).isFile()) throw new Refused(`${option}: not a regular file`);
+  return real;
 }
 
 /**
@@ -432,7 +437,9 @@ export function transcriptArguments(path, steps, offline = false, { trust = fals
 }
 
 /** Steps that are no step for a replayer: documentation and recorded backend exchanges. */
-export const isInert = (step) => has(step, "comment") || has(step, "backend");
+/** Whether `step` is an exchange the app made with its server (`backend`, the reference app's; `http`, any app's HTTP client). */
+export const isExchange = (step) => has(step, "backend") || has(step, "http");
+export const isInert = (step) => has(step, "comment") || isExchange(step);
 
 // -- replaying a file -------------------------------------------------------------------------
 
@@ -897,7 +904,7 @@ export async function update(path, { binary, offline = false, secrets = new Secr
   const lines = old.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   const byLine = new Map(steps);
-  const hasBackend = has(steps[0][1], "offlineArgs") || steps.some(([, s]) => has(s, "backend"));
+  const hasBackend = has(steps[0][1], "offlineArgs") || steps.some(([, s]) => isExchange(s));
   let recordDir = null;
   const extra = [];
   if (hasBackend && !offline) {
@@ -923,7 +930,7 @@ export async function update(path, { binary, offline = false, secrets = new Secr
     const step = byLine.get(index + 1);
     let kind = "other";
     if (step !== undefined) {
-      kind = has(step, "expect") ? "expect" : has(step, "backend") ? "backend"
+      kind = has(step, "expect") ? "expect" : isExchange(step) ? "backend"
         : has(step, "send") || has(step, "sendRaw") ? "send" : "other";
     }
     return { text, step, kind };
@@ -1128,7 +1135,7 @@ function withBackendLines(items, recording) {
     if (has(step, "send") || has(step, "sendRaw")) {
       if (isObject(step.send) && String(step.send.id ?? "").startsWith(SYNC)) continue;
       sends++;
-    } else if (has(step, "backend")) {
+    } else if (isExchange(step)) {
       if (!afterSend.has(sends)) afterSend.set(sends, []);
       afterSend.get(sends).push(line);
     }

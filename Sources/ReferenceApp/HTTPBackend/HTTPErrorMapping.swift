@@ -28,7 +28,8 @@ struct HTTPErrorMapping: HTTPFailureMapping {
         case .timedOut: .timeout()
         case .responseTooLarge, .undecodable: .decode(failure.detail)
         case .status(let status): .server(status: status)
-        case .hostNotFound, .cannotConnect, .connectionLost, .secureConnectionFailed, .unavailable, .failed, .invalidRequest:
+        case .hostNotFound, .cannotConnect, .connectionLost, .secureConnectionFailed, .unavailable, .failed, .invalidRequest,
+             .notRecorded:
             .network(failure.detail)
         }
     }

@@ -133,7 +133,10 @@ test("checkedArguments: the allow-list, read as the host reads options", () => {
     ["--clock", "manual", "--test-controls", "--backend", "embedded"]);
   assert.deepEqual(checkedArguments(["--backend", "recorded:answers.jsonl"], path),
     ["--backend", `recorded:${join(dir, "answers.jsonl")}`].map((a) => a.replace(dir, resolve(dir))));
+  assert.deepEqual(checkedArguments(["--http-replay", "answers.jsonl", "--http-replay-ignore", "query:ts"], path),
+    ["--http-replay", join(resolve(dir), "answers.jsonl"), "--http-replay-ignore", "query:ts"]);
   for (const args of [["--trace", "x"], ["--backend", "recorded:link.jsonl"], ["--backend", `recorded:${RECORDED}`],
+    ["--http-replay", "link.jsonl"], ["--http-replay", RECORDED], ["--http-replay", "../answers.jsonl"],
     ["--backend", "https://example.org"], ["--test-controls=1"], ["-h"], ["manual"], [1], ["--clock"]]) {
     assert.throws(() => checkedArguments(args, path), Refused, JSON.stringify(args));
   }

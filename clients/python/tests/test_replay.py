@@ -367,6 +367,29 @@ def test_a_recorded_backend_must_be_a_file_beside_the_transcript(tmp_path: Path)
         assert done.returncode == 1 and "FAIL" in done.stdout, done.stdout  # started; the ping was never expected
 
 
+def test_an_http_replay_must_be_a_file_beside_the_transcript_and_its_lines_are_no_steps(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text('{"args": []}\n', encoding="utf-8")
+    path = hostile(tmp_path, [])
+    os.mkfifo(path.parent / "fifo.jsonl")
+    for value, why in ((str(outside), "outside"), ("../elsewhere.jsonl", "beside"), ("fifo.jsonl", "not a regular file")):
+        out = assert_refused(hostile(tmp_path, ["--http-replay", value]))
+        assert "--http-replay" in out and why in out, out
+    # Beside it (the transcript itself, as offlineArgs name it): the host answers the app's HTTP
+    # clients from its http lines, which the replayer passes over like backend lines.
+    steps = [{"args": ["--clock", "manual"], "offlineArgs": ["--clock", "manual", "--http-replay", "$transcript",
+                                                              "--http-replay-ignore", "header:X-Request-Id"]},
+             {"send": {"jsonrpc": "2.0", "id": 1, "method": "ping"}},
+             {"http": {"method": "GET", "path": "/api/notes", "headers": [], "ms": 0,
+                       "response": {"status": 200, "headers": [], "body": []}}},
+             {"expect": {"jsonrpc": "2.0", "id": 1, "result": {}}}, {"close": True}]
+    recorded = tmp_path / "received" / "notes.jsonl"
+    recorded.write_text("".join(json.dumps(s) + "\n" for s in steps), encoding="utf-8")
+    for offline in ([], ["--offline"]):
+        done = cli(*offline, str(recorded))
+        assert done.returncode == 0 and "PASS" in done.stdout, done.stdout + done.stderr
+
+
 def test_trust_args_passes_the_options_as_they_are(tmp_path: Path) -> None:
     trace = tmp_path / "trace.ndjson"
     path = hostile(tmp_path, ["--trace", str(trace)])

@@ -287,6 +287,13 @@ def masked(value: Any, secrets: Secrets, names: Iterable[str]) -> Any:
     return walk(value)
 
 
+def is_exchange(step: Dict[str, Any]) -> bool:
+    """Whether *step* is an exchange the app made with its server (``backend``, the reference app's;
+    ``http``, any app's HTTP client): no step of the client's; a replay with ``--offline`` serves
+    them again, and a replay that records anew replaces them."""
+    return "backend" in step or "http" in step
+
+
 # -- the options a transcript may start a host with ----------------------------------------------
 
 #: Flags a replayer passes by default (protocol/conformance/README.md, "Replaying a file you did not
@@ -295,7 +302,7 @@ ALLOWED_FLAGS = frozenset({"test-controls"})
 #: Options with a value a replayer passes by default; ``--backend`` only as ``embedded`` or
 #: ``recorded:FILE`` with FILE beside the transcript (:func:`checked_arguments`).
 ALLOWED_OPTIONS = frozenset({"clock", "framing", "log-level", "max-message-bytes", "backend", "demo-products",
-                             "timeout-ms", "max-response-bytes"})
+                             "timeout-ms", "max-response-bytes", "http-replay", "http-replay-ignore"})
 
 
 class Refused(ValueError):
@@ -360,6 +367,8 @@ def checked_arguments(arguments: Sequence[Any], transcript: "os.PathLike[str] | 
             raise Refused(f"--{name} has no value")
         if name == "backend" and not (backend_url is not None and value == backend_url):
             value = _allowed_backend(value, folder)
+        if name == "http-replay":
+            value = _beside(f"--http-replay {value!r}", value, folder)
         checked += ["--" + name, value]
     return checked
 
@@ -371,20 +380,25 @@ def _allowed_backend(value: str, folder: Path) -> str:
         raise Refused(f"--backend {value!r}: a replay uses only the embedded backend or recorded:FILE beside the "
                       f"transcript (an address would receive what the replay sends, secrets included); "
                       f"replay with --trust-args if you trust this transcript")
-    given = value[len("recorded:"):]
+    return "recorded:" + _beside(f"--backend {value!r}", value[len("recorded:"):], folder)
+
+
+def _beside(option: str, given: str, folder: Path) -> str:
+    """The real path of *given*, a recording (a recorded backend, ``--http-replay``'s file) that
+    must be a regular file in the transcript's *folder*; else :class:`Refused` naming *option*."""
     if not given or ".." in Path(given).parts:
-        raise Refused(f"--backend {value!r}: the recorded backend must be a file beside the transcript")
+        raise Refused(f"{option}: the recording must be a file beside the transcript")
     real = Path(os.path.realpath(folder / given))
     if real.parent != folder:
-        raise Refused(f"--backend {value!r}: the recorded backend must be a file beside the transcript "
+        raise Refused(f"{option}: the recording must be a file beside the transcript "
                       f"(this one is {real}, outside {folder})")
     try:
         regular = stat.S_ISREG(os.stat(real).st_mode)
     except OSError as error:
-        raise Refused(f"--backend {value!r}: {error.strerror}") from None
+        raise Refused(f"{option}: {error.strerror}") from None
     if not regular:
-        raise Refused(f"--backend {value!r}: not a regular file")
-    return "recorded:" + str(real)
+        raise Refused(f"{option}: not a regular file")
+    return str(real)
 
 
 # -- transcripts ---------------------------------------------------------------------------------
@@ -763,7 +777,7 @@ class _Run:
             # The recording's next changes of this subscription first (comments and backend lines
             # are no steps), then the host's.
             following = last + 1
-            while following < len(steps) and ("comment" in steps[following][1] or "backend" in steps[following][1]):
+            while following < len(steps) and ("comment" in steps[following][1] or is_exchange(steps[following][1])):
                 following += 1
             if following < len(steps) and is_changed(steps[following][1].get("expect")) and \
                     resolved(steps[following][1]["expect"], self.captures, self.secrets)["params"].get("subscription") \
@@ -827,7 +841,7 @@ def replay(path: "os.PathLike[str] | str | Transcript", binary: Optional[str] = 
         while index + 1 < len(steps):
             index += 1
             number, step = steps[index]
-            if "comment" in step or "backend" in step:
+            if "comment" in step or is_exchange(step):
                 continue
             if "send" in step:
                 run.send(number, step["send"])
@@ -991,7 +1005,7 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
     transcript = Transcript.load(path)
     transcript.arguments(offline, trust_args, backend_url)  # Refused before anything is made
     old = transcript.path.read_text(encoding="utf-8")
-    has_backend = "offlineArgs" in transcript.steps[0][1] or any("backend" in step for _, step in transcript.steps)
+    has_backend = "offlineArgs" in transcript.steps[0][1] or any(is_exchange(step) for _, step in transcript.steps)
     record: Optional[Path] = None
     extra: List[str] = []
     if has_backend and not offline:
@@ -1012,7 +1026,7 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
         step = by_line.get(number)
         kind = "other"
         if step is not None:
-            kind = "expect" if "expect" in step else "backend" if "backend" in step else \
+            kind = "expect" if "expect" in step else "backend" if is_exchange(step) else \
                 "send" if "send" in step or "sendRaw" in step else "other"
         items.append(_Item(text, step, kind))
     # What the recorded client had seen before each line: the replies it had (by id, counted, for
@@ -1226,7 +1240,7 @@ def _with_backend_lines(items: List["_Item"], recording: Path) -> List["_Item"]:
             if isinstance(message, dict) and str(message.get("id", "")).startswith(_SYNC):
                 continue
             sends += 1
-        elif "backend" in step:
+        elif is_exchange(step):
             after_send.setdefault(sends, []).append(line)
     result: List[_Item] = []
     sends = 0
