@@ -229,7 +229,7 @@ package final class EmbeddedSession {
         host.outputQueue.resume()
         deliver(all: true)
         if manualClock {
-            EventLoop.shared.drainSettled()
+            EventLoop.shared.drain()
             terminate(status: 0, end: .endOfInput)
         } else {
             checkWorkDone()
@@ -283,7 +283,7 @@ package final class EmbeddedSession {
         released = true
         // Messages read after `exit` may have made view-models: they go too.
         host.cancelEverything()
-        EventLoop.shared.drainSettled()
+        EventLoop.shared.drain()
         host.log = nil
         host.onExit = nil
         host.engine.tracer = nil

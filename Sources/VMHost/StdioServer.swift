@@ -242,7 +242,7 @@ enum ServerLifecycle {
         inputHandled = true
         host.outputQueue.resume()
         if host.configuration.clock is ManualClock {
-            EventLoop.shared.drainSettled()
+            EventLoop.shared.drain()
             terminate(code: 0, end: .endOfInput)
         } else if !host.hasWorkInFlight {
             terminate(code: 0, end: .endOfInput)

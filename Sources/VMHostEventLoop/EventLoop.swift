@@ -42,7 +42,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// a job of such a task that the runtime would hand to its global pool (the task's first
     /// step, a continuation resumed by a timer or from another thread) is posted here instead, by
     /// the thread that released it. No task of the host waits for a thread of the pool, so no turn
-    /// of the host waits for one either, however busy the machine or the pool (``drainSettled()``).
+    /// of the host waits for one either, however busy the machine or the pool (``drain()``).
     package let taskExecutor: HostTaskExecutor
 
     private struct Shared {
@@ -275,7 +275,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     ///
     /// Counting it keeps ``settle()`` and ``settle(group:within:)`` (which wait by yielding, never
     /// by blocking the loop) from returning before it has run: a task of the host is posted here
-    /// by its releaser (``drainSettled()``), but one made with a bare `Task { @HostActor in … }`
+    /// by its releaser (``drain()``), but one made with a bare `Task { @HostActor in … }`
     /// may pass through the runtime's global executor first. Pair every call with
     /// ``endTransit()`` once the task runs on the host thread again.
     package func beginTransit(group: WorkGroup? = nil) {
@@ -344,20 +344,6 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         return Task(executorPreference: shared.taskExecutor, operation: operation)
     }
 
-    /// Runs ready work until none is left, as ``drain()`` does: everything the work so far
-    /// released to run here has then run. Same rules as ``drain()``.
-    ///
-    /// It never waits. A task the host started (``startTask(group:_:)``) prefers the loop as its
-    /// task executor, so when it is released (a continuation resumed, by a timer here or by another
-    /// thread) the releasing thread posts it here before the release returns: it never passes
-    /// through the runtime's global pool, and nothing is on its way that a wait could see arrive.
-    /// A host's turn therefore never waits for a thread of the pool, however busy the machine is,
-    /// and never for another host's work. (A task made with a bare `Task { @HostActor in … }` has no
-    /// such preference: it may hop through the pool, and the loop does not wait for it.)
-    package func drainSettled() {
-        drain()
-    }
-
     private func drainWakePipe() {
         var sink = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         while withUnsafeMutableBytes(of: &sink, { read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
@@ -366,6 +352,13 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     // MARK: Running
 
     /// Runs ready jobs until none is left. See the type's discussion for when it may be called.
+    ///
+    /// When it returns, everything the work so far released to run here has run: a task the host
+    /// started (``startTask(group:_:)``) prefers the loop as its task executor, so whoever releases
+    /// it (a timer here, another thread) posts it here before the release returns; nothing is on
+    /// its way through Swift's global pool that a wait could see arrive, and the loop never waits
+    /// for it. (A task made with a bare `Task { @HostActor in … }` has no such preference: it may
+    /// hop through the pool, and the loop does not wait for it.)
     ///
     /// Posted closures are run only by a drain at the top of the loop's turn. Inside a closure, an
     /// input handler or a borrowed turn (``holdingClosures``), a drain runs jobs only and keeps the

@@ -104,7 +104,7 @@ struct ListProbe {
         } catch {
             preconditionFailure("\(input) refused: \(error)")
         }
-        EventLoop.shared.drainSettled()
+        EventLoop.shared.drain()
         precondition(outcome != nil, "\(input) did not end")
         return outcome
     }

@@ -67,11 +67,11 @@ public final class ManualClock: HostClock {
     /// type's discussion. From the host thread outside any job (the host's `control.clock.advance`).
     package func advance(by delta: Duration) {
         let target = target(after: delta)
-        EventLoop.shared.drainSettled()
+        EventLoop.shared.drain()
         while let (deadline, action) = timers.popDue(now: target) {
             nanoseconds = deadline
             action()
-            EventLoop.shared.drainSettled()
+            EventLoop.shared.drain()
         }
         nanoseconds = target
     }
