@@ -12,7 +12,6 @@ public final class ThreadViewModel: ViewModel {
     public let send = Command(.ignore, returning: Message.self, disabled: { $0.draft.trimmed.isEmpty ? "nothing to send" : nil }) { vm in
         let sent = try await vm.api.post(vm.draft.trimmed, author: vm.author)
         vm.merge([sent])
-        vm.draft = ""
         return sent
     }
     /// New messages, as the server pushes them: one long-poll after another, the last id shown as
