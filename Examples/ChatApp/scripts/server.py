@@ -6,9 +6,9 @@
 Listens on 127.0.0.1 (an ephemeral port unless --port says), prints ``http://127.0.0.1:PORT`` on
 its first line of stdout, and serves until stdin closes or it is interrupted.
 
-- ``GET /messages?after=N``: ``{"messages": [...]}``, the messages whose id is over N: at once when
-  there is one, else when one arrives (a long-poll, given up after 30 s with an empty list), or as
-  soon as the client goes away (logged ``aborted``).
+- ``GET /messages?after=N&reader=NAME``: ``{"messages": [...]}``, the messages whose id is over N:
+  at once when there is one, else when someone other than NAME writes one (a long-poll, given up
+  after 30 s with an empty list), or as soon as the client goes away (logged ``aborted``).
 - ``POST /messages`` ``{"author", "text"}``: 201 and the message stored.
 - ``GET /search?q=TEXT``: the messages whose text contains TEXT, except for three queries that
   play a failure: ``slow`` answers only when the client goes away (``aborted``, at most 30 s),
@@ -121,7 +121,10 @@ class Handler(BaseHTTPRequestHandler):
                 last = int(query.get("after", "0"))
             except ValueError:
                 return self.answer(400, {"error": "after must be a number"})
-            found = CHAT.after(last) or self.hold(url.path, lambda: CHAT.after(last))
+            reader = query.get("reader")
+            # Held until someone other than the reader writes: the reader's own sends do not wake it.
+            found = CHAT.after(last) or self.hold(
+                url.path, lambda: CHAT.after(last) if any(m["author"] != reader for m in CHAT.after(last)) else [])
             if found is not None:
                 self.answer(200, {"messages": found})
         elif url.path == "/search":

@@ -20,9 +20,9 @@ public struct ChatFailures: HTTPFailureMapping {
     }
 }
 
-/// The chat server's API over the framework's HTTP client: `GET /messages?after=N` (a long-poll:
-/// answered at once when messages after `N` exist, else when one arrives), `POST /messages` and
-/// `GET /search?q=…`.
+/// The chat server's API over the framework's HTTP client: `GET /messages?after=N&reader=NAME` (a
+/// long-poll: answered at once when messages after `N` exist, else when someone other than the
+/// reader writes one), `POST /messages` and `GET /search?q=…`.
 @HostActor
 public final class ChatAPI {
     /// How long a long-poll may wait on the host's clock before it is asked again.
@@ -38,9 +38,9 @@ public final class ChatAPI {
         client = HTTPClient(baseURL: baseURL, clock: clock, timeout: timeout, maxResponseBytes: 1 << 20, failures: ChatFailures())
     }
 
-    /// The messages after `id`, waiting on the server until there is one.
-    public func messages(after id: Int) async throws -> [Message] {
-        var request = HTTPRequest(.get, "/messages", query: [("after", String(id))])
+    /// The messages after `id`, waiting on the server until someone other than `reader` writes one.
+    public func messages(after id: Int, reader: String) async throws -> [Message] {
+        var request = HTTPRequest(.get, "/messages", query: [("after", String(id)), ("reader", reader)])
         request.timeout = Self.pollTimeout
         return try await client.send(request, as: Page.self).messages
     }

@@ -18,7 +18,7 @@ public final class ThreadViewModel: ViewModel {
     /// the cursor. A failure is reported once on `error` and ends it.
     public let incoming = Listening { vm in
         while true {
-            let new = try await vm.api.messages(after: vm.messages.last?.id ?? 0)
+            let new = try await vm.api.messages(after: vm.messages.last?.id ?? 0, reader: vm.author)
             vm.merge(new)
         }
     }
@@ -35,8 +35,8 @@ public final class ThreadViewModel: ViewModel {
         self.author = author
     }
 
-    /// Adds the messages not shown yet, in the server's order (a message sent here may come back
-    /// from the long-poll too).
+    /// Adds the messages not shown yet, in the server's order (a message sent here comes back
+    /// with the next poll's answer too).
     private func merge(_ new: [Message]) {
         let shown = Set(messages.map(\.id))
         let added = new.filter { !shown.contains($0.id) }
