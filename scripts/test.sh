@@ -12,8 +12,9 @@
 #      and piped, scripts/quickstart.py); Examples/TodoApp and Examples/SearchApp, separate packages on the public products
 #      only, are built (each into its own .build, ignored by git), their tests run, and their client
 #      scripts (and TodoApp's README's Python example) drive their executables, and TodoApp's README's
-#      in-process example its library (through the C ABI): the framework's public API cannot break
-#      unnoticed
+#      in-process example its library (through the C ABI), and Examples/ChatApp calls a loopback
+#      HTTP server started by its pytest (VMHostHTTP, a stream bound to a view-model, a recorded
+#      session replayed offline): the framework's public API cannot break unnoticed
 #   6a. web-test: the WebSocket transport's Swift tests (swift test --package-path web), and
 #      scripts/build-release.sh's commands checked by SwiftPM without a build (check-build-release.sh)
 #   6b. browser: the web demo served by vmhost-web (the package in web/, built here first), driven in
@@ -132,6 +133,14 @@ examples() {
         swift build --build-tests || exit 1
         swift test --skip-build || exit 1
         python3 scripts/client.py .build/debug/search-host
+    ) || return 1
+    (
+        # Screens on a real HTTP server (a loopback one its tests start): the framework's client,
+        # the stream bound to a view-model, and a session recorded and replayed with no server.
+        cd Examples/ChatApp || exit 1
+        swift build || exit 1
+        python3 -m pytest -q -p no:cacheprovider tests || exit 1
+        python3 scripts/client.py .build/debug/chat-host
     )
 }
 run examples examples
