@@ -12,8 +12,9 @@
 #      and piped, scripts/quickstart.py); Examples/TodoApp and Examples/SearchApp, separate packages on the public products
 #      only, are built (each into its own .build, ignored by git), their tests run, and their client
 #      scripts (and TodoApp's README's Python example) drive their executables, and TodoApp's README's
-#      in-process example its library (through the C ABI): the framework's public API cannot break
-#      unnoticed
+#      in-process example its library (through the C ABI), and Examples/TodoWeb (the todo kinds served
+#      through the public WebSocketServer) is built and its page driven in headless Chromium: the
+#      framework's public API cannot break unnoticed
 #   6a. web-test: the WebSocket transport's Swift tests (swift test --package-path web), and
 #      scripts/build-release.sh's commands checked by SwiftPM without a build (check-build-release.sh)
 #   6b. browser: the web demo served by vmhost-web (the package in web/, built here first), driven in
@@ -132,6 +133,12 @@ examples() {
         swift build --build-tests || exit 1
         swift test --skip-build || exit 1
         python3 scripts/client.py .build/debug/search-host
+    ) || return 1
+    (
+        # The todo app's kinds served to Chromium through the public WebSocket entry.
+        cd Examples/TodoWeb || exit 1
+        swift build || exit 1
+        TODO_WEB_BIN=.build/debug/todo-web python3 -m pytest -q -p no:cacheprovider tests
     )
 }
 run examples examples
