@@ -21,7 +21,9 @@
 #      headless Chromium by selenium (pytest, Tests/Browser; screenshots of each screen in
 #      .build/browser-screenshots), and the WebSocket transport's handshake, close codes and sessions
 #   7. tagged-dependency: a consumer package depending on vmhost `from: "1.0.0"` (a local tag of HEAD)
-#      builds, resolves swift-log and nothing else, and answers through the server entry (Tests/Dependency)
+#      builds, resolves swift-log and nothing else, and answers through the server entry; a second one
+#      enables the trait `WebSocket` and serves its kind over WebSocket through WebSocketServer
+#      (Tests/Dependency)
 #   8. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
 #      .build-fuzz and run seeded and bounded: -seed=1 and a count of inputs, -max_total_time as a
 #      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine, then a whole host

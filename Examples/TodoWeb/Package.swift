@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 // The todo app's kinds (Examples/TodoApp) served to browsers over WebSocket: an app built on the
 // framework's public products only, `VMHost` and the WebSocket transport's `VMHostWebSocket`, as any
 // app outside this repository would be.
@@ -8,10 +8,10 @@ let package = Package(
     name: "TodoWeb",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "vmhost", path: "../.."),
-        // The WebSocket transport: a package of its own (hummingbird, SwiftNIO), which an app that
-        // serves stdio only never resolves.
-        .package(path: "../../web"),
+        // With the trait that brings the WebSocket transport (hummingbird, SwiftNIO), which an app
+        // that serves stdio only never resolves. Outside this repository:
+        // `.package(url: "https://…/vmhost", from: "0.3.0", traits: ["WebSocket"])`.
+        .package(name: "vmhost", path: "../..", traits: ["WebSocket"]),
         // The app's kinds, shared with its stdio executable.
         .package(path: "../TodoApp"),
     ],
@@ -22,7 +22,7 @@ let package = Package(
             dependencies: [
                 .product(name: "TodoKinds", package: "TodoApp"),
                 .product(name: "VMHost", package: "vmhost"),
-                .product(name: "VMHostWebSocket", package: "web"),
+                .product(name: "VMHostWebSocket", package: "vmhost"),
             ]),
     ]
 )

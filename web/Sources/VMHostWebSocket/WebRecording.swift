@@ -1,3 +1,4 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -132,3 +133,4 @@ final class WebRecording {
             })
     }
 }
+#endif

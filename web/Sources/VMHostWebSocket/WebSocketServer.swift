@@ -1,3 +1,4 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -458,3 +459,4 @@ func onHostThread<T>(_ body: @escaping @HostActor () -> T) async -> HostThreadVa
         EventLoop.shared.execute { continuation.resume(returning: HostThreadValue(value: HostActor.assumeIsolated { body() })) }
     }
 }
+#endif
