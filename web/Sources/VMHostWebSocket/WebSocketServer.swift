@@ -99,7 +99,8 @@ public struct WebSocketServer: Sendable {
     }
 
     /// Like ``run()``, with the command line `arguments` (without the program's name). A worker
-    /// process is started as the executable again, with the same arguments.
+    /// process is this executable started again with the process's own command line: its `main`
+    /// must come to this call with the same `arguments` and the same server.
     public func run(arguments: [String]) async -> Never {
         let options = self.options
         let parsed: ParsedArguments
