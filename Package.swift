@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 // vmhost: every view-model of an app in one Swift process, served over JSON-RPC 2.0 on stdio.
 //
 // The package is a framework and a reference app built on it:
@@ -15,9 +15,15 @@
 // package that depends on `VMHost` and `VMHostTesting` resolves it and nothing else. `VMHostHTTP`
 // (and the reference app's HTTP backend on it) uses libcurl, loaded with dlopen by the first HTTP
 // call (nothing to build, nothing mapped at start-up); `VMHost` builds on it so that its server
-// records an app's HTTP exchanges (`--record`) and replays them (`--http-replay`). The WebSocket transport and `vmhost-web`, which build on hummingbird
-// and SwiftNIO, are a package of their own in `web/`, so that their dependencies reach no app that
-// does not use them. No target uses unsafe flags, so a package can depend on vmhost by version;
+// records an app's HTTP exchanges (`--record`) and replays them (`--http-replay`). The WebSocket
+// transport, `VMHostWebSocket`, builds on hummingbird and SwiftNIO: its product is here, so that an
+// app depends on it by URL and version as on `VMHost`, but those dependencies are guarded by the
+// package trait `WebSocket` (SE-0450), which only an app serving browsers enables
+// (`.package(url: …, from: …, traits: ["WebSocket"])`): a package that does not enable it resolves
+// swift-log alone, and its `VMHostWebSocket` module is empty. Its sources are in
+// web/Sources/VMHostWebSocket, beside `vmhost-web` (the reference app served to browsers) and the
+// transport's tests, a package of their own in `web/` that enables the trait. No target uses
+// unsafe flags, so a package can depend on vmhost by version;
 // release tuning (static runtime, lld, no PIE, cross-module optimisation) is applied by
 // scripts/build-release.sh. The version is in VERSION.
 import PackageDescription
@@ -42,16 +48,43 @@ let package = Package(
         .library(name: "VMHostHTTP", targets: ["VMHostHTTP"]),
         // The C ABI of include/vmhost.h, for an app's own library of its kinds (docs/Guide-embedding.md).
         .library(name: "VMHostEmbedding", targets: ["VMHostEmbedding"]),
+        // The WebSocket transport (docs/Guide.md §7): `WebSocketServer`, with the trait `WebSocket`.
+        .library(name: "VMHostWebSocket", targets: ["VMHostWebSocket"]),
         // The reference app.
         .executable(name: "vmhost", targets: ["vmhost"]),
         .library(name: "ReferenceApp", targets: ["AppComposition"]),
         // The reference app in the caller's process: libvmhost-embedded, through include/vmhost.h.
         .library(name: "vmhost-embedded", type: .dynamic, targets: ["ReferenceAppEmbedded"]),
     ],
+    traits: [
+        .trait(name: "WebSocket", description: "The WebSocket transport, VMHostWebSocket (hummingbird and SwiftNIO)."),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
+        // The WebSocket transport: one host per connection, on a worker's host thread. Every file
+        // is inside `#if WebSocket`: without the trait the module is empty and its dependencies
+        // but swift-log are left out of the graph.
+        .target(
+            name: "VMHostWebSocket",
+            dependencies: [
+                "VMHost",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["WebSocket"])),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["WebSocket"])),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: .when(traits: ["WebSocket"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["WebSocket"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(traits: ["WebSocket"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["WebSocket"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["WebSocket"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["WebSocket"])),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "web/Sources/VMHostWebSocket",
+            swiftSettings: settings),
         // MARK: The framework, layer by layer; each depends only on the layers below it.
 
         // Layer 0: the C JSON library (Debian: libjansson-dev).

@@ -12,16 +12,20 @@
 #      and piped, scripts/quickstart.py); Examples/TodoApp and Examples/SearchApp, separate packages on the public products
 #      only, are built (each into its own .build, ignored by git), their tests run, and their client
 #      scripts (and TodoApp's README's Python example) drive their executables, and TodoApp's README's
-#      in-process example its library (through the C ABI), and Examples/ChatApp calls a loopback
+#      in-process example its library (through the C ABI), Examples/ChatApp calls a loopback
 #      HTTP server started by its pytest (VMHostHTTP, a stream bound to a view-model, a recorded
-#      session replayed offline): the framework's public API cannot break unnoticed
+#      session replayed offline), and Examples/TodoWeb (the todo kinds served through the public
+#      WebSocketServer) is built and its page driven in headless Chromium: the framework's public
+#      API cannot break unnoticed
 #   6a. web-test: the WebSocket transport's Swift tests (swift test --package-path web), and
 #      scripts/build-release.sh's commands checked by SwiftPM without a build (check-build-release.sh)
 #   6b. browser: the web demo served by vmhost-web (the package in web/, built here first), driven in
 #      headless Chromium by selenium (pytest, Tests/Browser; screenshots of each screen in
 #      .build/browser-screenshots), and the WebSocket transport's handshake, close codes and sessions
 #   7. tagged-dependency: a consumer package depending on vmhost `from: "1.0.0"` (a local tag of HEAD)
-#      builds, resolves swift-log and nothing else, and answers through the server entry (Tests/Dependency)
+#      builds, resolves swift-log and nothing else, and answers through the server entry; a second one
+#      enables the trait `WebSocket` and serves its kind over WebSocket through WebSocketServer
+#      (Tests/Dependency)
 #   8. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
 #      .build-fuzz and run seeded and bounded: -seed=1 and a count of inputs, -max_total_time as a
 #      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine, then a whole host
@@ -141,6 +145,12 @@ examples() {
         swift build || exit 1
         python3 -m pytest -q -p no:cacheprovider tests || exit 1
         python3 scripts/client.py .build/debug/chat-host
+    ) || return 1
+    (
+        # The todo app's kinds served to Chromium through the public WebSocket entry.
+        cd Examples/TodoWeb || exit 1
+        swift build || exit 1
+        TODO_WEB_BIN=.build/debug/todo-web python3 -m pytest -q -p no:cacheprovider tests
     )
 }
 run examples examples

@@ -7,6 +7,8 @@ let package = Package(
     name: "TodoApp",
     platforms: [.macOS(.v15)],
     products: [
+        // The app's kinds, for another `main` of the app (Examples/TodoWeb serves them to browsers).
+        .library(name: "TodoKinds", targets: ["TodoKinds"]),
         // The app in a shell's own process (an iOS app, a desktop shell, Python through ctypes):
         // libtodo-embedded, through vmhost's C ABI (include/vmhost.h).
         .library(name: "todo-embedded", type: .dynamic, targets: ["todo-embedded"]),

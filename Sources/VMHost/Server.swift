@@ -29,7 +29,7 @@ import VMHostRuntime
 /// specified in protocol/SPEC.md §7 (lifecycle) and §8 (trace and logs).
 public struct Server: Sendable {
     /// What this server serves and how it is named.
-    package let configuration: ServerConfiguration
+    public let configuration: ServerConfiguration
 
     /// A server of `configuration`.
     public init(_ configuration: ServerConfiguration) {

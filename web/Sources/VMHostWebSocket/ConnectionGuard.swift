@@ -1,3 +1,4 @@
+#if WebSocket
 import NIOCore
 import Synchronization
 
@@ -309,3 +310,4 @@ extension Substring {
         return text
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -111,3 +112,4 @@ enum DescriptorPassing {
         return descriptors
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if WebSocket
 import NIOCore
 
 /// Follows the frames of a WebSocket stream from the client by their headers alone (RFC 6455
@@ -46,3 +47,4 @@ struct FrameScanner {
         }
     }
 }
+#endif

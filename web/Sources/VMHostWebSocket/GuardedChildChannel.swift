@@ -1,3 +1,4 @@
+#if WebSocket
 import HummingbirdCore
 import Logging
 import NIOCore
@@ -37,3 +38,4 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
         await inner.handle(value: value.inner, logger: logger)
     }
 }
+#endif

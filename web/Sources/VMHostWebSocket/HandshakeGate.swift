@@ -1,3 +1,4 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -179,3 +180,4 @@ struct HandshakeGate: Sendable {
 extension Character {
     var isASCIIDigit: Bool { isASCII && isNumber }
 }
+#endif

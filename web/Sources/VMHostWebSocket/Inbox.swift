@@ -1,3 +1,4 @@
+#if WebSocket
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -198,3 +199,4 @@ final class Inbox<Receiver: AnyObject & Sendable>: Sendable {
         return reader
     }
 }
+#endif

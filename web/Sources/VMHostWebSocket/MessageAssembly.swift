@@ -1,3 +1,4 @@
+#if WebSocket
 import NIOCore
 import NIOWebSocket
 import WSCore
@@ -69,3 +70,4 @@ struct MessageAssembly {
         return .text(message)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if WebSocket
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -255,3 +256,4 @@ final class PendingUpgrade: Sendable {
     /// True the first time only: the session opened, or the connection closed first.
     func settle() -> Bool { !settled.exchange(true, ordering: .relaxed) }
 }
+#endif

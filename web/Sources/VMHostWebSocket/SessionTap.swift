@@ -1,3 +1,4 @@
+#if WebSocket
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostWire
@@ -31,3 +32,4 @@ public struct SessionTap: Sendable {
         self.closed = closed
     }
 }
+#endif

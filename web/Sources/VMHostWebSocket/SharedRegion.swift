@@ -1,3 +1,4 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -96,3 +97,4 @@ public struct WorkerError: Error, CustomStringConvertible {
 
     static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
 }
+#endif

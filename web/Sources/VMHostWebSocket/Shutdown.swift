@@ -1,3 +1,4 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -79,3 +80,4 @@ enum ServerShutdown {
         _exit(0)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -132,3 +133,4 @@ struct StaticGuard<Context: RequestContext>: RouterMiddleware {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if WebSocket
 import NIOCore
 import NIOWebSocket
 import Synchronization
@@ -185,3 +186,4 @@ final class WebSocketSession {
         }
     }
 }
+#endif

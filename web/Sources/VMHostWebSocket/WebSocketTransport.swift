@@ -1,3 +1,4 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -261,3 +262,4 @@ final class HTTPDate: Sendable {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -155,3 +156,4 @@ public final class WorkerLink: Sendable {
         }
     }
 }
+#endif

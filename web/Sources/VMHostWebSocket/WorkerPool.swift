@@ -1,3 +1,4 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -501,3 +502,4 @@ enum SupervisorClock {
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 }
+#endif

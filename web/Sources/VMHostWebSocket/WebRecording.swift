@@ -1,19 +1,20 @@
+#if WebSocket
 #if canImport(Glibc)
 import Glibc
 #endif
-import AppComposition
 import Synchronization
 @_spi(Transport) import VMHost
 @_spi(Transport) import VMHostCore
-import VMHostWebSocket
 
-/// `vmhost-web --record DIR`: every session recorded to a file of its own, `DIR/session-N.jsonl`
+/// `--record DIR` of a ``WebSocketServer`` (`vmhost-web --record DIR`): every session recorded to a file of its own, `DIR/session-N.jsonl`
 /// (the first N no file has), as `vmhost --record FILE` records its one session: a transcript that
 /// `vmhost` replays on stdio (protocol/conformance/README.md, "Recordings"). The `args` line holds
-/// the options that serve the same session on stdio: those given that `vmhost` takes.
+/// the options that serve the same session on stdio: those given that the app's stdio server takes.
 @HostActor
 final class WebRecording {
     let directory: String
+    /// The command, the prefix of what is said on stderr.
+    let command: String
     let arguments: [String]
     /// Said among the first lines of every recording.
     let comments: [String]
@@ -31,43 +32,36 @@ final class WebRecording {
     private nonisolated let open = Mutex<[Int: SessionRecorder]>([:])
     private var opened = 0
 
-    /// The options that `vmhost` takes besides those that make a recording or a trace: those of a
-    /// recording's `args` line.
-    nonisolated static let sessionOptions: [OptionSpec] = Server.standardOptions.filter {
-        !["record", "trace", "framing"].contains($0.name)
-    } + ReferenceApp.configuration.options
-
-    /// The caps of a session that `vmhost` does not have: left out of the `args` line.
+    /// The caps of a session that the stdio server does not have: left out of the `args` line.
     nonisolated static let sessionLimitOptions = ["max-view-models", "max-subscriptions", "max-commands-in-flight"]
 
-    /// The `args` line of the sessions of a server started with `parsed`: the options given that
-    /// `vmhost` takes, and comments on the ones left out that a replay could miss.
-    nonisolated static func recordedArguments(_ parsed: ParsedArguments) -> (arguments: [String], comments: [String]) {
+    /// The `args` line of the sessions of a server of `configuration` started with `parsed`: the
+    /// options given that its stdio server takes (the standard ones but those that make a recording
+    /// or a trace, and the app's), and comments on the ones left out that a replay could miss, after
+    /// the app's own `comments`.
+    nonisolated static func recordedArguments(
+        _ parsed: ParsedArguments, configuration: ServerConfiguration, comments appComments: [String]
+    ) -> (arguments: [String], comments: [String]) {
+        let sessionOptions = Server.standardOptions.filter { !["record", "trace", "framing"].contains($0.name) } + configuration.options
         let arguments = SessionRecorder.recordedArguments(parsed, options: sessionOptions, leavingOut: [])
-        var comments: [String] = []
-        if (parsed.value("backend") ?? "embedded") == "embedded" {
-            comments.append(
-                "Recorded by vmhost-web on the embedded backend, whose demo data every session of a worker shares: this "
-                    + "session started from what the sessions before it left (a group renamed, deleted or created), where a "
-                    + "replay starts from fresh demo data. Replay it --offline (its backend lines hold what it saw), or record "
-                    + "one session per server.")
-        }
+        var comments = appComments
         let limits = sessionLimitOptions.filter { parsed.value($0) != nil }.map { "--" + $0 }
         if !limits.isEmpty {
             comments.append(
-                "Recorded with \(limits.joined(separator: ", ")), caps of a vmhost-web session that vmhost does not have: "
+                "Recorded with \(limits.joined(separator: ", ")), caps of a WebSocket session that the stdio server does not have: "
                     + "a reply that a cap decided (-32006) does not repeat on replay.")
         }
         return (arguments, comments)
     }
 
     init(
-        directory: String, arguments: [String], comments: [String], manualClock: Bool, secretMembers: Set<String>,
+        command: String, directory: String, arguments: [String], comments: [String], manualClock: Bool, secretMembers: Set<String>,
         maxBytes: Int = SessionRecorder.defaultMaxBytes, budget: RecordingBudget = .shared
     ) {
         self.maxBytes = maxBytes
         self.budget = budget
         self.directory = directory
+        self.command = command
         self.arguments = arguments
         self.comments = comments
         self.manualClock = manualClock
@@ -82,7 +76,7 @@ final class WebRecording {
         do throws(SessionRecorder.RecordingError) {
             file = try SessionRecorder.createSessionFile(in: directory, first: next)
         } catch {
-            VMHostWebCommand.writeStderr("vmhost-web: \(error); the session is not recorded\n")
+            WebSocketServer.writeStderr("\(command): \(error); the session is not recorded\n")
             pending = nil
             return make()
         }
@@ -113,7 +107,7 @@ final class WebRecording {
         opened += 1
         let number = opened
         open.withLock { $0[number] = recorder }
-        VMHostWebCommand.writeStderr("vmhost-web: recording a session to \(path)\n")
+        WebSocketServer.writeStderr("\(command): recording a session to \(path)\n")
         return SessionTap(
             incoming: { message in recorder.incoming(message) },
             outgoing: { body in recorder.outgoing(body) },
@@ -131,11 +125,12 @@ final class WebRecording {
                 for body in unwritten { recorder.outgoing(body) }
                 recorder.inputEnded(comment: "The page closed its session here.", cancellingPending: true)
             },
-            closed: { [weak self] cancelled in
+            closed: { [weak self, command] cancelled in
                 for body in cancelled { recorder.outgoing(body) }
                 recorder.finish()
                 self?.open.withLock { $0[number] = nil }
-                VMHostWebCommand.writeStderr("vmhost-web: recorded a session to \(path)\n")
+                WebSocketServer.writeStderr("\(command): recorded a session to \(path)\n")
             })
     }
 }
+#endif
