@@ -214,31 +214,16 @@ package final class HTTPReplay: HTTPTransport {
 
     // MARK: The file
 
-    /// The file's bytes, at most ``maxFileBytes``. Only a regular file is read (opened
-    /// non-blocking, then checked): a FIFO would hold the host's thread at start.
+    /// The file's bytes, at most ``maxFileBytes``, read only from a regular file (``RegularFile``).
     private static func contents(of path: String) throws(HTTPReplayError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else {
-            throw HTTPReplayError("cannot read the recording \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw HTTPReplayError("the recording \(path) is not a regular file")
-        }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw HTTPReplayError("cannot read the recording \(path): \(String(cString: strerror(errno)))")
+        do throws(RegularFile.Failure) {
+            return try RegularFile.contents(of: path, limit: maxFileBytes)
+        } catch {
+            switch error {
+            case .unreadable(let reason): throw HTTPReplayError("cannot read the recording \(path): \(reason)")
+            case .notRegular: throw HTTPReplayError("the recording \(path) is not a regular file")
+            case .tooLarge: throw HTTPReplayError("the recording \(path) is larger than \(maxFileBytes) bytes")
             }
-            if count == 0 { return bytes }
-            guard bytes.count <= maxFileBytes - count else {
-                throw HTTPReplayError("the recording \(path) is larger than \(maxFileBytes) bytes")
-            }
-            bytes.append(contentsOf: chunk[..<count])
         }
     }
 }
