@@ -81,10 +81,10 @@ package final class HTTPReplay: HTTPTransport {
         var exchanges: [RecordedHTTPExchange] = []
         for (number, line) in RecordingSteps.steps(of: bytes) {
             let json: JSON
-            do {
-                json = try JSON.parse(line)
+            do throws(RecordingSteps.NotJSON) {
+                json = try RecordingSteps.parse(line, at: number)
             } catch {
-                throw HTTPReplayError("\(source):\(number): not JSON")
+                throw HTTPReplayError("\(source):\(error.line): not JSON")
             }
             guard let value = json["http"] else { continue }
             guard exchanges.count < Self.maxExchanges else {

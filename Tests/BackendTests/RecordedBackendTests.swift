@@ -81,13 +81,13 @@ struct RecordedBackendTests {
         let api = try RecordedBackend(path: path, clock: clock, timeout: .seconds(15))
         #expect(api.remainingCount == 1)
         #expect(try await api.groups(menuUid: "m1") == [MenuGroup(id: "g1", name: "招牌热菜", dishCount: 12)])
-        // A laid-out step that is no JSON is named by its first line.
+        // A laid-out step that is no JSON is named by the line where reading it stopped.
         try writeFile(#"{"args":[]}"# + "\n" + laidOut + "\n  oops\n" + backendLine + "\n", to: path)
         do {
             _ = try RecordedBackend(path: path, clock: clock, timeout: .seconds(15))
             Issue.record("a step that is no JSON was read")
         } catch {
-            #expect(error.message.contains(":2: not JSON"), "\(error.message)")
+            #expect(error.message.contains(":7: not JSON"), "\(error.message)")
         }
     }
 

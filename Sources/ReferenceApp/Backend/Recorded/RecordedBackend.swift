@@ -55,10 +55,10 @@ public final class RecordedBackend: EnvelopeExchanging {
         var exchanges: [RecordedExchange] = []
         for (number, line) in RecordingSteps.steps(of: bytes) {
             let json: JSON
-            do {
-                json = try JSON.parse(line)
+            do throws(RecordingSteps.NotJSON) {
+                json = try RecordingSteps.parse(line, at: number)
             } catch {
-                throw RecordedBackendError("\(path):\(number): not JSON (\(error))")
+                throw RecordedBackendError("\(path):\(error.line): not JSON (\(error.reason))")
             }
             guard let value = json["backend"] else { continue }
             guard exchanges.count < Self.maxExchanges else {
