@@ -84,9 +84,9 @@ def step_text(step: Dict[str, Any]) -> str:
     one line when it fits in :data:`WIDTH` characters; else, for a ``send`` or an ``expect`` of an
     object or array, its first line ``{"expect":{`` (the members before the last one written
     there too) and then one member or element per line, indented, each on one line when it fits
-    in :data:`WIDTH` (its indentation not counted) and laid out the same way when not, the closing brackets on lines of their own. So a changed
-    value changes the lines that hold it, not the whole step. The Node replayer writes the same
-    text."""
+    in :data:`WIDTH` (its indentation not counted) and laid out the same way when not, the
+    closing brackets on lines of their own. So a changed value changes the lines that hold it, not
+    the whole step. The Node replayer writes the same text."""
     text = dumps(step)
     if len(text) <= WIDTH or not step:
         return text
