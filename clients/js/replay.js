@@ -378,7 +378,10 @@ export function loadTranscript(path) {
     try {
       step = JSON.parse(text);
     } catch (error) {
-      throw new Error(`${path}:${first}: not JSON: ${error.message}`);
+      // The line where parsing stopped, when the engine says at which position (V8 does).
+      const at = /at position (\d+)/.exec(error.message);
+      const line = first + (at ? text.slice(0, Number(at[1])).split("\n").length - 1 : 0);
+      throw new Error(`${path}:${line}: not JSON: ${error.message}`);
     }
     checkStep(step, `${path}:${first}`);
     steps.push([first, step]);
