@@ -75,25 +75,25 @@ package final class HTTPReplay: HTTPTransport {
         self.source = source
     }
 
-    /// The `{"http": …}` lines of `bytes` (a recording), other lines skipped.
+    /// The `{"http": …}` lines of `bytes` (a recording), other steps skipped (laid out over
+    /// several lines or not: ``RecordingSteps``).
     package convenience init(recording bytes: [UInt8], ignoring: HTTPReplayIgnoring, source: String) throws(HTTPReplayError) {
         var exchanges: [RecordedHTTPExchange] = []
-        for (offset, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
-            guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
+        for (number, line) in RecordingSteps.steps(of: bytes) {
             let json: JSON
-            do {
-                json = try JSON.parse(Array(line))
+            do throws(RecordingSteps.NotJSON) {
+                json = try RecordingSteps.parse(line, at: number)
             } catch {
-                throw HTTPReplayError("\(source):\(offset + 1): not JSON")
+                throw HTTPReplayError("\(source):\(error.line): not JSON")
             }
             guard let value = json["http"] else { continue }
             guard exchanges.count < Self.maxExchanges else {
-                throw HTTPReplayError("\(source):\(offset + 1): more than \(Self.maxExchanges) HTTP exchanges")
+                throw HTTPReplayError("\(source):\(number): more than \(Self.maxExchanges) HTTP exchanges")
             }
             do throws(HTTPReplayError) {
                 exchanges.append(try RecordedHTTPExchange(json: value))
             } catch {
-                throw HTTPReplayError("\(source):\(offset + 1): http: \(error.message)")
+                throw HTTPReplayError("\(source):\(number): http: \(error.message)")
             }
         }
         self.init(exchanges: exchanges, ignoring: ignoring, source: source)

@@ -70,6 +70,36 @@ struct RecordedBackendTests {
     }
 
     @Test
+    func aStepLaidOutOverSeveralLinesIsReadAsOneAndItsBackendLinesAnswer() async throws {
+        // An expectation `--update` laid out (protocol/conformance/README.md, "Layout"): its
+        // lines are one step, no exchange; the backend line after it answers.
+        let path = "/tmp/vmhost-recorded-layout-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).jsonl"
+        defer { unlink(path) }
+        let backendLine = #"{"backend":{"method":"GET","path":"/menus/m1/groups","ms":0,"response":{"success":true,"code":"0","message":"ok","data":[{"id":"g1","name":"招牌热菜","dishCount":12}]}}}"#
+        let laidOut = "{\"expect\":{\n  \"jsonrpc\":\"2.0\",\n  \"id\":2,\n  \"result\":{}\n}}"
+        try writeFile(#"{"args":[]}"# + "\n" + laidOut + "\n\n" + backendLine + "\n", to: path)
+        let api = try RecordedBackend(path: path, clock: clock, timeout: .seconds(15))
+        #expect(api.remainingCount == 1)
+        #expect(try await api.groups(menuUid: "m1") == [MenuGroup(id: "g1", name: "招牌热菜", dishCount: 12)])
+        // A laid-out step that is no JSON is named by the line where reading it stopped.
+        try writeFile(#"{"args":[]}"# + "\n" + laidOut + "\n  oops\n" + backendLine + "\n", to: path)
+        do {
+            _ = try RecordedBackend(path: path, clock: clock, timeout: .seconds(15))
+            Issue.record("a step that is no JSON was read")
+        } catch {
+            #expect(error.message.contains(":7: not JSON"), "\(error.message)")
+        }
+    }
+
+    private func writeFile(_ text: String, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        #expect(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
+    }
+
+    @Test
     func aBodyThatDiffersOutsideASecretFindsNoAnswerAndSaysWhy() async throws {
         let api = try backend(
             #"{"method":"POST","path":"/auth/login","body":{"username":"13800138000","password":"$secret:password:6"},"ms":0,"response":{"success":true,"code":"0","message":"ok","data":{"token":"t"}}}"#

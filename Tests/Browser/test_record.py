@@ -74,6 +74,13 @@ def test_a_session_recorded_from_the_web_demo_replays_with_and_without_a_backend
     assert lines[0]["args"] == [*clock, "--test-controls"]
     assert any("backend" in line for line in lines)
     assert any("system clock" in line.get("comment", "") for line in lines) == (clock == [])
+    # The page subscribes its lists with `diff`: the load more is recorded as the splice of the 20
+    # products it added, and no list of more than one page is ever sent whole.
+    changes = [line["expect"]["params"] for line in lines
+               if isinstance(line.get("expect"), dict) and line["expect"].get("method") == "vm.changed"]
+    assert any(splice["index"] == 20 and len(splice["insert"]) == 20
+               for change in changes for splice in change.get("splices", {}).get("items", []))
+    assert not any(len(change["values"].get("items") or []) > 20 for change in changes)
 
     done = replay(str(recording))
     assert done.returncode == 0 and f"PASS {recording}" in done.stdout, done.stdout

@@ -299,22 +299,93 @@ function checkStep(step, where) {
   }
 }
 
-/** A transcript's steps, `[lineNumber, step]`, blank lines skipped; throws naming a bad line. */
+/** A step longer than this many characters (code points) is laid out over several lines. */
+export const WIDTH = 160;
+const INDENT = "  ";
+
+/**
+ * The text of `step` as a recording writes it (protocol/conformance/README.md, "Layout"): one line
+ * when it fits in WIDTH characters; else, for a `send` or an `expect` of an object or array, its
+ * first line `{"expect":{` (the members before the last one written there too), then one member or
+ * element per line, indented, each on one line when it fits in WIDTH (its indentation not counted)
+ * and laid out the same way when not,
+ * the closing brackets on lines of their own. The Python replayer writes the same text.
+ */
+export function stepText(step) {
+  const text = JSON.stringify(step);
+  if (codePoints(text).length <= WIDTH) return text;
+  const entries = Object.entries(step);
+  if (!entries.length) return text;
+  const [key, value] = entries[entries.length - 1];
+  if ((key !== "send" && key !== "expect") || value === null || typeof value !== "object" || !Object.keys(value).length) return text;
+  const head = entries.slice(0, -1).map(([name, item]) => `${JSON.stringify(name)}:${JSON.stringify(item)},`).join("");
+  return `{${head}${JSON.stringify(key)}:${block(value, 0)}}`;
+}
+
+/** A non-empty object or array that does not fit on its line: its bracket where it stands, one member or element per line. */
+function block(value, depth) {
+  const pad = INDENT.repeat(depth + 1);
+  const rows = [];
+  const entries = Array.isArray(value) ? value.map((item) => [null, item]) : Object.entries(value);
+  for (const [name, item] of entries) {
+    const lead = name === null ? "" : JSON.stringify(name) + ":";
+    const compact = JSON.stringify(item);
+    const nested = item !== null && typeof item === "object" && Object.keys(item).length > 0;
+    rows.push(pad + lead + (!nested || codePoints(lead).length + codePoints(compact).length <= WIDTH ? compact : block(item, depth + 1)));
+  }
+  const [open, close] = Array.isArray(value) ? ["[", "]"] : ["{", "}"];
+  return `${open}\n${rows.join(",\n")}\n${INDENT.repeat(depth)}${close}`;
+}
+
+/**
+ * Where the steps of a transcript's `lines` stand: `[first, last]` line numbers (from 1). A step
+ * starts at a line whose first character is `{`; the lines after it up to the next such line are
+ * its own (a step laid out by `stepText`), blank lines at its end left out. A non-blank line before
+ * the first step is a step of its own.
+ */
+export function stepSpans(lines) {
+  const spans = [];
+  let first = 0, last = 0;
+  lines.forEach((line, index) => {
+    const number = index + 1;
+    if (line.startsWith("{") || (!spans.length && !first && line.trim())) {
+      if (first) spans.push([first, last]);
+      first = last = number;
+    } else if (first && line.trim()) {
+      last = number;
+    }
+  });
+  if (first) spans.push([first, last]);
+  return spans;
+}
+
+/** The lines of a transcript's text (a last line feed ends the last line; CR LF read as LF). */
+const linesOf = (text) => {
+  const lines = text.split(/\r?\n/);
+  if (lines[lines.length - 1] === "") lines.pop();
+  return lines;
+};
+
+/** A transcript's steps, `[lineNumber, step]` (a step's first line), blank lines skipped; throws naming a bad line. */
 export function loadTranscript(path) {
   if (!statSync(path).isFile()) throw new Error(`${path}: not a regular file`);
   const steps = [];
-  readFileSync(path, "utf8").split("\n").forEach((text, index) => {
-    if (!text.trim()) return;
-    if (textDepth(text) > MAX_DEPTH) throw new Error(`${path}:${index + 1}: nested deeper than ${MAX_DEPTH} levels`);
+  const lines = linesOf(readFileSync(path, "utf8"));
+  for (const [first, last] of stepSpans(lines)) {
+    const text = lines.slice(first - 1, last).join("\n");
+    if (textDepth(text) > MAX_DEPTH) throw new Error(`${path}:${first}: nested deeper than ${MAX_DEPTH} levels`);
     let step;
     try {
       step = JSON.parse(text);
     } catch (error) {
-      throw new Error(`${path}:${index + 1}: not JSON: ${error.message}`);
+      // The line where parsing stopped, when the engine says at which position (V8 does).
+      const at = /at position (\d+)/.exec(error.message);
+      const line = first + (at ? text.slice(0, Number(at[1])).split("\n").length - 1 : 0);
+      throw new Error(`${path}:${line}: not JSON: ${error.message}`);
     }
-    checkStep(step, `${path}:${index + 1}`);
-    steps.push([index + 1, step]);
-  });
+    checkStep(step, `${path}:${first}`);
+    steps.push([first, step]);
+  }
   if (!steps.length || !Array.isArray(steps[0][1].args)) throw new Error(`${path}:1: the first line must be {"args": [...]}`);
   return steps;
 }
@@ -901,9 +972,9 @@ export async function update(path, { binary, offline = false, secrets = new Secr
   const steps = loadTranscript(path);
   const args = transcriptArguments(path, steps, offline, { trust, backendUrl });
   const old = readFileSync(path, "utf8");
-  const lines = old.split("\n");
-  if (lines[lines.length - 1] === "") lines.pop();
+  const lines = linesOf(old);
   const byLine = new Map(steps);
+  const ends = new Map(stepSpans(lines));
   const hasBackend = has(steps[0][1], "offlineArgs") || steps.some(([, s]) => isExchange(s));
   let recordDir = null;
   const extra = [];
@@ -926,12 +997,17 @@ export async function update(path, { binary, offline = false, secrets = new Secr
     }
     secretTexts.push(...[...found].sort((x, y) => y[1].length - x[1].length));
   }
+  // One item per line: a step's first line holds the step (all its lines), its other lines are "part".
+  let inside = 0;
   const items = lines.map((text, index) => {
+    if (index + 1 <= inside) return { text: "", step: undefined, kind: "part" };
     const step = byLine.get(index + 1);
     let kind = "other";
     if (step !== undefined) {
       kind = has(step, "expect") ? "expect" : isExchange(step) ? "backend"
         : has(step, "send") || has(step, "sendRaw") ? "send" : "other";
+      inside = ends.get(index + 1) ?? index + 1;
+      text = lines.slice(index, inside).join("\n");
     }
     return { text, step, kind };
   });
@@ -979,7 +1055,7 @@ export async function update(path, { binary, offline = false, secrets = new Secr
   const fresh = (actual) => {
     const pattern = generalized(actual, captures, secretTexts);
     match(pattern, actual, captures, "$", secrets);
-    return { text: JSON.stringify({ expect: pattern }), step: { expect: pattern }, kind: "expect" };
+    return { text: stepText({ expect: pattern }), step: { expect: pattern }, kind: "expect" };
   };
   const settle = (messages) => {
     const rebuilt = [];
@@ -1054,6 +1130,7 @@ export async function update(path, { binary, offline = false, secrets = new Secr
     for (const [index, item] of items.entries()) {
       const number = index + 1;
       const step = item.step;
+      if (item.kind === "part") continue;
       if (step === undefined || (has(step, "args") && number === steps[0][0]) || item.kind === "backend" || has(step, "comment")
         || has(step, "expect")) {
         pending.push(item);
@@ -1128,7 +1205,9 @@ export async function update(path, { binary, offline = false, secrets = new Secr
 function withBackendLines(items, recording) {
   const afterSend = new Map();
   let sends = 0;
-  for (const line of recording.split("\n")) {
+  const lines = linesOf(recording);
+  for (const [first, last] of stepSpans(lines)) {
+    const line = lines.slice(first - 1, last).join("\n");
     let step;
     try { step = JSON.parse(line); } catch { continue; }
     if (!isObject(step)) continue;

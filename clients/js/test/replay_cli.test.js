@@ -2,7 +2,8 @@
 // recording replays green with its secrets from the environment and with no backend, a transcript
 // asking for options that write a file, open a directory or reach an address is refused with status
 // 2 and starts nothing, an invocation that replays nothing fails, hostile lines end it with status
-// 2, a system-clock recording replays with its allowance, `--update` keeps the session.
+// 2, a system-clock recording replays with its allowance, `--update` keeps the session and writes
+// a long expectation laid out, so its diff is the lines of the values that changed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
@@ -11,7 +12,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Refused, checkedArguments, foldChanges, Mismatch } from "../replay.js";
+import { Refused, WIDTH, checkedArguments, foldChanges, loadTranscript, Mismatch, stepText } from "../replay.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPLAY = resolve(HERE, "..", "replay.js");
@@ -312,4 +313,60 @@ test("--backend-url points a recording at another backend; a failure names its s
     await second.close();
   }
   assert.equal((await cliAsync(["--backend-url", "ftp://x", path])).status, 2);
+});
+
+test("a long step is laid out one member or element per line, read back as the same step", () => {
+  const short = { expect: { jsonrpc: "2.0", id: 1, result: {} } };
+  assert.equal(stepText(short), JSON.stringify(short));
+  const product = (n) => ({ id: `p${n}`, name: `Steady Growth ${n}`, bank: "CMB", profit: "4.35%", term: "90 days" });
+  const long = { user: "loadMore", send: { jsonrpc: "2.0", id: 9, method: "x", params: { list: [1, 2, 3].map(product), empty: [] } } };
+  const text = stepText(long);
+  const lines = text.split("\n");
+  assert.equal(lines[0], '{"user":"loadMore","send":{');
+  assert.equal(lines[lines.length - 1], "}}");
+  assert.ok(lines.slice(1).every((line) => !line.startsWith("{")), text);
+  assert.ok(lines.every((line) => line.trimStart().length <= WIDTH), text);
+  assert.ok(lines.includes(`      ${JSON.stringify(product(2))},`), text); // an element a line
+  assert.deepEqual(JSON.parse(text), long);
+  // A file of laid-out and one-line steps reads as its steps, each numbered by its first line.
+  const dir = folder();
+  const path = join(dir, "mixed.jsonl");
+  writeFileSync(path, [JSON.stringify({ args: [] }), text, "", JSON.stringify(short)].join("\n") + "\n");
+  assert.deepEqual(loadTranscript(path), [[1, { args: [] }], [2, long], [3 + lines.length, short]]);
+  writeFileSync(path, [JSON.stringify({ args: [] }), text, "not json"].join("\n") + "\n");
+  assert.throws(() => loadTranscript(path), new RegExp(`mixed\\.jsonl:(2|${2 + lines.length}): not JSON`));
+});
+
+test("--update of a one-word change in a long list is the line of that value", async () => {
+  const { Host } = await import("../index.js");
+  const dir = folder();
+  const path = join(dir, "list.jsonl");
+  const host = await Host.spawn(["--clock", "manual", "--test-controls", "--record", path], { binary: BINARY });
+  const products = await host.create("ProductList", { pageSize: 20 });
+  await products.subscribe({ diff: true });
+  await products.send("refresh");
+  await products.send("loadMore");
+  await host.close();
+  const edit = (from, to) => {
+    const lines = readFileSync(path, "utf8").split("\n");
+    const at = lines.flatMap((line, index) => (line.includes(from) && !line.startsWith('{"backend"') ? [index] : []));
+    assert.equal(at.length, 1, from);
+    lines[at[0]] = lines[at[0]].replace(from, to);
+    writeFileSync(path, lines.join("\n"));
+    const done = cli(["--update", path]);
+    assert.equal(done.status, 0, done.stdout);
+    return done.stdout.split("\n").filter((line) => /^[-+]/.test(line) && !/^(---|\+\+\+) /.test(line));
+  };
+  // The first change of the page's splice, recorded on one line, writes that step laid out.
+  const first = edit("稳健增利7号", "稳健增利七号");
+  assert.equal(first.filter((line) => line.startsWith("-")).length, 1);
+  assert.ok(first.filter((line) => line.startsWith("+")).length > 20);
+  // The next one-word change in it is the line of that product.
+  const second = edit('"name":"安心盈8号"', '"name":"安心盈八号"');
+  assert.equal(second.length, 2, second.join("\n"));
+  assert.ok(second[0].startsWith("-") && second[0].includes("安心盈八号") && second[1].includes("安心盈8号"));
+  for (const extra of [[], ["--offline"]]) {
+    const done = cli([...extra, path]);
+    assert.equal(done.status, 0, done.stdout);
+  }
 });

@@ -14,6 +14,8 @@ from typing import Iterator, List
 
 import pytest
 
+from vmhost.replay import Transcript
+
 CLIENT = Path(__file__).resolve().parents[1]
 
 
@@ -434,13 +436,28 @@ def test_a_session_recorded_from_the_demo_replays(tmp_path: Path) -> None:
     for secret in ("123456", "654321", "demo-token"):
         assert secret not in text, f"{secret!r} is in the recording"
     assert '{"exit":0}' in text  # the demo ends with shutdown and exit
+    # The lists subscribe with `diff`: after the first full value, a list changes by splices, so
+    # the load more is the 20 products it added, not the 40 of the list.
+    changes = [step["expect"]["params"] for _, step in Transcript.load(recording).steps
+               if "expect" in step and isinstance(step["expect"], dict) and step["expect"].get("method") == "vm.changed"]
+    for name in ("items", "groups"):
+        full = [change for change in changes if isinstance(change["values"].get(name), list) and change["values"][name]]
+        assert len(full) <= 1, f"{name} sent whole {len(full)} times"
+        assert any(name in change.get("splices", {}) for change in changes), f"no splice of {name}"
+    added = [splice for change in changes for splice in change.get("splices", {}).get("items", [])]
+    assert {"index": 20, "remove": 0} in [{k: v for k, v in s.items() if k != "insert"} for s in added]
     env = dict(os.environ, VMHOST_SECRET_PASSWORD="654321", VMHOST_SECRET_PASSWORD_2="123456",
                PYTHONPATH=os.pathsep.join(filter(None, [str(CLIENT), os.environ.get("PYTHONPATH")])))
+    node = shutil.which("node")
     for offline in ([], ["--offline"]):
         done = subprocess.run([sys.executable, "-m", "vmhost.replay", *offline, str(recording)],
                               capture_output=True, text=True, timeout=120, env=env)
         assert done.returncode == 0, done.stdout + done.stderr
         assert f"PASS {recording}" in done.stdout
+        if node is not None:  # the Node replayer reads the same file the same way
+            done = subprocess.run([node, str(CLIENT.parent / "js" / "replay.js"), *offline, str(recording)],
+                                  capture_output=True, text=True, timeout=120, env=env)
+            assert done.returncode == 0 and f"PASS {recording}" in done.stdout, done.stdout + done.stderr
 
 
 def test_the_demo_says_how_to_replay_its_recording(tmp_path: Path) -> None:

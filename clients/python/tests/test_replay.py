@@ -553,3 +553,69 @@ def test_backend_url_points_a_recording_at_another_backend_and_a_failure_suggest
     finally:
         second.close()
     assert cli("--backend-url", "ftp://x", str(path)).returncode == 2
+
+
+# -- --update shows the values that changed ---------------------------------------------------------
+
+def changed_lines(diff: str) -> List[str]:
+    """The lines a unified diff removes or adds, its two file headers left out."""
+    return [line for line in diff.splitlines()
+            if line[:1] in "-+" and not line.startswith(("--- ", "+++ "))]
+
+
+def test_update_of_a_one_word_change_in_a_long_list_is_a_small_diff(tmp_path: Path) -> None:
+    """A long step that changes is written laid out, one member or element per line (a product per
+    line): the first update of a recorded line replaces it by its laid-out form, every later
+    change is the lines of the values that changed. Both replayers write the same text, and the
+    file replays online and with no backend (the host reads laid-out steps too)."""
+    path = tmp_path / "list.jsonl"
+    with vmhost.Host.spawn("--clock", "manual", "--test-controls", "--record", str(path),
+                           stderr=subprocess.DEVNULL) as host:
+        products = host.create("ProductList", {"pageSize": 20})
+        products.subscribe(diff=True)
+        products.send("refresh")
+        products.send("loadMore")
+    secrets = Secrets({}, environ={})
+    recorded = path.read_text(encoding="utf-8")
+    long_step = next(line for line in recorded.splitlines() if '"name":"稳健增利7号"' in line and '"expect"' in line)
+    assert len(long_step) > 2000  # the splice of the first page: one line as recorded
+
+    def updated_after(edit: str, into: str) -> str:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        at = [number for number, line in enumerate(lines) if edit in line and not line.startswith('{"backend"')]
+        assert len(at) == 1, edit  # an expectation's, not the backend's answer
+        lines[at[0]] = lines[at[0]].replace(edit, into)
+        path.write_text("".join(lines), encoding="utf-8")
+        node_copy = tmp_path / "node.jsonl"
+        node_copy.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+        result = update(path, secrets=secrets)
+        assert result.failure is None, result.failure.report()
+        path.write_text(result.new, encoding="utf-8")
+        done = subprocess.run(["node", str(CLIENT.parent / "js" / "replay.js"), "--update", str(node_copy)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert node_copy.read_text(encoding="utf-8") == result.new  # one format, both replayers
+        return result.diff()
+
+    # An intended change to pick up, standing for a host that now names a product otherwise: one
+    # word of the recording edited, which the update writes back from what the host says.
+    first = updated_after("稳健增利7号", "稳健增利七号")
+    removed = [line for line in changed_lines(first) if line.startswith("-")]
+    assert removed == ["-" + long_step.replace("稳健增利7号", "稳健增利七号")]  # that one step, laid out
+    new = path.read_text(encoding="utf-8")
+    added = [line for line in changed_lines(first) if line.startswith("+")]
+    assert sum(len(line) for line in added) < len(long_step) * 1.5  # that step and nothing else
+    assert max(len(line) for line in added) < 200 and len(added) > 20  # a product a line
+    # The next change of one word in it is the line of that product, removed and added.
+    second = updated_after('"name":"安心盈8号"', '"name":"安心盈八号"')
+    assert [line[0] for line in changed_lines(second)] == ["-", "+"], second
+    assert "安心盈8号" in changed_lines(second)[1] and sum(map(len, changed_lines(second))) < 400, second
+    assert path.read_text(encoding="utf-8") == new
+    # Old and new layouts alike: the file replays with both replayers, online and offline.
+    steps = Transcript.load(path).steps
+    assert [step for _, step in steps] == [json.loads(line) for line in recorded.splitlines()]
+    for offline in (False, True):
+        assert replay(path, offline=offline, secrets=secrets) is None
+        done = subprocess.run(["node", str(CLIENT.parent / "js" / "replay.js"), *(["--offline"] if offline else []),
+                               str(path)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and f"PASS {path}" in done.stdout, done.stdout + done.stderr

@@ -24,7 +24,9 @@ with ``--secrets`` (``{"NAME": "value"}``), else from the environment variable
 ``VMHOST_SECRET_<NAME>`` (upper case).
 
 ``--update`` replays each file and rewrites its expectations from what the host writes now (after
-an intended change), keeping every line that still matches, and prints the diff.
+an intended change), keeping every step that still matches, and prints the diff. A step may be laid
+out over several lines (:func:`step_spans` reads it, :func:`step_text` writes it), so that the diff
+of a long expectation is the lines of the values that changed.
 
 The matching rules (:func:`match`) and the send substitution (:func:`substitute`) are the ones
 every replayer shares; ``protocol/conformance/matching.json`` holds cases both the Python and the
@@ -42,7 +44,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
@@ -53,6 +55,7 @@ from .host import Host
 __all__ = [
     "Mismatch", "Secrets", "Failure", "Transcript", "match", "substitute", "resolved", "same_json",
     "replay", "update", "main", "READ_LIMIT", "Refused", "checked_arguments", "ALLOWED_FLAGS", "ALLOWED_OPTIONS",
+    "step_text", "step_spans", "WIDTH",
 ]
 
 READ_LIMIT = 10.0  # seconds: only turns a missing message into a failure; nothing waits on time
@@ -68,6 +71,67 @@ class Mismatch(Exception):
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- the layout of a step --------------------------------------------------------------------------
+
+WIDTH = 160  # characters (code points): a step longer than this is laid out over several lines
+_INDENT = "  "
+
+
+def step_text(step: Dict[str, Any]) -> str:
+    """The text of *step* as a recording writes it (protocol/conformance/README.md, "Layout"):
+    one line when it fits in :data:`WIDTH` characters; else, for a ``send`` or an ``expect`` of an
+    object or array, its first line ``{"expect":{`` (the members before the last one written
+    there too) and then one member or element per line, indented, each on one line when it fits
+    in :data:`WIDTH` (its indentation not counted) and laid out the same way when not, the
+    closing brackets on lines of their own. So a changed value changes the lines that hold it, not
+    the whole step. The Node replayer writes the same text."""
+    text = dumps(step)
+    if len(text) <= WIDTH or not step:
+        return text
+    *head, (key, value) = step.items()
+    if key not in ("send", "expect") or not isinstance(value, (dict, list)) or not value:
+        return text
+    return "{" + "".join(f"{dumps(name)}:{dumps(item)}," for name, item in head) + f"{dumps(key)}:" \
+        + _block(value, 0) + "}"
+
+
+def _block(value: Any, depth: int) -> str:
+    """A non-empty object or array that does not fit on its line: the opening bracket where it
+    stands, then one member or element per line at *depth* + 1, the closing bracket at *depth*."""
+    pad = _INDENT * (depth + 1)
+    rows = []
+    entries = value.items() if isinstance(value, dict) else ((None, item) for item in value)
+    for name, item in entries:
+        lead = "" if name is None else dumps(name) + ":"
+        compact = dumps(item)
+        if len(lead) + len(compact) <= WIDTH or not isinstance(item, (dict, list)) or not item:
+            rows.append(pad + lead + compact)
+        else:
+            rows.append(pad + lead + _block(item, depth + 1))
+    brackets = "{}" if isinstance(value, dict) else "[]"
+    return brackets[0] + "\n" + ",\n".join(rows) + "\n" + _INDENT * depth + brackets[1]
+
+
+def step_spans(lines: Sequence[str]) -> List[Tuple[int, int]]:
+    """Where the steps of a transcript's *lines* stand: ``(first, last)`` line numbers (from 1).
+    A step starts at a line whose first character is ``{``; the lines after it up to the next
+    such line are its own (a step laid out by :func:`step_text`), blank lines at its end left out.
+    A non-blank line before the first step is a step of its own (and no JSON, which the reader
+    reports)."""
+    spans: List[Tuple[int, int]] = []
+    first = last = 0
+    for number, line in enumerate(lines, start=1):
+        if line.startswith("{") or (not spans and not first and line.strip()):
+            if first:
+                spans.append((first, last))
+            first = last = number
+        elif first and line.strip():
+            last = number
+    if first:
+        spans.append((first, last))
+    return spans
 
 
 # -- secrets -------------------------------------------------------------------------------------
@@ -442,7 +506,7 @@ def fold_changes(expected: Sequence[Any], actual: Sequence[Any], before: Mapping
 
 
 MAX_DEPTH = 256  # levels of nesting in one line of a transcript (a step's object counting as one)
-MAX_LINE = 64 * 1024 * 1024  # characters in one line of a transcript
+MAX_LINE = 64 * 1024 * 1024  # characters in one step of a transcript (all its lines)
 
 
 def _depth(value: Any) -> int:
@@ -485,6 +549,8 @@ class Transcript:
     path: Path
     lines: List[str]
     steps: List[Tuple[int, Dict[str, Any]]]
+    #: The last line of each step, by its first (a step laid out over several lines, :func:`step_text`).
+    ends: Dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: "os.PathLike[str] | str") -> "Transcript":
@@ -494,22 +560,24 @@ class Transcript:
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         steps: List[Tuple[int, Dict[str, Any]]] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
+        spans = step_spans(lines)
+        for number, last in spans:
+            line = "\n".join(lines[number - 1:last])
             if len(line) > MAX_LINE:
-                raise ValueError(f"{path}:{number}: a line of {len(line)} characters (a replay reads at most {MAX_LINE})")
+                raise ValueError(f"{path}:{number}: a step of {len(line)} characters (a replay reads at most {MAX_LINE})")
             try:
                 step = json.loads(line)
             except RecursionError:
                 raise ValueError(f"{path}:{number}: nested deeper than {MAX_DEPTH} levels") from None
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number + error.lineno - 1}: not JSON: {error}") from None
             except ValueError as error:
                 raise ValueError(f"{path}:{number}: not JSON: {error}") from None
             _check_step(step, f"{path}:{number}")
             steps.append((number, step))
         if not steps or not isinstance(steps[0][1].get("args"), list):
             raise ValueError(f"{path}:1: the first line must be {{\"args\": [...]}}")
-        return cls(path, lines, steps)
+        return cls(path, lines, steps, dict(spans))
 
     @classmethod
     def of_steps(cls, name: str, steps: List[Tuple[int, Dict[str, Any]]]) -> "Transcript":
@@ -982,7 +1050,7 @@ class Updated:
 class _Item:
     text: str
     step: Optional[Dict[str, Any]] = None
-    kind: str = "other"  # "expect", "send", "backend", "other"
+    kind: str = "other"  # "expect", "send", "backend", "other"; "part": a later line of a step, in its item
 
 
 def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline: bool = False,
@@ -1022,12 +1090,18 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
     texts = _secret_texts(transcript, secrets)
     by_line = {number: step for number, step in transcript.steps}
     items: List[_Item] = []
+    inside = 0  # the last line of the step being read: its other lines are in its item
     for number, text in enumerate(transcript.lines, start=1):
+        if number <= inside:
+            items.append(_Item("", None, "part"))
+            continue
         step = by_line.get(number)
         kind = "other"
         if step is not None:
             kind = "expect" if "expect" in step else "backend" if is_exchange(step) else \
                 "send" if "send" in step or "sendRaw" in step else "other"
+            inside = transcript.ends.get(number, number)
+            text = "\n".join(transcript.lines[number - 1:inside])
         items.append(_Item(text, step, kind))
     # What the recorded client had seen before each line: the replies it had (by id, counted, for
     # ids used twice) and how many messages. A send is written once the same replies came.
@@ -1086,7 +1160,7 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
     def fresh(actual: Any) -> _Item:
         pattern = _generalized(actual, run.captures, texts)
         match(pattern, actual, run.captures, "$", secrets)
-        return _Item(dumps({"expect": pattern}), {"expect": pattern}, "expect")
+        return _Item(step_text({"expect": pattern}), {"expect": pattern}, "expect")
 
     def note(message: Any) -> Any:
         nonlocal seen_count
@@ -1150,6 +1224,8 @@ def update(path: "os.PathLike[str] | str", binary: Optional[str] = None, offline
     try:
         for number, item in enumerate(items, start=1):
             step = item.step
+            if item.kind == "part":
+                continue
             if step is None or "args" in step and number == transcript.steps[0][0] \
                     or item.kind in ("backend",) or "comment" in step:
                 pending.append(item)
@@ -1228,7 +1304,9 @@ def _with_backend_lines(items: List["_Item"], recording: Path) -> List["_Item"]:
     place of the old ones, each after the send it followed there (sync pings not counted)."""
     after_send: Dict[int, List[str]] = {}
     sends = 0
-    for line in recording.read_text(encoding="utf-8").splitlines():
+    lines = recording.read_text(encoding="utf-8").splitlines()
+    for first, last in step_spans(lines):
+        line = "\n".join(lines[first - 1:last])
         try:
             step = json.loads(line)
         except ValueError:

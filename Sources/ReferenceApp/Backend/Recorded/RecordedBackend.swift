@@ -46,21 +46,19 @@ public final class RecordedBackend: EnvelopeExchanging {
         self.timeout = timeout
     }
 
-    /// Reads the `{"backend": …}` lines of the file at `path` (a recording; other lines are
-    /// skipped). A file that cannot be read, is too large, or holds a line that is not JSON or a
-    /// malformed exchange is an error naming the file and the line.
+    /// Reads the `{"backend": …}` lines of the file at `path` (a recording; other steps, laid out
+    /// over several lines or not, are skipped: ``RecordingSteps``). A file that cannot be read, is
+    /// too large, or holds a step that is not JSON or a malformed exchange is an error naming the
+    /// file and the line.
     public convenience init(path: String, clock: any HostClock, timeout: Duration) throws(RecordedBackendError) {
         let bytes = try Self.contents(of: path)
         var exchanges: [RecordedExchange] = []
-        var number = 0
-        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            number += 1
-            guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
+        for (number, line) in RecordingSteps.steps(of: bytes) {
             let json: JSON
-            do {
-                json = try JSON.parse(Array(line))
+            do throws(RecordingSteps.NotJSON) {
+                json = try RecordingSteps.parse(line, at: number)
             } catch {
-                throw RecordedBackendError("\(path):\(number): not JSON (\(error))")
+                throw RecordedBackendError("\(path):\(error.line): not JSON (\(error.reason))")
             }
             guard let value = json["backend"] else { continue }
             guard exchanges.count < Self.maxExchanges else {

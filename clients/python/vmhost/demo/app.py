@@ -715,7 +715,9 @@ class ProductListScreen(Screen):
     def __init__(self, app: App) -> None:
         super().__init__(app)
         self.vm = app.host.create("ProductList")
-        self.vm.subscribe()
+        # List changes as splices (SPEC "List diffs"): a load more sends the page it added, not
+        # the whole list again, and a recording of the session reads the same way.
+        self.vm.subscribe(diff=True)
         self.selected = 0
         app.listen_errors(self.vm)
         # The first load says nothing when it ends: the screen shows the list.
@@ -819,7 +821,7 @@ class MenuGroupsScreen(Screen):
     def __init__(self, app: App) -> None:
         super().__init__(app)
         self.vm = app.host.create("MenuSubGroup", {"menuUid": MENU})
-        self.vm.subscribe()
+        self.vm.subscribe(diff=True)  # the groups as splices, as the products
         self.selected = 0
         # The group `d` asked about, until the next key answers.
         self.deleting: Optional[Dict[str, Any]] = None
