@@ -17,7 +17,7 @@ const STRINGS = {
     loadFailed: "加载失败", deleteFailed: "删除失败", loading: "加载中…", newGroup: "新建分组",
     noGroups: "还没有分组", rename: "重命名", delete: "删除", dishes: (n) => `${n} 道菜`,
     groupName: "分组名称", save: "保存", saving: "保存中…", saveFailed: "保存失败",
-    connecting: "连接中…", offline: "连接已断开", minimum: (amount) => `${amount} 起购`,
+    connecting: "连接中…", reconnecting: "重新连接中…", offline: "连接已断开", minimum: (amount) => `${amount} 起购`,
     logout: "退出登录", codeSent: "验证码已发送，请查收短信",
     testControls: "测试", tcEndpoint: "接口", tcOutcome: "结果", tcTimeout: "超时", tcNetwork: "网络故障",
     tcHTTP: "HTTP 状态码", tcBusiness: "业务错误", tcMalformed: "响应格式错误", tcDelay: "延迟（毫秒）",
@@ -36,7 +36,7 @@ const STRINGS = {
     loadFailed: "Loading failed", deleteFailed: "Delete failed", loading: "Loading…", newGroup: "New group",
     noGroups: "No groups yet", rename: "Rename", delete: "Delete", dishes: (n) => (n === 1 ? "1 dish" : `${n} dishes`),
     groupName: "Group name", save: "Save", saving: "Saving…", saveFailed: "Saving failed",
-    connecting: "Connecting…", offline: "Disconnected", minimum: (amount) => `from ${amount}`,
+    connecting: "Connecting…", reconnecting: "Reconnecting…", offline: "Disconnected", minimum: (amount) => `from ${amount}`,
     logout: "Log out", codeSent: "Code sent: check your messages",
     testControls: "Test", tcEndpoint: "Endpoint", tcOutcome: "Outcome", tcTimeout: "Timeout", tcNetwork: "Network failure",
     tcHTTP: "HTTP status", tcBusiness: "Business error", tcMalformed: "Malformed answer", tcDelay: "Delay (ms)",
@@ -91,7 +91,23 @@ function setStatus(text, offline = false) {
 async function connect() {
   setStatus(t().connecting);
   const token = new URLSearchParams(location.search).get("token") ?? undefined;
-  const host = await Host.connect(defaultURL(token));
+  // A resumable session: a dropped connection comes back on the same screen (SPEC §12, "Resume").
+  const host = await Host.connect(defaultURL(token), {
+    resumable: true,
+    onStateChange: (state) => {
+      if (page.host !== host) return;
+      document.body.classList.toggle("reconnecting", state === "reconnecting");
+      if (state === "reconnecting") setStatus(t().reconnecting, true);
+      else if (state === "open") setStatus("");
+      else if (state === "lost") {
+        // The session is gone (the server restarted, or the page was away too long): a new one.
+        page.host = null;
+        page.unmount = () => {};
+        document.body.removeAttribute("data-ready");
+        connect().catch((error) => setStatus(`${t().offline}: ${error.message}`, true));
+      }
+    },
+  });
   await host.initialize({ locale: page.locale, clientInfo: { name: "vmhost web demo" } });
   page.host = host;
   page.session += 1;
