@@ -256,3 +256,94 @@ def test_the_token_is_never_traced(tmp_path):
     text = trace.read_text() + "".join(server.lines)
     assert '"ping"' in trace.read_text()
     assert token not in text and new_token not in text and "$/session" not in text and "$/ack" not in text
+
+
+def test_the_example_exchange_of_the_spec(web):
+    """protocol/SPEC.md §12, Resume: its example, step by step, against the server."""
+    import re
+    from pathlib import Path
+    spec = (Path(__file__).resolve().parents[2] / "protocol" / "SPEC.md").read_text()
+    block = spec.split("An example (G = 30000", 1)[1].split("```", 2)[1]
+    tokens: dict[str, str] = {}
+    page = None
+    steps = 0
+    for line in block.strip().splitlines():
+        line = line.strip()
+        if line.startswith("GET /rpc?"):
+            query = re.sub(r"\bT\d\b", lambda name: tokens[name.group(0)], line[len("GET /rpc?"):])
+            page = Page(web, query)
+        elif line.startswith("→"):
+            page.ws.send(line[1:].strip())
+        elif line.startswith("…"):
+            page.drop(web)
+        elif line.startswith("←"):
+            text = line[1:].strip()
+            numbered = re.match(r"\(frame (\d+)\) ", text)
+            if numbered:
+                text = text[numbered.end():]
+                before = page.received
+                actual = page.read()
+                assert page.received == before + 1
+            else:
+                actual = page.control()
+            written = json.dumps(actual, separators=(",", ":"), ensure_ascii=False)
+            pattern = "".join(
+                "(?P<%s>[A-Za-z0-9._-]+)" % part if re.fullmatch(r"T\d", part) and part not in tokens
+                else re.escape(tokens[part]) if re.fullmatch(r"T\d", part)
+                else ".*" if part == "…" else re.escape(part)
+                for part in re.split(r"(\bT\d\b|…)", text) if part)
+            match = re.fullmatch(pattern, written)
+            assert match, f"{line}\n  got {written}"
+            tokens.update(match.groupdict())
+        else:
+            raise AssertionError(f"a line of the example this test does not read: {line}")
+        steps += 1
+    assert steps == 10 and set(tokens) == {"T1", "T2"}
+
+
+# MARK: In Chromium: the web demo's page resumes by itself
+
+
+def cut(browser):
+    """Closes the page's socket under it, as a network that drops would (the page did not ask)."""
+    browser.execute_script("window.vmhost.socket.close(4000, 'cut by the test')")
+
+
+def resumed(page):
+    """Waits until the page's session is open again (resumed, not a new one)."""
+    page.until(lambda d: d.execute_script("return window.vmhost.state") == "open"
+               and "reconnecting" not in (d.find_element("tag name", "body").get_attribute("class") or ""),
+               "the page never resumed its session")
+
+
+def test_a_page_cut_while_typing_keeps_its_login_form(browser, server):
+    from page import DemoPage
+    page = DemoPage(browser, server)
+    page.open()
+    page.type("username", "13800138000")
+    page.until(lambda d: d.execute_script("return window.vmhost.received") >= 3, "the username was never answered")
+    cut(browser)
+    resumed(page)
+    # The same session (no second one was opened) with the username the server kept: the
+    # password alone makes the form valid.
+    page.ready("login", 1)
+    page.element("password").send_keys("123456")
+    page.click("submit")
+    page.ready("products", 1)
+    page.count_is("product-list", 20)
+
+
+def test_a_countdown_goes_on_across_a_cut(browser, server):
+    from page import DemoPage
+    page = DemoPage(browser, server)
+    page.open()
+    page.click("tab-code")
+    page.type("phone", "13912345678")
+    page.click("send-code")
+    page.text_is("send-code", "重新发送(60s)")
+    cut(browser)
+    # Sent while the page reconnects: it waits, then goes once the session is back.
+    page.control("control.clock.advance", {"ms": 2000})
+    resumed(page)
+    page.text_is("send-code", "重新发送(58s)")
+    page.ready("login", 1)

@@ -38,6 +38,14 @@ export class ReplyLost extends HostExited {
   }
 }
 
+/**
+ * Close codes after which a resumable session is not tried again: the server ended it (4404: not
+ * resumable; 1002, 1003, 1007, 1008, 1009: the page sent what the protocol refuses). After any
+ * other (a network that dropped, a server restarting, a socket closed under the page), the page
+ * tries to resume.
+ */
+const FINAL_CLOSE_CODES = new Set([1002, 1003, 1007, 1008, 1009, 4404]);
+
 /** The `$/` control frames of a resumable session (protocol/SPEC.md §12, "Resume"); null for any other. */
 function controlFrame(/** @type {string} */ text) {
   if (!text.startsWith('{"jsonrpc":"2.0","method":"$/')) return null;
@@ -115,8 +123,7 @@ export class Host extends Session {
     };
     socket.onclose = (event) => {
       if (socket !== this.socket) return;
-      const intended = this.state === "closed" || event.code === 1000 || event.code === 1001 || event.code === 4404;
-      if (this.resumable && this.token && !intended && this.state !== "lost") {
+      if (this.resumable && this.token && this.state !== "closed" && !FINAL_CLOSE_CODES.has(event.code)) {
         this.reconnect(this.state === "reconnecting" ? this.droppedAt : Date.now());
         return;
       }
@@ -234,7 +241,7 @@ export class Host extends Session {
       };
       socket.onclose = (event) => {
         if (socket !== this.socket) return;
-        if (event.code === 4404 || this.state === "closed") {
+        if (FINAL_CLOSE_CODES.has(event.code) || this.state === "closed") {
           this.finish(event.code, event.reason, event.code === 4404 ? "lost" : "closed");
           return;
         }
@@ -252,14 +259,21 @@ export class Host extends Session {
   }
 
   /**
-   * Ends the session; the server disposes its view-models (their commands are cancelled).
+   * Ends the session; the server disposes its view-models (their commands are cancelled). A
+   * resumable session is ended with `exit` (what was sent before is answered first).
    * @returns {Promise<{code: number, reason: string}>}
    */
   close() {
     const state = this.state;
     this.setState("closed");
-    if (this.socket.readyState <= WebSocket.OPEN) this.socket.close(1000);
-    else if (state !== "open") this.finish(1000, "", "closed");
+    if (this.resumable && this.socket.readyState === WebSocket.OPEN) {
+      // A resumable session outlives its socket: `exit` ends it; the server then closes (1000).
+      this.socket.send(JSON.stringify({ jsonrpc: "2.0", method: "exit" }));
+    } else if (this.socket.readyState <= WebSocket.OPEN) {
+      this.socket.close(1000);
+    } else if (state !== "open") {
+      this.finish(1000, "", "closed");
+    }
     return this.closed;
   }
 }
