@@ -347,3 +347,83 @@ def test_a_countdown_goes_on_across_a_cut(browser, server):
     resumed(page)
     page.text_is("send-code", "重新发送(58s)")
     page.ready("login", 1)
+
+
+def test_a_refresh_in_flight_across_a_cut_is_applied_once(browser, server):
+    from page import DemoPage
+    page = DemoPage(browser, server)
+    page.log_in()
+    page.click("load-more")
+    page.count_is("product-list", 40)
+    page.control("control.backend.script", {"endpoint": "products", "outcomes": ["delay:5000"]})
+    browser.execute_script("window.scrollTo(0, 0)")  # the header covers a button scrolled under it
+    page.click("refresh")
+    page.visible("products-refreshing")
+    cut(browser)
+    # The refresh's answer arrives while the page is away; it is sent once the page is back.
+    page.control("control.clock.advance", {"ms": 5000})
+    resumed(page)
+    page.hidden("products-refreshing")
+    # Applied once: the first page again, not appended to the 40 shown.
+    page.count_is("product-list", 20)
+    page.ready("products", 1)
+    assert not page.element("products-error").is_displayed()
+
+
+def test_with_workers_a_resume_reaches_the_worker_holding_its_session():
+    """The supervisor hands a resume to the worker its token names, whatever the balance says."""
+    web = WebServer("--workers", "2")
+    try:
+        pages = [Page(web) for _ in range(6)]
+        held = {}
+        for page in pages:
+            token = page.control()["params"]["token"]
+            worker = page.ws.getheaders()["vmhost-worker"]
+            assert token.startswith(f"{worker}.")
+            held[token] = worker
+            assert page.result("ping") == {}
+        assert set(held.values()) == {"1", "2"}
+        for page in pages:
+            page.drop()
+        # Worker 2's sessions first: balancing alone would hand the first of them to worker 1.
+        for token, worker in sorted(held.items(), key=lambda item: item[1], reverse=True):
+            again = resume(web, token, 1)
+            session = again.control()["params"]
+            assert session["resumed"]["resync"] is False, session
+            assert again.ws.getheaders()["vmhost-worker"] == worker
+            assert again.result("ping") == {}
+    finally:
+        web.stop()
+
+
+def test_a_recording_of_a_session_that_resumed_replays(tmp_path):
+    """The recording holds the session's traffic as if the connection had never dropped: what was
+    written again is not recorded twice, the control frames and the token not at all."""
+    from test_record import replay
+    folder = tmp_path / "recordings"
+    web = WebServer("--clock", "manual", "--test-controls", "--record", str(folder), "--log-level", "debug")
+    try:
+        page = Page(web)
+        token = page.control()["params"]["token"]
+        page.result("initialize", {"protocolVersion": "1", "locale": "en"})
+        vm = page.result("vm.create", {"kind": "Login"})["vm"]
+        page.result("vm.subscribe", {"vm": vm, "outputs": ["usernameValid", "canSubmit"]})
+        seen = page.received
+        page.send("vm.send", {"vm": vm, "input": "username", "value": "13800138000"}, id=50)
+        page.drop(web)
+        again = resume(web, token, seen)
+        new_token = again.control()["params"]["token"]
+        assert [again.read().get("id") for _ in range(2)] == [None, 50]
+        again.next_id = 60
+        again.result("vm.send", {"vm": vm, "input": "password", "value": "123456"})
+        again.send("exit")
+        assert again.close_code() == 1000
+        written = web.wait_for_log(r"recorded a session to (\S+)").group(1)
+    finally:
+        web.stop()
+    text = open(written, encoding="utf-8").read()
+    assert token not in text and new_token not in text and "$/session" not in text and "123456" not in text
+    # Each message once: the username's change was written twice on the wire, recorded once.
+    assert text.count('"usernameValid":true') == 1
+    done = replay(written)
+    assert done.returncode == 0 and f"PASS {written}" in done.stdout, done.stdout
