@@ -12,8 +12,9 @@ import Synchronization
 /// "Workers").
 ///
 /// The supervisor accepts every connection and hands it to the worker holding the fewest open
-/// connections (the lowest-numbered on a tie), over a socket pair (`SCM_RIGHTS`); it never reads
-/// from a connection. A worker is this same executable, started again with the same arguments and
+/// connections (the lowest-numbered on a tie), or a resume to the worker holding its session
+/// (``FirstLine``), over a socket pair (`SCM_RIGHTS`); it never reads from a connection, it only
+/// peeks at its request line. A worker is this same executable, started again with the same arguments and
 /// ``WorkerLink/environmentName`` set; it reports when it is ready to serve, and counts the
 /// connections it closed in memory the processes share (``SharedRegion``), which the supervisor
 /// reads to balance.
