@@ -1,7 +1,8 @@
 // The web demo: the three screens of the reference app, drawn from view-models that live in
 // vmhost-web. The page holds no logic of its own: it forwards input with `send` and draws the
-// mirror that `subscribe` keeps current. One session per page; switching the locale opens a new
-// session in that locale (a session's locale is fixed by `initialize`).
+// mirror that `subscribe` keeps current. One resumable session per page (a dropped connection
+// comes back on the same screen); switching the locale sends `initialize {locale}` again and opens
+// the screen again in it (a view-model speaks the locale it was made in).
 import { ErrorCode, Host, defaultURL } from "../vmhost.js";
 
 /** The page's own words; everything else (titles, countdown, cells) comes from the view-models. */
@@ -53,7 +54,9 @@ const page = {
   /** Undoes the current screen (disposes its view-models, removes its handlers). */
   unmount: () => {},
   screen: "",
-  session: 0,
+  /** Counts the times the screens were opened afresh (a new session, a locale switched); the
+   * tests read it in `data-ready`. A resumed session keeps its screen and this count. */
+  mounts: 0,
   /** The test controls the server serves, found by the first session (see probeControls):
    * `undefined` before, `null` when it has none. @type {{clock: boolean} | null | undefined} */
   controls: undefined,
@@ -110,7 +113,7 @@ async function connect() {
   });
   await host.initialize({ locale: page.locale, clientInfo: { name: "vmhost web demo" } });
   page.host = host;
-  page.session += 1;
+  page.mounts += 1;
   window.vmhost = host; // for the browser's console and the browser tests
   if (page.controls === undefined) page.controls = await probeControls(host);
   showControls();
@@ -128,12 +131,13 @@ async function switchLocale(locale) {
   applyStrings();
   showDetail();
   controlResult("");
-  const old = page.host;
-  page.host = null;
-  page.unmount = () => {};
-  document.body.removeAttribute("data-ready");
-  await old?.close();
-  await connect();
+  const host = page.host;
+  if (!host) return;
+  // The same session in the new locale: view-models made from now on speak it, so the screen is
+  // opened again (what was typed is taken over); the login and the session stay.
+  await host.initialize({ locale, clientInfo: { name: "vmhost web demo" } });
+  page.mounts += 1;
+  await route(true);
 }
 
 async function route(force = false) {
@@ -156,7 +160,7 @@ async function route(force = false) {
   /** @type {HTMLSelectElement} */ ($("tc-endpoint")).value = SCREEN_ENDPOINT[screen];
   const mount = { login: mountLogin, products: mountProducts, groups: mountGroups }[screen];
   page.unmount = await mount(/** @type {Host} */ (page.host));
-  document.body.setAttribute("data-ready", `${screen}:${page.session}`);
+  document.body.setAttribute("data-ready", `${screen}:${page.mounts}`);
 }
 
 /** Ends the session (the app's `Session` kind) and goes back to the login screen, with the
@@ -186,7 +190,7 @@ async function mountLogin(host) {
   const vm = await host.create("Login");
   await vm.subscribe();
   const fields = ["username", "password", "phone", "code"];
-  // A new session (another locale) takes over what was typed.
+  // A screen opened again (another locale, a new session) takes over what was typed.
   for (const field of fields) {
     const value = /** @type {HTMLInputElement} */ ($(field)).value;
     if (value) await quietly(vm.send(field, value));
