@@ -9,10 +9,10 @@ import struct
 import pytest
 import websocket
 
-from conftest import WebServer
+from conftest import Session, WebServer
 
 
-class Page:
+class Page(Session):
     """A page of a resumable session: counts the numbered frames it received (every frame but
     `$/session` and `$/ack`) and keeps the control frames apart."""
 
@@ -45,19 +45,6 @@ class Page:
         self.ws.send(json.dumps({"jsonrpc": "2.0", **({"id": id} if id is not None else {}), "method": method,
                                  **({"params": params} if params is not None else {})}))
 
-    def call(self, method, params=None):
-        self.next_id += 1
-        self.send(method, params, self.next_id)
-        while True:
-            message = self.read()
-            if message.get("id") == self.next_id:
-                return message
-
-    def result(self, method, params=None):
-        answer = self.call(method, params)
-        assert "error" not in answer, answer
-        return answer["result"]
-
     def drop(self, web=None):
         """Cuts the connection as a network does: no close frame. With `web`, returns once the
         server has read everything sent before and suspended the session (its debug log)."""
@@ -71,6 +58,17 @@ class Page:
             frame = self.ws.recv_frame()
             if frame.opcode == websocket.ABNF.OPCODE_CLOSE:
                 return struct.unpack("!H", frame.data[:2])[0]
+
+
+def login_page(web):
+    """A resumable page with a Login subscribed to `usernameValid` and `canSubmit`: the page, its
+    token and the view-model's handle."""
+    page = Page(web)
+    token = page.control()["params"]["token"]
+    page.result("initialize", {"protocolVersion": "1", "locale": "en"})
+    vm = page.result("vm.create", {"kind": "Login"})["vm"]
+    page.result("vm.subscribe", {"vm": vm, "outputs": ["usernameValid", "canSubmit"]})
+    return page, token, vm
 
 
 def resume(web, token, received, origin=None):
@@ -99,11 +97,7 @@ def test_a_resumable_session_gets_its_token_first(web):
 
 
 def test_a_dropped_page_resumes_with_what_it_missed_and_its_view_models(web):
-    page = Page(web)
-    token = page.control()["params"]["token"]
-    page.result("initialize", {"protocolVersion": "1", "locale": "en"})
-    vm = page.result("vm.create", {"kind": "Login"})["vm"]
-    page.result("vm.subscribe", {"vm": vm, "outputs": ["usernameValid", "canSubmit"]})
+    page, token, vm = login_page(web)
     seen = page.received
     # Sent, not read: the page drops before it sees the answer.
     page.send("vm.send", {"vm": vm, "input": "username", "value": "13800138000"}, id=50)
@@ -403,11 +397,7 @@ def test_a_recording_of_a_session_that_resumed_replays(tmp_path):
     folder = tmp_path / "recordings"
     web = WebServer("--clock", "manual", "--test-controls", "--record", str(folder), "--log-level", "debug")
     try:
-        page = Page(web)
-        token = page.control()["params"]["token"]
-        page.result("initialize", {"protocolVersion": "1", "locale": "en"})
-        vm = page.result("vm.create", {"kind": "Login"})["vm"]
-        page.result("vm.subscribe", {"vm": vm, "outputs": ["usernameValid", "canSubmit"]})
+        page, token, vm = login_page(web)
         seen = page.received
         page.send("vm.send", {"vm": vm, "input": "username", "value": "13800138000"}, id=50)
         page.drop(web)

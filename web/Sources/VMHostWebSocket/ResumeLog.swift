@@ -80,20 +80,20 @@ struct ResumeLog: Sendable {
 
     /// Forgets every frame kept, after a resync: the page was sent the current state instead.
     mutating func resynced() {
-        frames = []
-        start = 0
-        bytes = 0
-        first = written + 1
-        overflowed = false
+        forgetAll(overflowed: false)
     }
 
     /// Drops every frame kept: the page that resumes is sent the current state instead.
     mutating func lose() {
+        forgetAll(overflowed: true)
+    }
+
+    private mutating func forgetAll(overflowed: Bool) {
         frames = []
         start = 0
         bytes = 0
         first = written + 1
-        overflowed = true
+        self.overflowed = overflowed
     }
 
     private mutating func dropOldest() {
