@@ -68,3 +68,33 @@ extension Host {
         }
     }
 }
+
+extension Host {
+    /// Replaces everything queued for the client by the current state: the output waiting is
+    /// dropped, and each subscription is sent, in the order made, one `vm.changed` with every value
+    /// it subscribed to, marked `"resync": true` (protocol/SPEC.md §12, "Resume": a page that
+    /// missed output it cannot be sent again). The ids of the requests still running, which will
+    /// be answered; a request of the page not among them and not answered was answered in what
+    /// was dropped.
+    package func resync() -> [JSON] {
+        flush()
+        _ = output.takeAll()
+        for id in subscriptions.keys.sorted() {
+            guard let subscription = subscriptions[id], let entry = viewModels[subscription.vm] else { continue }
+            var values = JSONObject()
+            for property in entry.context.properties where subscription.sends(property.position) {
+                values.append(property.name, property.json)
+            }
+            var params = JSONObjectText()
+            params.append("subscription", .string(subscription.name))
+            params.append("vm", .string(subscription.vm))
+            params.append("values", .object(values))
+            params.append("resync", .bool(true))
+            var text = JSONObjectText.jsonRPC()
+            text.append("method", literal: #""vm.changed""#)
+            text.append("params", text: params.finish())
+            output.push(text.finish())
+        }
+        return engine.pendingIDs
+    }
+}

@@ -98,6 +98,15 @@ public final class RPCEngine {
     /// Requests not answered yet.
     public var pendingCount: Int { inFlight.values.reduce(0) { $0 + $1.count } }
 
+    /// The ids of the requests not answered yet, in no order.
+    package var pendingIDs: [JSON] {
+        var ids: [JSON] = []
+        for calls in inFlight.values {
+            for call in calls { if let id = call.id { ids.append(id.json) } }
+        }
+        return ids
+    }
+
     // MARK: Input
 
     /// Handles one frame's bytes.

@@ -81,11 +81,15 @@ class Session:
         self.ws = websocket.create_connection(f"ws://127.0.0.1:{web.port}/rpc", timeout=timeout, **options)
         self.next_id = 0
 
+    def read(self):
+        """The next message from the server, parsed."""
+        return json.loads(self.ws.recv())
+
     def call(self, method, params=None):
         self.next_id += 1
         self.ws.send(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, **({"params": params} if params else {})}))
         while True:
-            message = json.loads(self.ws.recv())
+            message = self.read()
             if message.get("id") == self.next_id:
                 return message
 

@@ -1,4 +1,5 @@
-"""Switching the locale opens a new session in that locale: the host's strings and the page's follow."""
+"""Switching the locale keeps the session and opens the screen again in that locale: the host's
+strings and the page's follow."""
 from selenium.webdriver.common.by import By
 
 from page import DemoPage
@@ -10,6 +11,7 @@ def test_switching_to_english_and_back(browser, server):
     first = browser.find_element(By.CSS_SELECTOR, "#product-list li .terms").text
     assert "天" in first
     browser.shots("zh")
+    browser.execute_script("window.firstSession = window.vmhost")
 
     page.click("locale-en")
     page.ready("products", session=2)
@@ -33,3 +35,5 @@ def test_switching_to_english_and_back(browser, server):
     page.click("locale-zh")
     page.ready("groups", session=3)
     page.text_is("group-new", "新建分组")
+    # One session all along: no new connection, no new login.
+    assert browser.execute_script("return window.vmhost === window.firstSession")

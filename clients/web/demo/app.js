@@ -1,7 +1,8 @@
 // The web demo: the three screens of the reference app, drawn from view-models that live in
 // vmhost-web. The page holds no logic of its own: it forwards input with `send` and draws the
-// mirror that `subscribe` keeps current. One session per page; switching the locale opens a new
-// session in that locale (a session's locale is fixed by `initialize`).
+// mirror that `subscribe` keeps current. One resumable session per page (a dropped connection
+// comes back on the same screen); switching the locale sends `initialize {locale}` again and opens
+// the screen again in it (a view-model speaks the locale it was made in).
 import { ErrorCode, Host, defaultURL } from "../vmhost.js";
 
 /** The page's own words; everything else (titles, countdown, cells) comes from the view-models. */
@@ -17,7 +18,7 @@ const STRINGS = {
     loadFailed: "加载失败", deleteFailed: "删除失败", loading: "加载中…", newGroup: "新建分组",
     noGroups: "还没有分组", rename: "重命名", delete: "删除", dishes: (n) => `${n} 道菜`,
     groupName: "分组名称", save: "保存", saving: "保存中…", saveFailed: "保存失败",
-    connecting: "连接中…", offline: "连接已断开", minimum: (amount) => `${amount} 起购`,
+    connecting: "连接中…", reconnecting: "重新连接中…", offline: "连接已断开", minimum: (amount) => `${amount} 起购`,
     logout: "退出登录", codeSent: "验证码已发送，请查收短信",
     testControls: "测试", tcEndpoint: "接口", tcOutcome: "结果", tcTimeout: "超时", tcNetwork: "网络故障",
     tcHTTP: "HTTP 状态码", tcBusiness: "业务错误", tcMalformed: "响应格式错误", tcDelay: "延迟（毫秒）",
@@ -36,7 +37,7 @@ const STRINGS = {
     loadFailed: "Loading failed", deleteFailed: "Delete failed", loading: "Loading…", newGroup: "New group",
     noGroups: "No groups yet", rename: "Rename", delete: "Delete", dishes: (n) => (n === 1 ? "1 dish" : `${n} dishes`),
     groupName: "Group name", save: "Save", saving: "Saving…", saveFailed: "Saving failed",
-    connecting: "Connecting…", offline: "Disconnected", minimum: (amount) => `from ${amount}`,
+    connecting: "Connecting…", reconnecting: "Reconnecting…", offline: "Disconnected", minimum: (amount) => `from ${amount}`,
     logout: "Log out", codeSent: "Code sent: check your messages",
     testControls: "Test", tcEndpoint: "Endpoint", tcOutcome: "Outcome", tcTimeout: "Timeout", tcNetwork: "Network failure",
     tcHTTP: "HTTP status", tcBusiness: "Business error", tcMalformed: "Malformed answer", tcDelay: "Delay (ms)",
@@ -53,7 +54,9 @@ const page = {
   /** Undoes the current screen (disposes its view-models, removes its handlers). */
   unmount: () => {},
   screen: "",
-  session: 0,
+  /** Counts the times the screens were opened afresh (a new session, a locale switched); the
+   * tests read it in `data-ready`. A resumed session keeps its screen and this count. */
+  mounts: 0,
   /** The test controls the server serves, found by the first session (see probeControls):
    * `undefined` before, `null` when it has none. @type {{clock: boolean} | null | undefined} */
   controls: undefined,
@@ -91,10 +94,26 @@ function setStatus(text, offline = false) {
 async function connect() {
   setStatus(t().connecting);
   const token = new URLSearchParams(location.search).get("token") ?? undefined;
-  const host = await Host.connect(defaultURL(token));
+  // A resumable session: a dropped connection comes back on the same screen (SPEC §12, "Resume").
+  const host = await Host.connect(defaultURL(token), {
+    resumable: true,
+    onStateChange: (state) => {
+      if (page.host !== host) return;
+      document.body.classList.toggle("reconnecting", state === "reconnecting");
+      if (state === "reconnecting") setStatus(t().reconnecting, true);
+      else if (state === "open") setStatus("");
+      else if (state === "lost") {
+        // The session is gone (the server restarted, or the page was away too long): a new one.
+        page.host = null;
+        page.unmount = () => {};
+        document.body.removeAttribute("data-ready");
+        connect().catch((error) => setStatus(`${t().offline}: ${error.message}`, true));
+      }
+    },
+  });
   await host.initialize({ locale: page.locale, clientInfo: { name: "vmhost web demo" } });
   page.host = host;
-  page.session += 1;
+  page.mounts += 1;
   window.vmhost = host; // for the browser's console and the browser tests
   if (page.controls === undefined) page.controls = await probeControls(host);
   showControls();
@@ -112,12 +131,13 @@ async function switchLocale(locale) {
   applyStrings();
   showDetail();
   controlResult("");
-  const old = page.host;
-  page.host = null;
-  page.unmount = () => {};
-  document.body.removeAttribute("data-ready");
-  await old?.close();
-  await connect();
+  const host = page.host;
+  if (!host) return;
+  // The same session in the new locale: view-models made from now on speak it, so the screen is
+  // opened again (what was typed is taken over); the login and the session stay.
+  await host.initialize({ locale, clientInfo: { name: "vmhost web demo" } });
+  page.mounts += 1;
+  await route(true);
 }
 
 async function route(force = false) {
@@ -140,7 +160,7 @@ async function route(force = false) {
   /** @type {HTMLSelectElement} */ ($("tc-endpoint")).value = SCREEN_ENDPOINT[screen];
   const mount = { login: mountLogin, products: mountProducts, groups: mountGroups }[screen];
   page.unmount = await mount(/** @type {Host} */ (page.host));
-  document.body.setAttribute("data-ready", `${screen}:${page.session}`);
+  document.body.setAttribute("data-ready", `${screen}:${page.mounts}`);
 }
 
 /** Ends the session (the app's `Session` kind) and goes back to the login screen, with the
@@ -170,7 +190,7 @@ async function mountLogin(host) {
   const vm = await host.create("Login");
   await vm.subscribe();
   const fields = ["username", "password", "phone", "code"];
-  // A new session (another locale) takes over what was typed.
+  // A screen opened again (another locale, a new session) takes over what was typed.
   for (const field of fields) {
     const value = /** @type {HTMLInputElement} */ ($(field)).value;
     if (value) await quietly(vm.send(field, value));

@@ -18,14 +18,17 @@ final class SessionRegistry: Sendable {
     let makeConfiguration: @HostActor @Sendable () -> Host.Configuration
     let logger: Logger
     let limiter: ConnectionLimiter
+    /// The number of this worker, at the head of the resume tokens it gives.
+    let worker: Int
 
     /// How long a page has to answer the close of its session before the connection is closed.
     static let closeTimeoutMilliseconds: Int64 = 1000
 
     init(
         options: WebSocketTransport.Options, makeConfiguration: @escaping @HostActor @Sendable () -> Host.Configuration,
-        logger: Logger, limiter: ConnectionLimiter
+        logger: Logger, limiter: ConnectionLimiter, worker: Int
     ) {
+        self.worker = worker
         self.options = options
         self.makeConfiguration = makeConfiguration
         self.logger = logger
@@ -33,6 +36,11 @@ final class SessionRegistry: Sendable {
     }
 
     @HostActor static var sessions: [Int: WebSocketSession] = [:]
+    /// The resumable sessions by the token that resumes each now.
+    @HostActor static var resumeTokens: [String: WebSocketSession] = [:]
+    /// The suspended sessions, oldest first (some may have been resumed or closed since).
+    @HostActor static var suspendedOrder: [Int] = []
+    @HostActor static var maxSuspended = 1000
     /// The sessions that queued output since their writers were last woken, each once.
     @HostActor static var withOutput: [WebSocketSession] = []
     /// The sessions with a batch to go on with, and whether a turn to do so is scheduled.
@@ -130,14 +138,26 @@ final class SessionRegistry: Sendable {
 
     func serve(
         channel: any Channel, upgrade: PendingUpgrade, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
-        maxMessageBytes: Int
+        maxMessageBytes: Int, resume: ResumeRequest = .none, origin: String? = nil
     ) async throws {
         let options = options
         let makeConfiguration = makeConfiguration
         let logger = logger
-        let session = await Self.onHost { () -> WebSocketSession in
+        let worker = worker
+        let opened = await Self.onHost { () -> (WebSocketSession, SessionLink)? in
             if upgrade.settle() { Self.upgrading -= 1 }
             Self.installIdleHook(maxPendingBytes: options.maxPendingBytes, logger: logger)
+            Self.maxSuspended = options.maxSuspendedSessions
+            if case .resume(let token, let received) = resume {
+                // The token is used up whatever comes of it: a second page presenting it gets nothing.
+                guard let session = Self.resumeTokens.removeValue(forKey: token), !session.closed, !session.hasEnded,
+                    session.origin == origin, !Self.stopping
+                else { return nil }
+                let next = Resumption.makeToken(worker: worker)
+                session.resumeToken = next
+                Self.resumeTokens[next] = session
+                return (session, session.resume(on: channel, received: received, token: next))
+            }
             Self.nextID += 1
             var configuration = makeConfiguration()
             configuration.limits = options.sessionLimits
@@ -150,37 +170,68 @@ final class SessionRegistry: Sendable {
                     tap?.incoming(message)
                 }
             }
+            let link = SessionLink(channel: channel)
+            var resumption: Resumption?
+            if resume == .new, options.resumeGraceMilliseconds > 0 {
+                resumption = Resumption(
+                    grace: .milliseconds(options.resumeGraceMilliseconds), maxBytes: options.resumeBufferBytes)
+            }
             let session = WebSocketSession(
-                id: Self.nextID, host: host, maxMessageBytes: maxMessageBytes, channel: channel, tap: tap)
+                id: Self.nextID, host: host, maxMessageBytes: maxMessageBytes, link: link, tap: tap,
+                resumption: resumption, origin: origin)
+            if let resumption {
+                let token = Resumption.makeToken(worker: worker)
+                session.resumeToken = token
+                Self.resumeTokens[token] = session
+                link.sendControl(Resumption.sessionFrame(token: token, grace: resumption.grace, resumed: nil))
+            }
             host.onExit = { [weak session] _ in session?.end(code: .normalClosure, reason: "exit") }
             Self.sessions[session.id] = session
-            logger.debug("session \(session.id) opened")
+            logger.debug("session \(session.id) opened\(resumption == nil ? "" : " (resumable)")")
             // A handshake that completed after the signal: closed as the others.
             if Self.stopping { session.end(code: .goingAway, reason: "server stopping") }
-            return session
+            return (session, link)
+        }
+        guard let (session, link) = opened else {
+            // Never said which: a token unknown, used, expired, or from another origin.
+            try await outbound.close(.unknown(4404), reason: "session not resumable")
+            return
         }
         defer {
             EventLoop.shared.execute {
                 HostActor.assumeIsolated {
-                    session.close()
-                    // Again: a session closed early (its page stopped reading) may have had
-                    // messages read after.
-                    Self.inbox.remove(session.id)
-                    Self.sessions[session.id] = nil
-                    Self.exitIfDone()
+                    guard !session.suspend(link) else { return }
+                    // Left for another connection: that one serves the session now.
+                    if session.link !== link, session.link != nil { return }
+                    Self.forget(session)
                 }
             }
         }
         let observe = Self.observer(trace: options.traceOutgoing, tap: session.tap)
+        let resumption = session.resumption
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await session.writeOutput(to: outbound, observe: observe) }
+            group.addTask { try await session.writeOutput(link: link, to: outbound, observe: observe) }
             var assembly = MessageAssembly(maxBytes: maxMessageBytes)
             reading: for try await frame in inbound {
                 switch assembly.add(frame) {
                 case .incomplete:
                     continue
                 case .text(let bytes):
-                    if Self.inbox.append(session.id, session, bytes) {
+                    var pump = false
+                    if let resumption {
+                        if let count = AckFrame.received(in: bytes) {
+                            guard resumption.acknowledge(count) else {
+                                await Self.onHost { session.end(code: .policyViolation, reason: "$/ack of frames never sent") }
+                                break reading
+                            }
+                            continue
+                        }
+                        guard resumption.receive(on: link, deliver: { pump = Self.inbox.append(session.id, session, bytes) })
+                        else { break reading }
+                    } else {
+                        pump = Self.inbox.append(session.id, session, bytes)
+                    }
+                    if pump {
                         EventLoop.shared.execute { HostActor.assumeIsolated { Self.pump() } }
                     }
                     await Self.inbox.waitForRoom(session.id)
@@ -196,6 +247,32 @@ final class SessionRegistry: Sendable {
             // The page closed: the writer has nothing more to do. A session that ended closes the
             // connection itself once its output is written.
             if await Self.onHost({ !session.hasEnded }) { group.cancelAll() }
+        }
+    }
+
+    /// Forgets `session`: it closes, and what it had waiting is dropped.
+    @HostActor
+    static func forget(_ session: WebSocketSession) {
+        session.close()
+        // Again: a session closed early (its page stopped reading) may have had messages read after.
+        inbox.remove(session.id)
+        sessions[session.id] = nil
+        if let token = session.resumeToken { resumeTokens[token] = nil }
+        session.resumeToken = nil
+        exitIfDone()
+    }
+
+    /// `session` was suspended: past ``maxSuspended`` suspended sessions, the oldest is closed.
+    @HostActor
+    static func suspended(_ session: WebSocketSession) {
+        suspendedOrder.removeAll { sessions[$0]?.isSuspended != true }
+        suspendedOrder.append(session.id)
+        while suspendedOrder.count > maxSuspended {
+            let oldest = suspendedOrder.removeFirst()
+            if let session = sessions[oldest] {
+                logger.debug("session \(oldest): closed, more than \(maxSuspended) sessions suspended")
+                forget(session)
+            }
         }
     }
 
@@ -231,20 +308,29 @@ final class SessionRegistry: Sendable {
         for session in listed {
             session.hasOutputListed = false
             guard !session.closed else { continue }
+            guard let link = session.link else {
+                // Suspended: what waits for its page is kept up to the resume bound, then given
+                // up for the current state at the resume.
+                if let resumption = session.resumption, session.queue.pendingPlainBytes > resumption.maxBytes {
+                    _ = session.queue.takeAll()
+                    resumption.overflow()
+                }
+                continue
+            }
             if let end = session.endCode {
                 // Everything the session owes is queued by now: the writer writes it and closes.
-                session.ending.withLock { $0 = end }
-                session.wake.yield()
+                link.ending.withLock { $0 = end }
+                link.wake.yield()
                 continue
             }
             guard session.queue.pendingCount > 0 else { continue }
-            if session.queue.pendingPlainBytes > maxPendingBytes, session.stalled.load(ordering: .relaxed) {
+            if session.queue.pendingPlainBytes > maxPendingBytes, link.stalled.load(ordering: .relaxed) {
                 logger.warning("session \(session.id): its page stopped reading with more than \(maxPendingBytes) bytes of output waiting; closing it")
-                session.close()
-                session.channel.close(promise: nil)
+                forget(session)
+                link.channel.close(promise: nil)
                 continue
             }
-            session.wake.yield()
+            link.wake.yield()
         }
     }
 }

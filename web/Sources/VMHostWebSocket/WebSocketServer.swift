@@ -198,6 +198,16 @@ public struct WebSocketServer: Sendable {
                 abstract: "Worker processes serving the sessions, each on its own host thread (default: \(defaultWorkers); 1 with --clock manual or --test-controls); 0: no worker process, the process started serves every session itself.",
                 discussion: "A manual clock and the test controls are one process's, so they take 1 worker only (or 0). With 0 the server is one process, which valgrind and perf see whole."),
             OptionSpec(
+                "resume-grace-ms", value: "MS", defaultValue: "30000",
+                abstract: "How long a resumable session (a page that connected with ?resume=new) waits for its page after its connection dropped; 0: no session is resumable.",
+                discussion: "A page that comes back within it gets the same session: its view-models, subscriptions and every message it missed (protocol/SPEC.md §12, Resume)."),
+            OptionSpec(
+                "resume-buffer-bytes", value: "BYTES", defaultValue: "1048576",
+                abstract: "The output a resumable session keeps for a page that may not have received it; past it, a resume sends the current state instead (a resync)."),
+            OptionSpec(
+                "max-suspended-sessions", value: "N", defaultValue: "1000",
+                abstract: "Sessions waiting for their pages at once in each worker; past it, the one suspended longest is closed."),
+            OptionSpec(
                 "static", value: "DIR",
                 abstract: staticDirectory == nil
                     ? "The folder served at / (default: none; only /rpc is served)."
@@ -232,6 +242,19 @@ public struct WebSocketServer: Sendable {
         limits.maxCommandsInFlight = try positive("max-commands-in-flight", parsed) ?? limits.maxCommandsInFlight
         transport.sessionLimits = limits
         transport.staticDirectory = parsed.value("static")
+        if let grace = try parsed.integer("resume-grace-ms") {
+            guard (0...86_400_000).contains(grace) else {
+                throw UsageError("--resume-grace-ms must be from 0 to 86400000 (a day), got \(grace)")
+            }
+            transport.resumeGraceMilliseconds = Int64(grace)
+        }
+        if let bytes = try parsed.integer("resume-buffer-bytes") {
+            guard (1024...(1 << 30)).contains(bytes) else {
+                throw UsageError("--resume-buffer-bytes must be from 1024 to 1073741824, got \(bytes)")
+            }
+            transport.resumeBufferBytes = bytes
+        }
+        transport.maxSuspendedSessions = try positive("max-suspended-sessions", parsed) ?? transport.maxSuspendedSessions
         return transport
     }
 

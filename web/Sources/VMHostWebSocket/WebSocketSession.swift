@@ -6,6 +6,7 @@ import Synchronization
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostJSONRPC
 @_spi(Transport) import VMHostWire
+import VMHostRuntime
 import WSCore
 
 /// One WebSocket connection: its own ``Host`` (view-models, handles, subscriptions, locale) on the
@@ -33,14 +34,8 @@ final class WebSocketSession {
     let host: Host
     let connection: Connection
     nonisolated let queue: OutputQueue<ChangedMessage>
-    nonisolated let channel: any Channel
-    /// Wakes the writer; holds at most one wake-up.
-    nonisolated let wakeups: AsyncStream<Void>
-    nonisolated let wake: AsyncStream<Void>.Continuation
-    /// Set by the writer while the socket cannot take more (the page is not reading).
-    nonisolated let stalled = Atomic<Bool>(false)
-    /// Once set, the writer closes the connection with it after writing what is queued.
-    nonisolated let ending = Mutex<(code: WebSocketErrorCode, reason: String)?>(nil)
+    /// The connection written to, nil while the session is suspended (``Resumption``).
+    var link: SessionLink?
     var closed = false
     /// Whether the session ended (``end(code:reason:)``): it handles no more input.
     var hasEnded = false
@@ -52,15 +47,29 @@ final class WebSocketSession {
     var backlog: [[UInt8]] = []
     /// What sees the session's traffic, if anything (``WebSocketTransport/Options/tapSession``).
     nonisolated let tap: SessionTap?
+    /// What a resumable session keeps to be resumed (protocol/SPEC.md §12, "Resume"); nil for a
+    /// session that ends with its connection.
+    nonisolated let resumption: Resumption?
+    /// While suspended: the timer that closes the session at the end of its grace period.
+    var graceTimer: ClockTimer?
+    /// The token that resumes the session now (single use: a resume gives another).
+    var resumeToken: String?
+    /// The `Origin` of the handshake that opened the session: a resume must come from it.
+    let origin: String?
 
-    init(id: Int, host: Host, maxMessageBytes: Int, channel: any Channel, tap: SessionTap? = nil) {
+    init(
+        id: Int, host: Host, maxMessageBytes: Int, link: SessionLink, tap: SessionTap? = nil,
+        resumption: Resumption? = nil, origin: String? = nil
+    ) {
         self.id = id
+        self.origin = origin
         self.tap = tap
         self.host = host
         self.connection = Connection(host: host, framing: .ndjson, maxMessageBytes: maxMessageBytes)
         self.queue = host.outputQueue
-        self.channel = channel
-        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.link = link
+        self.resumption = resumption
+        resumption?.attach(link)
         host.engine.batchSlice = WebSocketTransport.batchSlice
         // Pushes come from the host thread (the session's host).
         queue.onPush { [weak self] in
@@ -71,6 +80,9 @@ final class WebSocketSession {
             }
         }
     }
+
+    /// Whether the session is suspended: its connection dropped and a page may resume it.
+    var isSuspended: Bool { link == nil && !closed }
 
     /// Handles one text frame, or keeps it for later while a batch of this session is unfinished.
     func receive(_ bytes: [UInt8]) {
@@ -127,6 +139,11 @@ final class WebSocketSession {
         backlog = []
         tap?.ending(reason)
         host.cancelEverything()
+        if link == nil {
+            // Suspended: nobody to write to.
+            SessionRegistry.forget(self)
+            return
+        }
         if !hasOutputListed {
             hasOutputListed = true
             SessionRegistry.withOutput.append(self)
@@ -148,36 +165,54 @@ final class WebSocketSession {
             "session \(id) closed: \(requests) request(s) cancelled; view-models alive \(viewModels), now \(host.liveViewModelCount)")
         connection.close()
         queue.abandon()
-        wake.finish()
+        if let graceTimer { host.configuration.clock.cancel(graceTimer) }
+        graceTimer = nil
+        resumption?.detach()
+        link?.wake.finish()
     }
 
-    /// The writer, on the NIO side: takes what the host queued and writes it, a text frame per
-    /// message, until the session closes, or until it ended and everything is written (then it
-    /// closes the connection). `observe` sees each body written (`--trace`).
+    /// What the writer of `link` writes next: what the host queued, numbered in the session's log
+    /// when it is resumable (never once `link` was left for another connection); nil: nothing.
+    nonisolated private func take(for link: SessionLink) -> [[UInt8]]? {
+        guard let resumption else { return queue.takeForProducer() }
+        return resumption.take(from: queue, for: link)
+    }
+
+    /// The writer of `link`, on the NIO side: takes what the host queued and writes it, a text
+    /// frame per message, until the session closes or moves to another connection, or until it
+    /// ended and everything is written (then it closes the connection). `observe` sees each body
+    /// written for the first time (`--trace`, a recording), never a control frame nor a frame
+    /// written again to a page that resumed.
     nonisolated func writeOutput(
-        to outbound: WebSocketOutboundWriter, observe: (@Sendable ([UInt8]) -> Void)?
+        link: SessionLink, to outbound: WebSocketOutboundWriter, observe: (@Sendable ([UInt8]) -> Void)?
     ) async throws {
-        for await _ in wakeups {
+        func write(_ body: [UInt8]) async throws {
+            let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: body))
+            try await outbound.write(.custom(frame))
+        }
+        for body in link.takeControl() { try await write(body) }
+        for body in link.replay { try await write(body) }
+        for await _ in link.wakeups {
             // Read before the queue is emptied: everything queued before the session ended is
             // then taken below.
-            let end = ending.withLock { $0 }
-            while let bodies = queue.takeForProducer() {
+            let end = link.ending.withLock { $0 }
+            for body in link.takeControl() { try await write(body) }
+            while let bodies = take(for: link) {
                 for body in bodies {
-                    if !channel.isWritable {
+                    if !link.channel.isWritable {
                         queue.setStalled(true)
-                        stalled.store(true, ordering: .relaxed)
+                        link.stalled.store(true, ordering: .relaxed)
                     }
                     observe?(body)
-                    let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: body))
-                    try await outbound.write(.custom(frame))
+                    try await write(body)
                 }
             }
             queue.setStalled(false)
-            stalled.store(false, ordering: .relaxed)
+            link.stalled.store(false, ordering: .relaxed)
             if let end {
                 try await outbound.close(end.code, reason: end.reason)
                 // A page that never answers the close does not keep the connection.
-                let channel = channel
+                let channel = link.channel
                 channel.eventLoop.scheduleTask(in: .milliseconds(SessionRegistry.closeTimeoutMilliseconds)) {
                     channel.close(promise: nil)
                 }

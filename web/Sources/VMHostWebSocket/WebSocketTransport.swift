@@ -68,6 +68,14 @@ public enum WebSocketTransport {
         public var traceOutgoing: (@Sendable ([UInt8]) -> Void)?
         /// Runs once before the process exits after a signal (flushing a trace).
         public var beforeExit: (@Sendable () -> Void)?
+        /// How long a resumable session waits for its page to come back after its connection
+        /// dropped, in milliseconds; 0: no session is resumable (protocol/SPEC.md §12, "Resume").
+        public var resumeGraceMilliseconds: Int64 = 30_000
+        /// The bytes of output a resumable session keeps for a page that may not have received
+        /// it; past it, a resume sends the current state instead (a resync).
+        public var resumeBufferBytes = 1024 * 1024
+        /// Sessions suspended at once in a worker; past it, the oldest is closed.
+        public var maxSuspendedSessions = 1000
         /// A tap of each session's traffic (a recording), asked for when the session's host is made.
         public var tapSession: (@HostActor @Sendable (Host) -> SessionTap?)?
 
@@ -106,7 +114,8 @@ public enum WebSocketTransport {
         makeConfiguration: @escaping @HostActor @Sendable () -> Host.Configuration
     ) async throws {
         let limiter = ConnectionLimiter(maxConnections: options.maxConnections ?? connectionsWithinDescriptorLimit())
-        let registry = SessionRegistry(options: options, makeConfiguration: makeConfiguration, logger: logger, limiter: limiter)
+        let registry = SessionRegistry(
+            options: options, makeConfiguration: makeConfiguration, logger: logger, limiter: limiter, worker: worker.index)
         let gate = HandshakeGate(
             allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, listenHost: options.host,
             token: options.token)
@@ -152,10 +161,20 @@ public enum WebSocketTransport {
                 try? await HandshakeGate.refuse(channel: channel, status: status)
                 return .dontUpgrade
             }
+            let resume: ResumeRequest
+            switch ResumeRequest.parse(path: request.path ?? "") {
+            case .success(let request): resume = request
+            case .failure(let malformed):
+                logger.debug("handshake refused with 400: \(malformed.reason)")
+                try? await HandshakeGate.refuse(channel: channel, status: .badRequest)
+                return .dontUpgrade
+            }
+            let origin = request.headerFields[.origin]
             let upgrade = await SessionRegistry.upgradeStarting(on: channel)
             return .upgrade(workerHeader) { inbound, outbound, _ in
                 try await registry.serve(
-                    channel: channel, upgrade: upgrade, inbound: inbound, outbound: outbound, maxMessageBytes: maxMessageBytes)
+                    channel: channel, upgrade: upgrade, inbound: inbound, outbound: outbound, maxMessageBytes: maxMessageBytes,
+                    resume: resume, origin: origin)
             }
         }
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: timeout), ws: webSocket)

@@ -12,8 +12,9 @@ import Synchronization
 /// "Workers").
 ///
 /// The supervisor accepts every connection and hands it to the worker holding the fewest open
-/// connections (the lowest-numbered on a tie), over a socket pair (`SCM_RIGHTS`); it never reads
-/// from a connection. A worker is this same executable, started again with the same arguments and
+/// connections (the lowest-numbered on a tie), or a resume to the worker holding its session
+/// (``FirstLine``), over a socket pair (`SCM_RIGHTS`); it never reads from a connection, it only
+/// peeks at its request line. A worker is this same executable, started again with the same arguments and
 /// ``WorkerLink/environmentName`` set; it reports when it is ready to serve, and counts the
 /// connections it closed in memory the processes share (``SharedRegion``), which the supervisor
 /// reads to balance.
@@ -225,6 +226,8 @@ final class Supervisor: Sendable {
         var spawned = 1
         // Accepting waits a little after the system ran out of descriptors.
         var acceptAfter: UInt64 = 0
+        // Connections accepted whose request line has not arrived yet (``FirstLine``).
+        var waiting: [(descriptor: Int32, deadline: UInt64)] = []
         start(0)
         while true {
             let now = SupervisorClock.nanoseconds()
@@ -237,11 +240,19 @@ final class Supervisor: Sendable {
                 descriptors.append(pollfd(fd: slot.control, events: Int16(POLLIN), revents: 0))
                 owners.append(index)
             }
+            let waitingOffset = descriptors.count
+            for connection in waiting {
+                descriptors.append(pollfd(fd: connection.descriptor, events: Int16(POLLIN), revents: 0))
+            }
             // A worker gone but not yet reaped, or one to try again: look again soon.
             var timeout: Int32 = -1
             if current.contains(where: { $0.pid > 0 && $0.control < 0 }) || now < acceptAfter { timeout = 10 }
             for slot in current {
                 if let at = slot.retryAt { timeout = Self.sooner(timeout, at > now ? Int32(min((at - now) / 1_000_000 + 1, 1000)) : 0) }
+            }
+            for connection in waiting {
+                let at = connection.deadline
+                timeout = Self.sooner(timeout, at > now ? Int32(min((at - now) / 1_000_000 + 1, 1000)) : 0)
             }
             let count = poll(&descriptors, nfds_t(descriptors.count), timeout)
             if count < 0 && errno != EINTR { logger.error("poll failed: \(WorkerError.errnoText())") }
@@ -260,7 +271,28 @@ final class Supervisor: Sendable {
                 ServerShutdown.exitNow()
             }
             if !stopping { retryDue() }
-            if anyReady, descriptors[1].revents != 0, !acceptAll() { acceptAfter = SupervisorClock.nanoseconds() + 10_000_000 }
+            // A connection whose request line arrived (or that waited long enough) is handed over.
+            let later = SupervisorClock.nanoseconds()
+            var stillWaiting: [(descriptor: Int32, deadline: UInt64)] = []
+            for (position, connection) in waiting.enumerated() {
+                let arrived = descriptors[waitingOffset + position].revents != 0
+                switch FirstLine.route(of: connection.descriptor, workers: options.workers) {
+                case .notYet where !arrived && later < connection.deadline:
+                    stillWaiting.append(connection)
+                case .notYet:
+                    handOver(connection.descriptor, preferring: nil)
+                    close(connection.descriptor)
+                case .worker(let index):
+                    handOver(connection.descriptor, preferring: index)
+                    close(connection.descriptor)
+                }
+            }
+            waiting = stillWaiting
+            if anyReady, descriptors[1].revents != 0 {
+                let (accepted, ok) = acceptAll(waiting: waiting.count)
+                waiting += accepted.map { ($0, SupervisorClock.nanoseconds() + FirstLine.waitNanoseconds) }
+                if !ok { acceptAfter = SupervisorClock.nanoseconds() + 10_000_000 }
+            }
             if !started {
                 let state = slots.withLock { $0 }
                 if spawned == 1, state[0].ready {
@@ -377,30 +409,41 @@ final class Supervisor: Sendable {
         }
     }
 
-    /// Accepts every connection waiting, and hands each over; false when the system is out of
-    /// descriptors or memory (accepting waits a little).
-    private func acceptAll() -> Bool {
+    /// Accepts every connection waiting, and hands over each whose request line is there; returns
+    /// the others (to wait for it, ``FirstLine``), and false when the system is out of descriptors
+    /// or memory (accepting waits a little). `waiting`: connections waiting already.
+    private func acceptAll(waiting: Int) -> ([Int32], Bool) {
+        var accepted: [Int32] = []
         while true {
             let connection = accept(listener, nil, nil)
             if connection < 0 {
                 switch errno {
                 case EINTR, ECONNABORTED, EPROTO, EPERM: continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    // The supervisor holds one connection at a time: this is the system's limit.
+                    // The supervisor holds few connections at a time: this is the system's limit.
                     logger.warning("accept failed: \(WorkerError.errnoText())")
-                    return false
-                default: return true
+                    return (accepted, false)
+                default: return (accepted, true)
                 }
             }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-            handOver(connection)
-            close(connection)
+            switch FirstLine.route(of: connection, workers: options.workers) {
+            case .notYet where waiting + accepted.count < FirstLine.maxWaiting:
+                accepted.append(connection)
+            case .notYet:
+                handOver(connection, preferring: nil)
+                close(connection)
+            case .worker(let index):
+                handOver(connection, preferring: index)
+                close(connection)
+            }
         }
     }
 
-    /// Gives `connection` to the least busy worker ready, to be served or, over a cap or when
+    /// Gives `connection` to the worker `preferring` (the one holding the session it resumes) when
+    /// it is ready, else to the least busy worker ready, to be served or, over a cap or when
     /// stopping, refused.
-    private func handOver(_ connection: Int32) {
+    private func handOver(_ connection: Int32, preferring: Int?) {
         let workers = options.workers
         let closed = counters.withLock { data, _ -> [UInt64] in
             (0..<workers).map { data.load(fromByteOffset: $0 * 8, as: UInt64.self) }
@@ -415,7 +458,10 @@ final class Supervisor: Sendable {
             candidates.append((load, index))
         }
         candidates.sort { ($0.load, $0.index) < ($1.load, $1.index) }
-        guard let least = candidates.first else { return }
+        if let preferring, let position = candidates.firstIndex(where: { $0.index == preferring }) {
+            candidates.insert(candidates.remove(at: position), at: 0)
+        }
+        guard let least = candidates.min(by: { ($0.load, $0.index) < ($1.load, $1.index) }) else { return }
         let refuse =
             stopping || least.load >= options.maxConnectionsPerWorker || open >= (options.maxConnections ?? .max)
         for candidate in candidates {
@@ -500,6 +546,47 @@ enum SupervisorClock {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+}
+#endif
+
+#if WebSocket
+/// What the supervisor reads of a connection before handing it over: its request line, peeked
+/// (left in the socket for the worker), for the token of a resume (`GET /rpc?resume=3.…`), whose
+/// number is the worker holding the session (protocol/SPEC.md §12, "Resume").
+enum FirstLine {
+    enum Route: Equatable {
+        /// Not arrived yet (or not whole).
+        case notYet
+        /// To this worker (numbered from 0), or to any (nil).
+        case worker(Int?)
+    }
+    /// How long a connection may take to send its request line before it is handed to any worker.
+    static let waitNanoseconds: UInt64 = 250_000_000
+    /// Connections waiting for their request line at once; more are handed to any worker.
+    static let maxWaiting = 1024
+    /// The bytes looked at.
+    static let peekBytes = 2048
+
+    static func route(of descriptor: Int32, workers: Int) -> Route {
+        var buffer = [UInt8](repeating: 0, count: peekBytes)
+        let count = recv(descriptor, &buffer, buffer.count, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if count < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? .notYet : .worker(nil) }
+        return route(of: buffer[..<count], workers: workers)
+    }
+
+    /// The route of a request whose first bytes are `bytes` (all there is when empty: the peer
+    /// closed).
+    static func route(of bytes: ArraySlice<UInt8>, workers: Int) -> Route {
+        if bytes.isEmpty { return .worker(nil) }
+        guard let end = bytes.firstIndex(of: 0x0A) else { return bytes.count >= peekBytes ? .worker(nil) : .notYet }
+        let line = String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self)
+        let parts = line.split(separator: " ")
+        guard parts.count >= 2, parts[0] == "GET", parts[1].hasPrefix("/rpc?") else { return .worker(nil) }
+        guard case .success(.resume(let token, _)) = ResumeRequest.parse(path: String(parts[1])),
+            let dot = token.firstIndex(of: "."), let number = Int(token[..<dot]), (1...workers).contains(number)
+        else { return .worker(nil) }
+        return .worker(number - 1)
     }
 }
 #endif
