@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import Synchronization
+@_spi(Transport) import VMHost
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostJSONRPC
@@ -15,7 +16,7 @@ import WSCore
 /// the server stops.
 final class SessionRegistry: Sendable {
     let options: WebSocketTransport.Options
-    let makeConfiguration: @HostActor @Sendable () -> Host.Configuration
+    let makeConfiguration: @HostActor @Sendable (SessionRecorder?) -> Host.Configuration
     let logger: Logger
     let limiter: ConnectionLimiter
 
@@ -23,7 +24,7 @@ final class SessionRegistry: Sendable {
     static let closeTimeoutMilliseconds: Int64 = 1000
 
     init(
-        options: WebSocketTransport.Options, makeConfiguration: @escaping @HostActor @Sendable () -> Host.Configuration,
+        options: WebSocketTransport.Options, makeConfiguration: @escaping @HostActor @Sendable (SessionRecorder?) -> Host.Configuration,
         logger: Logger, limiter: ConnectionLimiter
     ) {
         self.options = options
@@ -100,7 +101,7 @@ final class SessionRegistry: Sendable {
         pump()
         for session in sessions.values {
             session.finishBatch()
-            session.end(code: .goingAway, reason: "server stopping")
+            session.end(.serverStopping)
         }
         exitIfDone()
     }
@@ -139,24 +140,16 @@ final class SessionRegistry: Sendable {
             if upgrade.settle() { Self.upgrading -= 1 }
             Self.installIdleHook(maxPendingBytes: options.maxPendingBytes, logger: logger)
             Self.nextID += 1
-            var configuration = makeConfiguration()
+            let recording = options.recordSession?()
+            var configuration = makeConfiguration(recording?.recorder)
             configuration.limits = options.sessionLimits
-            let host = Host(configuration: configuration)
-            let tap = options.tapSession?(host)
-            let trace = options.traceIncoming
-            if trace != nil || tap != nil {
-                host.engine.tracer = { message in
-                    trace?(message)
-                    tap?.incoming(message)
-                }
-            }
             let session = WebSocketSession(
-                id: Self.nextID, host: host, maxMessageBytes: maxMessageBytes, channel: channel, tap: tap)
-            host.onExit = { [weak session] _ in session?.end(code: .normalClosure, reason: "exit") }
+                id: Self.nextID, host: Host(configuration: configuration), maxMessageBytes: maxMessageBytes, channel: channel,
+                recording: recording, options: options, logger: logger)
             Self.sessions[session.id] = session
             logger.debug("session \(session.id) opened")
             // A handshake that completed after the signal: closed as the others.
-            if Self.stopping { session.end(code: .goingAway, reason: "server stopping") }
+            if Self.stopping { session.end(.serverStopping) }
             return session
         }
         defer {
@@ -171,7 +164,7 @@ final class SessionRegistry: Sendable {
                 }
             }
         }
-        let observe = Self.observer(trace: options.traceOutgoing, tap: session.tap)
+        let observe = session.observeOutgoing
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await session.writeOutput(to: outbound, observe: observe) }
             var assembly = MessageAssembly(maxBytes: maxMessageBytes)
@@ -188,7 +181,7 @@ final class SessionRegistry: Sendable {
                     // What was read before is answered; then the connection closes with `code`.
                     await Self.onHost {
                         Self.pump()
-                        session.end(code: code, reason: reason)
+                        session.end(.inputRefused(reason), code: code)
                     }
                     break reading
                 }
@@ -196,15 +189,6 @@ final class SessionRegistry: Sendable {
             // The page closed: the writer has nothing more to do. A session that ended closes the
             // connection itself once its output is written.
             if await Self.onHost({ !session.hasEnded }) { group.cancelAll() }
-        }
-    }
-
-    /// What sees each body written to a session: the trace's and the tap's, if any.
-    static func observer(trace: (@Sendable ([UInt8]) -> Void)?, tap: SessionTap?) -> (@Sendable ([UInt8]) -> Void)? {
-        guard trace != nil || tap != nil else { return nil }
-        return { body in
-            trace?(body)
-            tap?.outgoing(body)
         }
     }
 
