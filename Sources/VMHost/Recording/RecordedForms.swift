@@ -50,28 +50,14 @@ extension SessionRecorder.State {
         }
     }
 
-    /// The params of a `vm.send`, by the trace's rule (``Redaction``, SPEC §8): `vm` and
-    /// `input` kept when strings, `value` only when the input is declared plain; every other
-    /// member, and `vm` or `input` of another type, is secret. A refused or malformed send
-    /// leaks no more than an accepted one.
+    /// The params of a `vm.send`, by the trace's rule (``Redaction/sendMember(_:_:of:)``, SPEC
+    /// §8): what it shows is recorded, what it masks is a secret named after its source.
     private mutating func sendParams(_ params: JSONObject) -> JSONObject {
-        var plain = false
-        var source = "value"
-        if case .string(let input)? = params["input"] {
-            plain = redaction.plainInputs.contains(input)
-            source = input
-        }
         var result = JSONObject()
         for member in params {
-            switch (member.key, member.value) {
-            case ("vm", .string), ("input", .string):
-                result.append(member.key, sent(member.value, member: member.key))
-            case ("value", _) where plain:
-                result.append("value", sent(member.value, member: "value"))
-            case ("value", _):
-                result.append("value", secret(member.value, source: source))
-            default:
-                result.append(member.key, secret(member.value, source: member.key))
+            switch redaction.sendMember(member.key, member.value, of: params) {
+            case .shown: result.append(member.key, sent(member.value, member: member.key))
+            case .secret(let source): result.append(member.key, secret(member.value, source: source))
             }
         }
         return result
@@ -80,7 +66,7 @@ extension SessionRecorder.State {
     /// Every string of `value` as a secret named after `source`.
     private mutating func secret(_ value: JSON, source: String) -> JSON {
         switch value {
-        case .string(let text): return .string(secrets.placeholder(for: text, source: source, needed: true))
+        case .string(let text): return .string(redaction.placeholder(for: text, source: source, needed: true))
         case .array(let elements): return .array(elements.map { secret($0, source: source) })
         case .object(let object):
             var result = JSONObject()
@@ -97,9 +83,9 @@ extension SessionRecorder.State {
         switch value {
         case .string(let text):
             if let member, redaction.secretMembers.contains(member) {
-                return .string(secrets.placeholder(for: text, source: member, needed: true))
+                return .string(redaction.placeholder(for: text, source: member, needed: true))
             }
-            if let placeholder = secrets.known(text, needed: true) { return .string(placeholder) }
+            if let placeholder = redaction.knownPlaceholder(text, needed: true) { return .string(placeholder) }
             if text.hasPrefix("$ref:") || text.hasPrefix("$secret:") { return ["$literal": value] }
             return value
         case .array(let elements):
@@ -181,11 +167,11 @@ extension SessionRecorder.State {
     private mutating func expected(_ value: JSON, member: String?, keeping: Set<String> = []) -> JSON {
         switch value {
         case .string(let text):
-            if let member, appSecretMembers.contains(member), !text.isEmpty {
-                return .string(secrets.placeholder(for: text, source: member, needed: true))
+            if let member, redaction.appSecretMembers.contains(member), !text.isEmpty {
+                return .string(redaction.placeholder(for: text, source: member, needed: true))
             }
-            if let placeholder = secrets.known(text, needed: true) { return .string(placeholder) }
-            if secrets.isInside(text) { return "$any" }
+            if let placeholder = redaction.knownPlaceholder(text, needed: true) { return .string(placeholder) }
+            if redaction.secretInside(text) != nil { return "$any" }
             if text == "$any" || text.hasPrefix("$capture:") || text.hasPrefix("$ref:") || text.hasPrefix("$secret:") {
                 return ["$literal": value]
             }
@@ -214,8 +200,8 @@ extension SessionRecorder.State {
         switch value {
         case .string(let text):
             if text.hasPrefix("$secret:") { return value }
-            if let placeholder = secrets.known(text) { return .string(placeholder) }
-            if let name = secrets.nameInside(text) { return .string("$secret:\(name):inside") }
+            if let placeholder = redaction.knownPlaceholder(text) { return .string(placeholder) }
+            if let name = redaction.secretInside(text) { return .string("$secret:\(name):inside") }
             return value
         case .array(let elements):
             return .array(elements.map { appLineForm($0) })

@@ -27,10 +27,8 @@ extension SessionRecorder {
         var finished = false
         var writeFailed = false
         var redaction = Redaction(plainInputs: [], secretInputs: [])
-        var appSecretMembers: Set<String> = []
         /// Subscription handles captured, by handle: the capture's name.
         var captures: [String: String] = [:]
-        var secrets = SecretBook()
         var endHooks: [@HostActor @Sendable () -> Void] = []
 
         /// The bound of this file, and the server's of every recording.
@@ -53,14 +51,14 @@ extension SessionRecorder {
         mutating func end() {
             guard !finished else { return }
             if let status = exitStatus { write(["exit": .int(Int64(status))], closing: true) }
-            let needed = secrets.summary(needed: true, limit: Self.closingRoom / 2)
+            let needed = redaction.placeholderSummary(needed: true, limit: Self.closingRoom / 2)
             if !needed.isEmpty {
                 write(["comment": .string(
                     "Secrets a replay needs (never written here): " + needed
                         + ". Give each as VMHOST_SECRET_<NAME> in the environment, or in a JSON file {\"NAME\": \"value\"} passed with --secrets.")],
                     closing: true)
             }
-            let masked = secrets.summary(needed: false, limit: Self.closingRoom / 4)
+            let masked = redaction.placeholderSummary(needed: false, limit: Self.closingRoom / 4)
             if !masked.isEmpty {
                 write(["comment": .string("Secrets masked in the app's lines only, which a replay does not need: " + masked + ".")], closing: true)
             }

@@ -91,8 +91,10 @@ public final class SessionRecorder: Sendable {
     /// sent to `vm.send` is secret) and the app's secret member names. Set before the first message.
     @_spi(Transport) public func configure(redaction: Redaction, secretMembers: Set<String>) {
         state.withLock { state in
-            state.redaction = redaction
-            state.appSecretMembers = secretMembers
+            // The rules only: the secrets named so far (an app's line, say) keep their names.
+            state.redaction.plainInputs = redaction.plainInputs
+            state.redaction.secretMembers = redaction.secretMembers
+            state.redaction.appSecretMembers = secretMembers
         }
     }
 
@@ -228,7 +230,7 @@ public final class SessionRecorder: Sendable {
     /// The placeholder of `value`, a secret of the app's (a password in a request body, a token in
     /// a response), named `name` when it is new: `"$secret:NAME:N"`. Never the value itself.
     public func secretPlaceholder(for value: String, name: String) -> String {
-        state.withLock { $0.secrets.placeholder(for: value, source: name) }
+        state.withLock { $0.redaction.placeholder(for: value, source: name) }
     }
 
     /// Adds the line `{key: value}` (an app's own, such as `{"backend": …}`) where the session has

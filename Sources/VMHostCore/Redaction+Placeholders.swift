@@ -1,19 +1,37 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-import Synchronization
-@_spi(Transport) import VMHostCore
-@_spi(Transport) import VMHostEventLoop
-@_spi(Transport) import VMHostJSONRPC
 @_spi(Transport) import VMHostWire
 
-/// The secrets of a recording, by name: each is the longest value seen of a run of values where
-/// each is a prefix or an extension of the longest (text typed or erased one character at a time).
-/// A value is written as `"$secret:NAME:N"`: the first N characters (Unicode scalars) of NAME.
-struct SecretBook {
-    struct Secret {
+/// How a recording masks a secret: by name, each secret the longest value seen of a run of values
+/// where each is a prefix or an extension of the longest (text typed or erased one character at a
+/// time), a value written as `"$secret:NAME:N"`: the first N characters (Unicode scalars) of NAME.
+/// What is secret is ``Redaction``'s to decide; this is its memory of the secrets a recording named.
+extension Redaction {
+    /// The placeholder of a secret `value` coming from `source` (an input's or a member's name).
+    /// The empty string is no secret. `needed`: it goes in a `send` or an `expect`.
+    package mutating func placeholder(for value: String, source: String, needed: Bool = false) -> String {
+        placeholders.placeholder(for: value, source: source, needed: needed)
+    }
+
+    /// The placeholder of `text` if it is a secret (or a prefix of one) seen before, of three
+    /// characters or more.
+    package mutating func knownPlaceholder(_ text: String, needed: Bool = false) -> String? {
+        placeholders.known(text, needed: needed)
+    }
+
+    /// The name of a secret of four or more characters that `text` holds inside it, if any.
+    package func secretInside(_ text: String) -> String? { placeholders.nameInside(text) }
+
+    /// `$secret:password (6 characters, from password), …` for the secrets named that a replay
+    /// needs (or those it does not), at most `limit` UTF-8 bytes (`…, and N more`).
+    package func placeholderSummary(needed: Bool, limit: Int = .max) -> String {
+        placeholders.summary(needed: needed, limit: limit)
+    }
+}
+
+/// The secrets a ``Redaction`` named with placeholders (its storage).
+package struct SecretPlaceholders: Sendable {
+    package init() {}
+
+    struct Secret: Sendable {
         var name: String
         var source: String
         var longest: [Unicode.Scalar]
