@@ -11,7 +11,8 @@ import Logging
 import VMHostRuntime
 @_spi(Transport) import VMHostWire
 
-/// The process around a ``Host``: stdin in, stdout out, signals, exit (protocol/SPEC.md §7).
+/// The process around one session (``StdioSession``, over its ``SessionCore``): stdin in, stdout
+/// out, signals, exit (protocol/SPEC.md §7).
 ///
 /// - Descriptors 0, 1 and 2 are checked first: a closed one is opened on /dev/null, so that nothing
 ///   the process opens later takes its number. Without stdin or stdout there is nothing to serve:
