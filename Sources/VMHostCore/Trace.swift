@@ -147,9 +147,12 @@ public final class TraceRedaction: Sendable {
     }
 }
 
-/// The redaction rules for traces and logs (protocol/SPEC.md §8). What is secret is declared: the
+/// What is secret in a session's messages and how it is masked, for its trace, its logs and its
+/// recording (protocol/SPEC.md §8): the one place that decides. What is secret is declared: the
 /// inputs declared `secret` by the kinds served, and the member names an app adds (a `token`).
-/// Made for a host by ``Host/redaction(secretMembers:)``.
+/// A trace writes a secret as ``mask`` (``redact(_:)``); a recording as a placeholder naming it
+/// (``placeholder(for:source:needed:)``), which a replay fills. Made for a host by
+/// ``Host/redaction(secretMembers:)``.
 ///
 /// - In a `vm.send`, `vm` and `input` are kept when strings, and `value` only when the input is
 ///   declared by a kind served and secret in none. Everything else is masked, whatever its type:
@@ -163,14 +166,44 @@ public struct Redaction: Sendable {
     package var plainInputs: Set<String>
     /// Names of members whose string values are masked at any depth (the secret inputs' too).
     package var secretMembers: Set<String>
-    /// What a secret is written as.
+    /// The app's own secret members (``secretMembers`` without the secret inputs): what is secret
+    /// in the host's messages to a recording, where an input's name is no secret.
+    package var appSecretMembers: Set<String>
+    /// The secrets a recording named so far.
+    var placeholders = SecretPlaceholders()
+    /// What a secret is written as in a trace.
     package static let mask: JSON = "***"
 
     /// Rules showing the values of `plainInputs` only, and masking the inputs `secretInputs` and
     /// the members `secretMembers` wherever they appear.
     package init(plainInputs: Set<String>, secretInputs: Set<String>, secretMembers: Set<String> = []) {
+        self.appSecretMembers = secretMembers
         self.secretMembers = secretMembers.union(secretInputs)
         self.plainInputs = plainInputs.subtracting(self.secretMembers)
+    }
+
+    /// What becomes of a member of a `vm.send`'s params by name (`params` by position or of no
+    /// structured type are secret whole).
+    package enum SendMember: Equatable {
+        /// Shown: `vm` and `input` when strings, and `value` of a plain input.
+        case shown
+        /// Secret, named after `source` (the input, or the member).
+        case secret(source: String)
+    }
+
+    /// The rule of a `vm.send`: `vm` and `input` shown when strings, `value` only when the input
+    /// (`params.input`) is declared plain; every other member, and `vm` or `input` of another
+    /// type, secret. A refused or malformed send leaks no more than an accepted one.
+    package func sendMember(_ key: String, _ value: JSON, of params: JSONObject) -> SendMember {
+        switch (key, value) {
+        case ("vm", .string), ("input", .string):
+            return .shown
+        case ("value", _):
+            guard case .string(let input)? = params["input"] else { return .secret(source: "value") }
+            return plainInputs.contains(input) ? .shown : .secret(source: input)
+        default:
+            return .secret(source: key)
+        }
     }
 
     /// `message` with every secret replaced by ``mask``.
@@ -209,14 +242,11 @@ public struct Redaction: Sendable {
     private func redactSend(_ params: JSON, masked: inout [String]) -> JSON {
         switch params {
         case .object(let object):
-            var plain = false
-            if case .string(let input)? = object["input"] { plain = plainInputs.contains(input) }
             var result = JSONObject()
             for member in object {
-                switch (member.key, member.value) {
-                case ("vm", .string), ("input", .string): result.append(member.key, member.value)
-                case ("value", _) where plain: result.append(member.key, member.value)
-                default:
+                if sendMember(member.key, member.value, of: object) == .shown {
+                    result.append(member.key, member.value)
+                } else {
                     Self.strings(in: member.value, into: &masked)
                     result.append(member.key, Self.mask)
                 }

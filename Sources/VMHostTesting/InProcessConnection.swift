@@ -55,7 +55,7 @@ public final class InProcessConnection: Sendable {
         var arguments = arguments
         if !arguments.contains("--clock") { arguments += ["--clock", "manual"] }
         if !arguments.contains("--test-controls") { arguments.append("--test-controls") }
-        let app = try server.makeApp(arguments: arguments)
+        let app = try server.prepareApp(arguments: arguments)
         self.init(configuration: app.host, framing: app.framing, maxMessageBytes: app.maxMessageBytes)
     }
 

@@ -78,6 +78,35 @@ import Testing
         #expect(!String(decoding: trace.serialized(), as: UTF8.self).contains(Self.secret))
     }
 
+    /// One rule decides what of a `vm.send` is secret (``Redaction/sendMember(_:_:of:)``): the
+    /// members the trace masks are exactly those the recording writes as placeholders.
+    @Test(arguments: [
+        #"{"vm":"l","input":"username","value":"u-1"}"#,
+        #"{"vm":"l","input":"password","value":"pw-1"}"#,
+        #"{"vm":"l","input":"unknown","value":"x-1"}"#,
+        #"{"vm":"l","value":"v-1"}"#,
+        #"{"vm":"l","input":"username","value":"u-2","pin":"p-1"}"#,
+        #"{"vm":{"a":"b-1"},"input":["i-1"],"value":"u-3"}"#,
+    ])
+    @HostActor
+    func theTraceAndTheRecordingMaskTheSameMembersOfASend(_ text: String) throws {
+        let (recorder, path) = try recorder()
+        defer { unlink(path) }
+        let params = try JSON.parse(Array(text.utf8))
+        let message: JSON = ["jsonrpc": "2.0", "id": 1, "method": "vm.send", "params": params]
+        recorder.incoming(message)
+        recorder.finish()
+        let lines = try contents(path).split(separator: "\n").map { try JSON.parse(Array($0.utf8)) }
+        let recorded = try #require(lines.first { $0["send"] != nil }?["send"]?["params"]?.objectValue)
+        let traced = try #require(
+            Redaction(plainInputs: ["username"], secretInputs: ["password"], secretMembers: ["token"])
+                .redact(message)["params"]?.objectValue)
+        for member in try #require(params.objectValue) {
+            let masked = traced[member.key] == "***"
+            #expect(masked == (recorded[member.key] != member.value), "\(member.key) in \(text)")
+        }
+    }
+
     /// A `send` the user did (a `vm.send`: a keystroke, a press) carries a `user` marker naming
     /// its input, before the `send`; creating, subscribing, a test control and a batch carry none.
     /// The marker is taken from the recorded form: an input named like a secret is masked there too.

@@ -172,18 +172,16 @@ struct HTTPReplayTests {
         let server = try TestServer { _ in .respond(200, headers: ["Content-Type: application/json"], body: Array("[]".utf8)) }
         let clients = Clients()
         let app = Server(ServerConfiguration(name: "notes", version: "1.0.0") { environment in
-            ServedApp(kinds: [], connectionKinds: {
+            ServedApp(kinds: [], connectionKinds: { _ in
                 clients.made.append(HTTPClient(baseURL: HTTPURL(server.base)!, clock: environment.clock))
                 return []
             })
         })
-        let served = try app.makeApp(arguments: ["--clock", "manual"])
+        let served = try app.prepareApp(arguments: ["--clock", "manual"])
         let path = temporaryPath("connection")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let recorder = SessionRecorder(fd: try SessionRecorder.create(path: path), arguments: ["--clock", "manual"], manualClock: true)
-        SessionRecorder.current = recorder
-        _ = served.connectionHost()
-        SessionRecorder.current = nil
+        _ = served.connectionHost(recorder: recorder)
         _ = served.connectionHost()  // a connection not recorded
         let _: [Note] = try await clients.made[0].get("/recorded")
         let _: [Note] = try await clients.made[1].get("/elsewhere")

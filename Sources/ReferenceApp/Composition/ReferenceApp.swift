@@ -108,7 +108,7 @@ public enum ReferenceApp {
             demoProductCount: demoProducts ?? DemoCatalog.productCount, maxResponseBytes: maxResponseBytes,
             deviceID: deviceID)
         let api = AuthenticatedAPI(
-            recording(transport, clock: environment.clock, into: SessionRecorder.current), session: session)
+            recording(transport, clock: environment.clock, into: environment.recorder), session: session)
         let lists = storage.map { SessionLists(state: $0, session: session, holder: $0) }
         // The sessions of the connections (WebSocket): each its own login, none stored; what a
         // login saves in the state directory is its own (``ConnectionLogin``).
@@ -136,9 +136,9 @@ public enum ReferenceApp {
         return ServedApp(
             kinds: kinds(api: api, session: session, lists: lists, cooldown: cooldown), controls: controls,
             summary: "backend \(text)",
-            connectionKinds: {
+            connectionKinds: { recorder in
                 let (own, ownLists) = connectionSessions.make()
-                let base = recording(transport, clock: environment.clock, into: SessionRecorder.current)
+                let base = recording(transport, clock: environment.clock, into: recorder)
                 return kinds(
                     api: AuthenticatedAPI(base, session: own), session: own, lists: ownLists, cooldown: cooldown)
             })

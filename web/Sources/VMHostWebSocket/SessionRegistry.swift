@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOWebSocket
 import Synchronization
+@_spi(Transport) import VMHost
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostJSONRPC
@@ -15,7 +16,7 @@ import WSCore
 /// the server stops.
 final class SessionRegistry: Sendable {
     let options: WebSocketTransport.Options
-    let makeConfiguration: @HostActor @Sendable () -> Host.Configuration
+    let makeConfiguration: @HostActor @Sendable (SessionRecorder?) -> Host.Configuration
     let logger: Logger
     let limiter: ConnectionLimiter
     /// The number of this worker, at the head of the resume tokens it gives.
@@ -25,7 +26,7 @@ final class SessionRegistry: Sendable {
     static let closeTimeoutMilliseconds: Int64 = 1000
 
     init(
-        options: WebSocketTransport.Options, makeConfiguration: @escaping @HostActor @Sendable () -> Host.Configuration,
+        options: WebSocketTransport.Options, makeConfiguration: @escaping @HostActor @Sendable (SessionRecorder?) -> Host.Configuration,
         logger: Logger, limiter: ConnectionLimiter, worker: Int
     ) {
         self.worker = worker
@@ -108,7 +109,7 @@ final class SessionRegistry: Sendable {
         pump()
         for session in sessions.values {
             session.finishBatch()
-            session.end(code: .goingAway, reason: "server stopping")
+            session.end(.serverStopping)
         }
         exitIfDone()
     }
@@ -159,17 +160,9 @@ final class SessionRegistry: Sendable {
                 return (session, session.resume(on: channel, received: received, token: next))
             }
             Self.nextID += 1
-            var configuration = makeConfiguration()
+            let recording = options.recordSession?()
+            var configuration = makeConfiguration(recording?.recorder)
             configuration.limits = options.sessionLimits
-            let host = Host(configuration: configuration)
-            let tap = options.tapSession?(host)
-            let trace = options.traceIncoming
-            if trace != nil || tap != nil {
-                host.engine.tracer = { message in
-                    trace?(message)
-                    tap?.incoming(message)
-                }
-            }
             let link = SessionLink(channel: channel)
             var resumption: Resumption?
             if resume == .new, options.resumeGraceMilliseconds > 0 {
@@ -177,19 +170,18 @@ final class SessionRegistry: Sendable {
                     grace: .milliseconds(options.resumeGraceMilliseconds), maxBytes: options.resumeBufferBytes)
             }
             let session = WebSocketSession(
-                id: Self.nextID, host: host, maxMessageBytes: maxMessageBytes, link: link, tap: tap,
-                resumption: resumption, origin: origin)
+                id: Self.nextID, host: Host(configuration: configuration), maxMessageBytes: maxMessageBytes, link: link,
+                recording: recording, options: options, logger: logger, resumption: resumption, origin: origin)
             if let resumption {
                 let token = Resumption.makeToken(worker: worker)
                 session.resumeToken = token
                 Self.resumeTokens[token] = session
                 link.sendControl(Resumption.sessionFrame(token: token, grace: resumption.grace, resumed: nil))
             }
-            host.onExit = { [weak session] _ in session?.end(code: .normalClosure, reason: "exit") }
             Self.sessions[session.id] = session
             logger.debug("session \(session.id) opened\(resumption == nil ? "" : " (resumable)")")
             // A handshake that completed after the signal: closed as the others.
-            if Self.stopping { session.end(code: .goingAway, reason: "server stopping") }
+            if Self.stopping { session.end(.serverStopping) }
             return (session, link)
         }
         guard let (session, link) = opened else {
@@ -207,7 +199,7 @@ final class SessionRegistry: Sendable {
                 }
             }
         }
-        let observe = Self.observer(trace: options.traceOutgoing, tap: session.tap)
+        let observe = session.observeOutgoing
         let resumption = session.resumption
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await session.writeOutput(link: link, to: outbound, observe: observe) }
@@ -221,7 +213,7 @@ final class SessionRegistry: Sendable {
                     if let resumption {
                         if let count = AckFrame.received(in: bytes) {
                             guard resumption.acknowledge(count) else {
-                                await Self.onHost { session.end(code: .policyViolation, reason: "$/ack of frames never sent") }
+                                await Self.onHost { session.end(.inputRefused("$/ack of frames never sent"), code: .policyViolation) }
                                 break reading
                             }
                             continue
@@ -239,7 +231,7 @@ final class SessionRegistry: Sendable {
                     // What was read before is answered; then the connection closes with `code`.
                     await Self.onHost {
                         Self.pump()
-                        session.end(code: code, reason: reason)
+                        session.end(.inputRefused(reason), code: code)
                     }
                     break reading
                 }
@@ -276,15 +268,6 @@ final class SessionRegistry: Sendable {
         }
     }
 
-    /// What sees each body written to a session: the trace's and the tap's, if any.
-    static func observer(trace: (@Sendable ([UInt8]) -> Void)?, tap: SessionTap?) -> (@Sendable ([UInt8]) -> Void)? {
-        guard trace != nil || tap != nil else { return nil }
-        return { body in
-            trace?(body)
-            tap?.outgoing(body)
-        }
-    }
-
     @HostActor static var maxPendingBytes = 16 * 1024 * 1024
     @HostActor static var logger = Logger(label: "vmhost-web")
 
@@ -309,6 +292,11 @@ final class SessionRegistry: Sendable {
             session.hasOutputListed = false
             guard !session.closed else { continue }
             guard let link = session.link else {
+                // Suspended and ended (the server stopping): nobody to write to.
+                if session.endCode != nil {
+                    forget(session)
+                    continue
+                }
                 // Suspended: what waits for its page is kept up to the resume bound, then given
                 // up for the current state at the resume.
                 if let resumption = session.resumption, session.queue.pendingPlainBytes > resumption.maxBytes {

@@ -25,11 +25,8 @@ final class WebRecording {
     /// `--max-record-total-bytes`: the bound of every session's file together.
     let budget: RecordingBudget
     private var next = 1
-    /// The recorder of the session whose configuration was made last and whose host is not
-    /// tapped yet: the transport makes the host from it and asks for its tap in one turn.
-    private var pending: (recorder: SessionRecorder, path: String)?
     /// The recordings of the sessions open, by number: what ``cutShort()`` ends.
-    private nonisolated let open = Mutex<[Int: SessionRecorder]>([:])
+    private nonisolated let recordings = Mutex<[Int: SessionRecorder]>([:])
     private var opened = 0
 
     /// The caps of a session that the stdio server does not have: left out of the `args` line.
@@ -68,69 +65,37 @@ final class WebRecording {
         self.secretMembers = secretMembers
     }
 
-    /// A session's configuration made by `make`, with its recorder current while its kinds are
-    /// made (so the app records the session's backend calls). Without a file the session is
-    /// served unrecorded.
-    func configuration(_ make: () -> Host.Configuration) -> Host.Configuration {
+    /// The recording of a session that opens, in a file of its own; nil (the session is served
+    /// unrecorded) when no file can be made.
+    func open() -> SessionRecording? {
         let file: (fd: Int32, path: String, number: Int)
         do throws(SessionRecorder.RecordingError) {
             file = try SessionRecorder.createSessionFile(in: directory, first: next)
         } catch {
             WebSocketServer.writeStderr("\(command): \(error); the session is not recorded\n")
-            pending = nil
-            return make()
+            return nil
         }
         next = file.number + 1
         let recorder = SessionRecorder(
             fd: file.fd, arguments: arguments, manualClock: manualClock, maxBytes: maxBytes, budget: budget)
         for comment in comments { recorder.addComment(comment) }
-        SessionRecorder.current = recorder
-        let configuration = make()
-        SessionRecorder.current = nil
-        pending = (recorder, file.path)
-        return configuration
+        opened += 1
+        let number = opened
+        recordings.withLock { $0[number] = recorder }
+        let command = command, path = file.path
+        WebSocketServer.writeStderr("\(command): recording a session to \(path)\n")
+        return SessionRecording(recorder: recorder, secretMembers: secretMembers) { [weak self] in
+            self?.recordings.withLock { $0[number] = nil }
+            WebSocketServer.writeStderr("\(command): recorded a session to \(path)\n")
+        }
     }
 
     /// Ends the recordings of the sessions still open, from any thread: the process exits before
     /// they ended (a page that did not answer the close within the time a signal leaves).
     nonisolated func cutShort() {
-        for recorder in open.withLock({ $0.values }) {
+        for recorder in recordings.withLock({ $0.values }) {
             recorder.cutShort(comment: "The server exited here before the session ended; what came after is not recorded.")
         }
-    }
-
-    /// What records the traffic of `host`'s session.
-    func tap(_ host: Host) -> SessionTap? {
-        guard let (recorder, path) = pending else { return nil }
-        pending = nil
-        recorder.configure(for: host, secretMembers: secretMembers)
-        opened += 1
-        let number = opened
-        open.withLock { $0[number] = recorder }
-        WebSocketServer.writeStderr("\(command): recording a session to \(path)\n")
-        return SessionTap(
-            incoming: { message in recorder.incoming(message) },
-            outgoing: { body in recorder.outgoing(body) },
-            ending: { [weak host] reason in
-                if reason == "exit" {
-                    // The session ends on `exit` as a stdio host exits: 0 after `shutdown`, else 1.
-                    recorder.exited(status: host?.hasShutDown == true ? 0 : 1)
-                } else {
-                    recorder.inputEnded(
-                        comment: "The session was ended here (\(reason)); a replay ends the input instead.",
-                        cancellingPending: true)
-                }
-            },
-            closing: { unwritten in
-                for body in unwritten { recorder.outgoing(body) }
-                recorder.inputEnded(comment: "The page closed its session here.", cancellingPending: true)
-            },
-            closed: { [weak self, command] cancelled in
-                for body in cancelled { recorder.outgoing(body) }
-                recorder.finish()
-                self?.open.withLock { $0[number] = nil }
-                WebSocketServer.writeStderr("\(command): recorded a session to \(path)\n")
-            })
     }
 }
 #endif

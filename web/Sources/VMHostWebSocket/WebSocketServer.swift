@@ -104,7 +104,7 @@ public struct WebSocketServer: Sendable {
     public func run(arguments: [String]) async -> Never {
         let options = self.options
         let parsed: ParsedArguments
-        let settings: ServerSettings
+        let settings: StandardSettings
         let workers: Int
         var transport = WebSocketTransport.Options()
         do throws(UsageError) {
@@ -117,7 +117,7 @@ public struct WebSocketServer: Sendable {
                 print("\(server.configuration.name) \(server.configuration.version)")
                 exit(0)
             }
-            settings = try ServerSettings(parsed)
+            settings = try StandardSettings(parsed)
             transport = try Self.transportOptions(parsed, arguments: arguments, settings: settings)
             if transport.staticDirectory == nil, let staticDirectory {
                 transport.staticDirectory = staticDirectory
@@ -225,7 +225,7 @@ public struct WebSocketServer: Sendable {
     /// What the transport is told by the command line `parsed` (`arguments` as given: the repeated
     /// options).
     static func transportOptions(
-        _ parsed: ParsedArguments, arguments: [String], settings: ServerSettings
+        _ parsed: ParsedArguments, arguments: [String], settings: StandardSettings
     ) throws(UsageError) -> WebSocketTransport.Options {
         var transport = WebSocketTransport.Options()
         (transport.host, transport.port) = try listenAddress(parsed.value("listen") ?? "127.0.0.1:8787")
@@ -262,7 +262,7 @@ public struct WebSocketServer: Sendable {
     /// host thread; each session gets its own kinds from it. Started as /proc/self/exe, a worker
     /// names itself as ps and top show it (`command[N]`). A single process keeps its name.
     private func serve(
-        link: WorkerLink, transport: WebSocketTransport.Options, settings: ServerSettings, parsed: ParsedArguments,
+        link: WorkerLink, transport: WebSocketTransport.Options, settings: StandardSettings, parsed: ParsedArguments,
         workers: Int
     ) async -> Never {
         var transport = transport
@@ -291,15 +291,15 @@ public struct WebSocketServer: Sendable {
         let secretMembers = server.configuration.secretMembers
         let appRegion = HostThreadValue(value: link.appRegion)
         let attach = additions.attachSharedRegion
-        let made = await onHostThread { () -> Result<Server.App, UsageError> in
+        let made = await onHostThread { () -> Result<PreparedApp, UsageError> in
             if let region = appRegion.value { attach?(region) }
             do throws(UsageError) {
-                return .success(try server.makeApp(settings: settings, arguments: parsed, logger: logger))
+                return .success(try server.prepareApp(settings: settings, arguments: parsed, logger: logger))
             } catch {
                 return .failure(error)
             }
         }
-        let app: HostThreadValue<Server.App>
+        let app: HostThreadValue<PreparedApp>
         switch made.value {
         case .success(let made): app = HostThreadValue(value: made)
         case .failure(let error): fail(error.message)
@@ -326,8 +326,8 @@ public struct WebSocketServer: Sendable {
                     budget: settings.recordBudget)
             }
         }
-        transport.tapSession = { host in recording.value?.tap(host) }
         if let recording = recording.value {
+            transport.recordSession = { recording.open() }
             let flushTrace = transport.beforeExit
             transport.beforeExit = {
                 flushTrace?()
@@ -342,10 +342,7 @@ public struct WebSocketServer: Sendable {
                 options: transport, logger: logger, worker: link,
                 eventLoopThreads: max(1, WorkerPool.coreCount / max(1, workers)),
                 // Each connection its own kinds (its own login state) over the app's shared parts.
-                makeConfiguration: {
-                    let make = { app.value.connectionHost() }
-                    return recording.value?.configuration(make) ?? make()
-                })
+                makeConfiguration: { recorder in app.value.connectionHost(recorder: recorder) })
         } catch {
             Self.writeStderr("\(command): \(error)\n")
             StderrLogHandler.flush()

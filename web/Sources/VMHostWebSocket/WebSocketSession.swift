@@ -1,7 +1,9 @@
 #if WebSocket
 import NIOCore
 import NIOWebSocket
+import Logging
 import Synchronization
+@_spi(Transport) import VMHost
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostJSONRPC
@@ -25,28 +27,35 @@ import WSCore
 /// thread serves other sessions, and this session's later messages wait, in order, until the batch
 /// is answered.
 ///
-/// A session ends by `exit` or the server stopping: what it read before is answered, its work is
-/// cancelled, and once its writer has written everything, the connection is closed with a close
-/// code (1000, 1001).
+/// The session's host, connection, trace and recording, and how it ended, are its ``SessionCore``'s;
+/// this is the transport that carries its bytes. A session ends by `exit`, the server stopping
+/// or a frame refused: what it read before is answered, its work is cancelled, and once its
+/// writer has written everything, the connection is closed with a close code (1000, 1001, or the
+/// refusal's).
 @HostActor
-final class WebSocketSession {
+final class WebSocketSession: SessionTransport {
     let id: Int
+    let core: SessionCore
     let host: Host
     let connection: Connection
+    /// Sees every body written (the trace's and the recording's), on the connection's thread.
+    nonisolated let observeOutgoing: (@Sendable ([UInt8]) -> Void)?
+    /// Runs once the session's recording is finished.
+    private let recordingClosed: (@HostActor @Sendable () -> Void)?
     nonisolated let queue: OutputQueue<ChangedMessage>
     /// The connection written to, nil while the session is suspended (``Resumption``).
     var link: SessionLink?
     var closed = false
-    /// Whether the session ended (``end(code:reason:)``): it handles no more input.
+    /// Whether the session ended (``end(_:code:)``): it handles no more input.
     var hasEnded = false
+    /// The close code a refusal asked for (``end(_:code:)``).
+    private var refusalCode: WebSocketErrorCode?
     /// How the writer closes the connection once the session ended.
     var endCode: (code: WebSocketErrorCode, reason: String)?
     /// Listed among the sessions whose writers the idle hook wakes.
     var hasOutputListed = false
     /// Messages received while a batch of this session was still being handled, in order.
     var backlog: [[UInt8]] = []
-    /// What sees the session's traffic, if anything (``WebSocketTransport/Options/tapSession``).
-    nonisolated let tap: SessionTap?
     /// What a resumable session keeps to be resumed (protocol/SPEC.md §12, "Resume"); nil for a
     /// session that ends with its connection.
     nonisolated let resumption: Resumption?
@@ -58,19 +67,26 @@ final class WebSocketSession {
     let origin: String?
 
     init(
-        id: Int, host: Host, maxMessageBytes: Int, link: SessionLink, tap: SessionTap? = nil,
+        id: Int, host: Host, maxMessageBytes: Int, link: SessionLink, recording: SessionRecording? = nil,
+        options: WebSocketTransport.Options = WebSocketTransport.Options(), logger: Logger,
         resumption: Resumption? = nil, origin: String? = nil
     ) {
         self.id = id
         self.origin = origin
-        self.tap = tap
         self.host = host
         self.connection = Connection(host: host, framing: .ndjson, maxMessageBytes: maxMessageBytes)
+        self.core = SessionCore(
+            host: host, connection: connection, secretMembers: recording?.secretMembers ?? [],
+            recorder: recording?.recorder, trace: nil, tracer: options.traceIncoming,
+            tracerOutgoing: options.traceOutgoing, logger: logger)
+        self.observeOutgoing = core.observeOutgoing
+        self.recordingClosed = recording?.closed
         self.queue = host.outputQueue
         self.link = link
         self.resumption = resumption
         resumption?.attach(link)
         host.engine.batchSlice = WebSocketTransport.batchSlice
+        core.transport = self
         // Pushes come from the host thread (the session's host).
         queue.onPush { [weak self] in
             HostActor.assumeIsolated {
@@ -127,30 +143,18 @@ final class WebSocketSession {
         resume()
     }
 
-    /// Ends the session: no more input is handled, its work is cancelled (what is pending answers
-    /// -32800), and the writer closes the connection with `code` once it has written everything.
-    /// The writer is told at the next idle turn (``SessionRegistry/wakeWriters()``), once the work
-    /// this cancelling set off has run and written its output.
-    func end(code: WebSocketErrorCode, reason: String) {
+    /// Ends the session as `end` (the server stopping, a frame refused): no more input is handled,
+    /// its work is cancelled (what is pending answers -32800), and the writer closes the
+    /// connection once it has written everything, with `code` if given (a refusal's), else the
+    /// code of `end` (``SessionTransport/sessionEnding(_:status:)``).
+    func end(_ end: SessionEnd, code: WebSocketErrorCode? = nil) {
         guard !closed, !hasEnded else { return }
-        hasEnded = true
-        endCode = (code, reason)
-        for bytes in backlog { SessionRegistry.inbox.handled(id, byteCount: bytes.count) }
-        backlog = []
-        tap?.ending(reason)
-        host.cancelEverything()
-        if link == nil {
-            // Suspended: nobody to write to.
-            SessionRegistry.forget(self)
-            return
-        }
-        if !hasOutputListed {
-            hasOutputListed = true
-            SessionRegistry.withOutput.append(self)
-        }
+        refusalCode = code
+        core.end(end, status: 0)
     }
 
     /// Forgets the session: cancels its commands, disposes its view-models, drops its output.
+    /// A session the page closed first ends here (``SessionEnd/peerClosed``).
     func close() {
         guard !closed else { return }
         closed = true
@@ -158,9 +162,18 @@ final class WebSocketSession {
         // Its messages still queued are dropped, and their count with those of the backlog.
         SessionRegistry.inbox.remove(id)
         let requests = host.engine.pendingCount, viewModels = host.liveViewModelCount
-        tap?.closing(queue.takeAll())
-        host.cancelEverything()
-        tap?.closed(queue.takeAll())
+        if core.ending == nil {
+            // What was queued and not written (the page never got it) is recorded before the end.
+            core.end(.peerClosed, status: 0)
+        } else {
+            recordUnwritten()
+            host.cancelEverything()
+        }
+        // What cancelling the work queued (replies -32800, flags dropping): never written to a
+        // closed connection, recorded all the same.
+        recordUnwritten()
+        core.finish(traceWait: 0)
+        recordingClosed?()
         SessionRegistry.logger.debug(
             "session \(id) closed: \(requests) request(s) cancelled; view-models alive \(viewModels), now \(host.liveViewModelCount)")
         connection.close()
@@ -169,6 +182,41 @@ final class WebSocketSession {
         graceTimer = nil
         resumption?.detach()
         link?.wake.finish()
+    }
+
+    /// Records what is queued and will never be written (the connection is closed).
+    private func recordUnwritten() {
+        guard let recorder = core.recorder else { return }
+        for body in queue.takeAll() { recorder.outgoing(body) }
+    }
+
+    // MARK: SessionTransport
+
+    func outputResumed() {}
+
+    /// Before the recording's last step: what a closed connection will never write is recorded
+    /// (a session that ended itself writes what it owes, and the writer records it as written).
+    func writeQueued() {
+        if closed { recordUnwritten() }
+    }
+
+    func sessionEnding(_ end: SessionEnd, status: Int32) {
+        hasEnded = true
+        switch end {
+        case .exitNotification: endCode = (.normalClosure, "exit")
+        case .inputRefused(let reason): endCode = (refusalCode ?? .policyViolation, reason)
+        default: endCode = (.goingAway, end.description)
+        }
+        for bytes in backlog { SessionRegistry.inbox.handled(id, byteCount: bytes.count) }
+        backlog = []
+    }
+
+    /// The writer is told at the next idle turn (``SessionRegistry/wakeWriters()``), once the work
+    /// the cancelling set off has run and written its output.
+    func sessionEnded(_ end: SessionEnd, status: Int32) {
+        guard !closed, !hasOutputListed else { return }
+        hasOutputListed = true
+        SessionRegistry.withOutput.append(self)
     }
 
     /// What the writer of `link` writes next: what the host queued, numbered in the session's log

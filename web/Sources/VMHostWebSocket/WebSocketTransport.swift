@@ -13,6 +13,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
+@_spi(Transport) import VMHost
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostWire
@@ -21,7 +22,8 @@ import Synchronization
 ///
 /// A server is a supervisor and its workers (``WorkerPool``): the supervisor accepts the connections
 /// and hands each to a worker, which serves it here. Each connection is a session with its own
-/// ``Host`` made on the worker's host thread from the configuration `makeConfiguration` gives, with
+/// ``Host`` made on the worker's host thread from the configuration `makeConfiguration` gives (given
+/// the session's recording, if any), with
 /// the caps of ``Options/sessionLimits``; the sessions of a worker share its host's single executor.
 /// One JSON-RPC message or batch per text frame, in both
 /// directions. A frame over ``Options/maxMessageBytes`` closes the connection with 1009, a binary
@@ -76,8 +78,9 @@ public enum WebSocketTransport {
         public var resumeBufferBytes = 1024 * 1024
         /// Sessions suspended at once in a worker; past it, the oldest is closed.
         public var maxSuspendedSessions = 1000
-        /// A tap of each session's traffic (a recording), asked for when the session's host is made.
-        public var tapSession: (@HostActor @Sendable (Host) -> SessionTap?)?
+        /// Each session's recording, if any, asked for when the session opens, before its host
+        /// is made (``SessionRecording``).
+        public var recordSession: (@HostActor @Sendable () -> SessionRecording?)?
 
         public init() {}
     }
@@ -111,7 +114,7 @@ public enum WebSocketTransport {
     /// connections it accepts itself. `eventLoopThreads`: the threads that carry this worker's bytes.
     public static func run(
         options: Options, logger: Logger, worker: WorkerLink, eventLoopThreads: Int,
-        makeConfiguration: @escaping @HostActor @Sendable () -> Host.Configuration
+        makeConfiguration: @escaping @HostActor @Sendable (_ recorder: SessionRecorder?) -> Host.Configuration
     ) async throws {
         let limiter = ConnectionLimiter(maxConnections: options.maxConnections ?? connectionsWithinDescriptorLimit())
         let registry = SessionRegistry(

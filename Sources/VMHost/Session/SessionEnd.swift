@@ -11,6 +11,14 @@ public enum SessionEnd: Sendable, Equatable, CustomStringConvertible {
     case outputClosed
     /// The process was told to stop (SIGTERM, SIGINT).
     case signal(Int32)
+    /// A server of many sessions is stopping (WebSocket: a signal to its worker): every session
+    /// ends; what each read before is answered.
+    case serverStopping
+    /// The transport refused the input and ended the session, saying why (WebSocket: a frame too
+    /// large, binary, or not UTF-8; the reason of its close frame).
+    case inputRefused(String)
+    /// The peer went away before the session ended (WebSocket: the page closed its connection).
+    case peerClosed
 
     public var description: String {
         switch self {
@@ -18,6 +26,9 @@ public enum SessionEnd: Sendable, Equatable, CustomStringConvertible {
         case .exitNotification: "exit notification"
         case .outputClosed: "stdout closed"
         case .signal(let number): "signal \(number)"
+        case .serverStopping: "server stopping"
+        case .inputRefused(let reason): reason
+        case .peerClosed: "peer closed"
         }
     }
 }
@@ -37,6 +48,10 @@ extension SessionRecorder {
             inputEnded(comment: "The host's output was closed here; a replay ends the input instead.", cancellingPending: true)
         case .signal:
             inputEnded(comment: "The host was ended here (\(end)); a replay ends the input instead.", cancellingPending: true)
+        case .serverStopping, .inputRefused:
+            inputEnded(comment: "The session was ended here (\(end)); a replay ends the input instead.", cancellingPending: true)
+        case .peerClosed:
+            inputEnded(comment: "The page closed its session here.", cancellingPending: true)
         }
     }
 }

@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Logging
+@_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostEventLoop
+@_spi(Transport) import VMHostHTTP
+@_spi(Transport) import VMHostWire
+
+/// The one session of a `vmhost` process, as stdio carries it (protocol/SPEC.md §7): stdin read
+/// into its ``SessionCore`` (ahead by at most ``StandardSettings/maxQueuedInputBytes``), its
+/// output written to the protocol stream, and the process ended with the session.
+@HostActor
+final class StdioSession: SessionTransport {
+    /// The protocol stream (stdout's copy).
+    nonisolated let protocolFD: Int32
+    let logger: Logger
+    private var core: SessionCore?
+    private var writer: OutputWriter<ChangedMessage>?
+    /// Set once the session ends: the process exits.
+    private var exiting = false
+    /// ``Connection/handledBytes`` and the monotonic clock when the input was last read ahead.
+    private var readAheadMark: (bytes: Int, time: UInt64) = (0, 0)
+    /// Read into without being zeroed (as the event loop's input buffer), on first use.
+    private lazy var readAheadBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    /// At most this many bytes of frames wait to be handled; reading ahead stops there.
+    static let readAheadLimit = StandardSettings.maxQueuedInputBytes
+    /// Input is read ahead after each this many bytes of frames handled, or this long.
+    static let readAheadInterval = 64 * 1024
+    static let readAheadIntervalNanoseconds: UInt64 = 1_000_000
+    /// How long the output may take to be written at the end (see ``flush(_:)``).
+    static let flushCeilingNanoseconds: UInt64 = 30_000_000_000
+
+    nonisolated init(protocolFD: Int32, logger: Logger) {
+        self.protocolFD = protocolFD
+        self.logger = logger
+    }
+
+    /// Makes the session (the app, its host and files) and starts reading stdin. A usage error of
+    /// the app ends the process with status 64.
+    func start(server: Server, settings: StandardSettings, arguments: ParsedArguments, files: SessionFiles) {
+        let core: SessionCore
+        do throws(UsageError) {
+            core = try SessionCore(
+                server: server, settings: settings, arguments: arguments, logger: logger, files: files, servingOn: "on stdio")
+        } catch {
+            server.fail(error.message)
+        }
+        self.core = core
+        core.transport = self
+        // One session for the run: an HTTP client the app makes later is recorded or replayed too.
+        HTTPSessionTransport.current = core.httpTransport
+        let host = core.host
+        let connection = core.connection
+        let onClosed: @Sendable () -> Void = {
+            EventLoop.shared.execute { HostActor.assumeIsolated { self.terminate(code: 0, end: .outputClosed) } }
+        }
+        let writer = OutputWriter<ChangedMessage>(
+            fd: protocolFD, framing: settings.framing == .lsp ? .lsp : .ndjson, queue: host.outputQueue,
+            producerWrites: true, observe: core.observeOutgoing, onClosed: onClosed)
+        self.writer = writer
+        // The host thread writes the output itself each time it runs out of work (the writer
+        // thread only finishes writes that found stdout full).
+        _ = EventLoop.shared.addIdleHook { writer.flush() }
+        connection.onFramingDetected = { framing in writer.framing = framing }
+        connection.betweenFrames = { [unowned self] in
+            // A long backlog keeps its output moving, so that a client that reads sees it go.
+            if host.outputQueue.pendingCount >= 256 { writer.flush() }
+            // Looking for more input costs a system call: it is done after each 64 KiB of frames
+            // handled, or a millisecond (slow frames), not after every frame. The event loop reads
+            // too, each time the frames read are all handled.
+            let now = EventLoop.monotonicNanoseconds()
+            if connection.handledBytes &- readAheadMark.bytes >= Self.readAheadInterval
+                || now &- readAheadMark.time >= Self.readAheadIntervalNanoseconds
+            {
+                readAheadMark = (connection.handledBytes, now)
+                readAhead(connection)
+            }
+        }
+        EventLoop.shared.watchInput(fd: 0) { event in
+            switch event {
+            case .data(let bytes): connection.consume(bytes)
+            case .end: connection.finish()
+            }
+            if connection.inputEnded { core.inputEnded() }
+        }
+        // After EOF: exits once no request and no command sent is left.
+        _ = EventLoop.shared.addIdleHook { core.checkWorkDone() }
+    }
+
+    /// Reads the input that is there already, without waiting, while few frames wait, so that a
+    /// client's pipe keeps moving while a backlog is handled. Where the end of input is seen changes
+    /// nothing of what is written (SPEC §7).
+    private func readAhead(_ connection: Connection) {
+        while !connection.inputEnded, !exiting, connection.waitingBytes < Self.readAheadLimit {
+            var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 0) > 0 else { return }
+            let count = read(0, readAheadBuffer.baseAddress, readAheadBuffer.count)
+            if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
+            if count > 0 {
+                connection.consume(UnsafeRawBufferPointer(rebasing: readAheadBuffer[..<count]))
+            } else {
+                EventLoop.shared.stopWatchingInput()
+                connection.finish()
+            }
+        }
+    }
+
+    /// Ends the session as `end` (a signal, a closed output), or the process at once when no
+    /// session was made yet; exits with `code`.
+    func terminate(code: Int32, end: SessionEnd) {
+        guard let core else {
+            guard !exiting else { return }
+            exiting = true
+            StderrLogHandler.flush()
+            exit(code)
+        }
+        core.end(end, status: code)
+    }
+
+    // MARK: SessionTransport
+
+    package func outputResumed() {}
+
+    /// What was queued is written first (for at most 200 ms, as a client that reads takes it), so
+    /// that it stands before the recording's `close` or `exit` step.
+    package func writeQueued() {
+        writer?.flush()
+        _ = core?.host.outputQueue.waitUntilFlushed(nanoseconds: 200_000_000)
+    }
+
+    package func sessionEnding(_ end: SessionEnd, status: Int32) {
+        exiting = true
+        EventLoop.shared.stopWatchingInput()
+    }
+
+    /// Flushes the output (see ``flush(_:)``), closes the session's files and exits with `status`.
+    package func sessionEnded(_ end: SessionEnd, status: Int32) {
+        writer?.flush()
+        if let queue = core?.host.outputQueue {
+            queue.close()
+            flush(queue)
+        }
+        core?.finish(traceWait: 200_000_000)
+        StderrLogHandler.flush()
+        exit(status)
+    }
+
+    /// Waits until `queue` is written: as long as the client keeps reading, every frame is written
+    /// whole whatever the backlog; once a second passes with no progress (a client that stopped
+    /// reading), or after 30 s in all (a client that trickles), what is left is dropped.
+    private func flush(_ queue: OutputQueue<ChangedMessage>) {
+        let fd = protocolFD
+        var last = (queue.pendingCount, queue.pendingPlainBytes)
+        let start = EventLoop.monotonicNanoseconds()
+        while !queue.waitUntilFlushed(nanoseconds: 1_000_000_000) {
+            // A reader that trickles cannot keep the process alive for ever.
+            guard EventLoop.monotonicNanoseconds() - start < Self.flushCeilingNanoseconds else { return }
+            let now = (queue.pendingCount, queue.pendingPlainBytes)
+            var room = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let progressed = now != last || poll(&room, 1, 0) > 0
+            guard progressed else { return }
+            last = now
+        }
+    }
+}
