@@ -11,9 +11,9 @@ import Synchronization
 @_spi(Transport) import VMHostWire
 import WSCore
 
-/// The sessions, on the host thread: the pump that hands them their messages, the slices of
-/// their unfinished batches, the idle hook that wakes their writers, and the end of them all when
-/// the server stops.
+/// How a worker serves its connections: each one a session (a new one, or a suspended one it
+/// resumes), its frames read into the worker's inbox and its output written, the sessions
+/// themselves in its ``SessionTable``.
 final class SessionRegistry: Sendable {
     let options: WebSocketTransport.Options
     let makeConfiguration: @HostActor @Sendable (SessionRecorder?) -> Host.Configuration
@@ -21,6 +21,11 @@ final class SessionRegistry: Sendable {
     let limiter: ConnectionLimiter
     /// The number of this worker, at the head of the resume tokens it gives.
     let worker: Int
+
+    /// The messages received, on their way to the host thread (one inbox per worker).
+    let inbox = Inbox<WebSocketSession>()
+    /// The worker's sessions.
+    let table: SessionTable
 
     /// How long a page has to answer the close of its session before the connection is closed.
     static let closeTimeoutMilliseconds: Int64 = 1000
@@ -34,58 +39,9 @@ final class SessionRegistry: Sendable {
         self.makeConfiguration = makeConfiguration
         self.logger = logger
         self.limiter = limiter
+        table = SessionTable(
+            inbox: inbox, logger: logger, maxPendingBytes: options.maxPendingBytes, maxSuspended: options.maxSuspendedSessions)
     }
-
-    @HostActor static var sessions: [Int: WebSocketSession] = [:]
-    /// The resumable sessions by the token that resumes each now.
-    @HostActor static var resumeTokens: [String: WebSocketSession] = [:]
-    /// The suspended sessions, oldest first (some may have been resumed or closed since).
-    @HostActor static var suspendedOrder: [Int] = []
-    @HostActor static var maxSuspended = 1000
-    /// The sessions that queued output since their writers were last woken, each once.
-    @HostActor static var withOutput: [WebSocketSession] = []
-    /// The sessions with a batch to go on with, and whether a turn to do so is scheduled.
-    @HostActor static var resumable: [WebSocketSession] = []
-    @HostActor static var resumeScheduled = false
-    /// Set at the first signal: every session ends, and the process exits once none is left.
-    @HostActor static var stopping = false
-    /// Handshakes answered `101` whose sessions are not open yet: the process does not exit
-    /// before they are open (and then closed as the others) or their connections closed.
-    @HostActor static var upgrading = 0
-    /// The messages received, on their way to the host thread (one inbox per process: a worker's).
-    static let inbox = Inbox<WebSocketSession>()
-
-    /// Handles what the sessions received, a message of each session in turn, until the inbox is
-    /// empty; wakes the writers after each turn of the sessions with input, so that a steady
-    /// stream of input does not hold the output back.
-    @HostActor
-    static func pump() {
-        while let (session, bytes, lastListed) = inbox.next() {
-            session.receive(bytes)
-            if lastListed { wakeWriters() }
-        }
-        wakeWriters()
-    }
-
-    /// Goes on with `session`'s batch in a later turn of the host thread: after the messages and
-    /// timers due by then, so that one batch never holds the other sessions.
-    @HostActor
-    static func resumeLater(_ session: WebSocketSession) {
-        resumable.append(session)
-        guard !resumeScheduled else { return }
-        resumeScheduled = true
-        // A timer due now runs after the work ready now, and lets the loop look for more first.
-        _ = EventLoop.shared.schedule(at: EventLoop.monotonicNanoseconds()) {
-            resumeScheduled = false
-            let sessions = resumable
-            resumable = []
-            for session in sessions { session.resume() }
-            wakeWriters()
-        }
-    }
-
-    @HostActor static var nextID = 0
-    @HostActor static var idleHook: Int?
 
     /// Runs on the host thread.
     static func onHost<T: Sendable>(_ body: @escaping @HostActor @Sendable () -> T) async -> T {
@@ -94,48 +50,24 @@ final class SessionRegistry: Sendable {
         }
     }
 
-    /// Stops the server (the first SIGTERM or SIGINT): new connections are refused, every session
-    /// ends (closing with 1001 once its output is written), and the process exits when the last
-    /// is gone (``ServerShutdown`` exits a second after the signal anyway).
-    @HostActor
-    static func stop(limiter: ConnectionLimiter) {
-        guard !stopping else { return }
-        stopping = true
-        limiter.stop()
-        logger.notice("stopping: \(sessions.count) session(s) to close")
-        // What was received before the signal is answered, as at the end of a stdio host's input
-        // (SPEC §7): no command starts.
-        for session in sessions.values { session.host.isStopping = true }
-        pump()
-        for session in sessions.values {
-            session.finishBatch()
-            session.end(.serverStopping)
-        }
-        exitIfDone()
-    }
-
-    /// Once stopping, exits when no session is left, nor one about to open.
-    @HostActor
-    static func exitIfDone() {
-        if stopping, sessions.isEmpty, upgrading == 0 { ServerShutdown.exitNow() }
-    }
-
     /// A handshake about to be answered `101` on `channel`: its session counts as open until it
     /// is (``serve(channel:upgrade:inbound:outbound:maxMessageBytes:)``) or the connection closes.
-    static func upgradeStarting(on channel: any Channel) async -> PendingUpgrade {
+    func upgradeStarting(on channel: any Channel) async -> PendingUpgrade {
         let upgrade = PendingUpgrade()
-        await onHost { upgrading += 1 }
+        let table = table
+        await Self.onHost { table.upgrading += 1 }
         channel.closeFuture.whenComplete { _ in
             guard upgrade.settle() else { return }
             EventLoop.shared.execute {
                 HostActor.assumeIsolated {
-                    upgrading -= 1
-                    exitIfDone()
+                    table.upgrading -= 1
+                    table.exitIfDone()
                 }
             }
         }
         return upgrade
     }
+
 
     func serve(
         channel: any Channel, upgrade: PendingUpgrade, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
@@ -145,21 +77,22 @@ final class SessionRegistry: Sendable {
         let makeConfiguration = makeConfiguration
         let logger = logger
         let worker = worker
+        let table = table
+        let inbox = inbox
         let opened = await Self.onHost { () -> (WebSocketSession, SessionLink)? in
-            if upgrade.settle() { Self.upgrading -= 1 }
-            Self.installIdleHook(maxPendingBytes: options.maxPendingBytes, logger: logger)
-            Self.maxSuspended = options.maxSuspendedSessions
+            if upgrade.settle() { table.upgrading -= 1 }
+            table.installIdleHook()
             if case .resume(let token, let received) = resume {
                 // The token is used up whatever comes of it: a second page presenting it gets nothing.
-                guard let session = Self.resumeTokens.removeValue(forKey: token), !session.closed, !session.hasEnded,
-                    session.origin == origin, !Self.stopping
+                guard let session = table.resumeTokens.removeValue(forKey: token), !session.closed, !session.hasEnded,
+                    session.origin == origin, !table.stopping
                 else { return nil }
                 let next = Resumption.makeToken(worker: worker)
                 session.resumeToken = next
-                Self.resumeTokens[next] = session
+                table.resumeTokens[next] = session
                 return (session, session.resume(on: channel, received: received, token: next))
             }
-            Self.nextID += 1
+            table.nextID += 1
             let recording = options.recordSession?()
             var configuration = makeConfiguration(recording?.recorder)
             configuration.limits = options.sessionLimits
@@ -170,18 +103,18 @@ final class SessionRegistry: Sendable {
                     grace: .milliseconds(options.resumeGraceMilliseconds), maxBytes: options.resumeBufferBytes)
             }
             let session = WebSocketSession(
-                id: Self.nextID, host: Host(configuration: configuration), maxMessageBytes: maxMessageBytes, link: link,
+                id: table.nextID, table: table, host: Host(configuration: configuration), maxMessageBytes: maxMessageBytes, link: link,
                 recording: recording, options: options, logger: logger, resumption: resumption, origin: origin)
             if let resumption {
                 let token = Resumption.makeToken(worker: worker)
                 session.resumeToken = token
-                Self.resumeTokens[token] = session
+                table.resumeTokens[token] = session
                 link.sendControl(Resumption.sessionFrame(token: token, grace: resumption.grace, resumed: nil))
             }
-            Self.sessions[session.id] = session
+            table.sessions[session.id] = session
             logger.debug("session \(session.id) opened\(resumption == nil ? "" : " (resumable)")")
             // A handshake that completed after the signal: closed as the others.
-            if Self.stopping { session.end(.serverStopping) }
+            if table.stopping { session.end(.serverStopping) }
             return (session, link)
         }
         guard let (session, link) = opened else {
@@ -195,7 +128,7 @@ final class SessionRegistry: Sendable {
                     guard !session.suspend(link) else { return }
                     // Left for another connection: that one serves the session now.
                     if session.link !== link, session.link != nil { return }
-                    Self.forget(session)
+                    table.forget(session)
                 }
             }
         }
@@ -218,19 +151,19 @@ final class SessionRegistry: Sendable {
                             }
                             continue
                         }
-                        guard resumption.receive(on: link, deliver: { pump = Self.inbox.append(session.id, session, bytes) })
+                        guard resumption.receive(on: link, deliver: { pump = inbox.append(session.id, session, bytes) })
                         else { break reading }
                     } else {
-                        pump = Self.inbox.append(session.id, session, bytes)
+                        pump = inbox.append(session.id, session, bytes)
                     }
                     if pump {
-                        EventLoop.shared.execute { HostActor.assumeIsolated { Self.pump() } }
+                        EventLoop.shared.execute { HostActor.assumeIsolated { table.pump() } }
                     }
-                    await Self.inbox.waitForRoom(session.id)
+                    await inbox.waitForRoom(session.id)
                 case .refused(let code, let reason):
                     // What was read before is answered; then the connection closes with `code`.
                     await Self.onHost {
-                        Self.pump()
+                        table.pump()
                         session.end(.inputRefused(reason), code: code)
                     }
                     break reading
@@ -242,9 +175,96 @@ final class SessionRegistry: Sendable {
         }
     }
 
+}
+
+/// The sessions of a worker, on the host thread: the pump that hands them their messages, the
+/// slices of their unfinished batches, the idle hook that wakes their writers, the suspended ones,
+/// and the end of them all when the server stops. One per ``WebSocketTransport/run``, held by its
+/// ``SessionRegistry`` and by each of its sessions.
+@HostActor
+final class SessionTable {
+    nonisolated init(inbox: Inbox<WebSocketSession>, logger: Logger, maxPendingBytes: Int, maxSuspended: Int) {
+        self.inbox = inbox
+        self.logger = logger
+        self.maxPendingBytes = maxPendingBytes
+        self.maxSuspended = maxSuspended
+    }
+
+    var sessions: [Int: WebSocketSession] = [:]
+    /// The resumable sessions by the token that resumes each now.
+    var resumeTokens: [String: WebSocketSession] = [:]
+    /// The suspended sessions, oldest first (some may have been resumed or closed since).
+    var suspendedOrder: [Int] = []
+    let maxSuspended: Int
+    /// The sessions that queued output since their writers were last woken, each once.
+    var withOutput: [WebSocketSession] = []
+    /// The sessions with a batch to go on with, and whether a turn to do so is scheduled.
+    var resumable: [WebSocketSession] = []
+    var resumeScheduled = false
+    /// Set at the first signal: every session ends, and the process exits once none is left.
+    var stopping = false
+    /// Handshakes answered `101` whose sessions are not open yet: the process does not exit
+    /// before they are open (and then closed as the others) or their connections closed.
+    var upgrading = 0
+    /// The messages received, on their way to the host thread (one inbox per process: a worker's).
+    let inbox: Inbox<WebSocketSession>
+
+    /// Handles what the sessions received, a message of each session in turn, until the inbox is
+    /// empty; wakes the writers after each turn of the sessions with input, so that a steady
+    /// stream of input does not hold the output back.
+    func pump() {
+        while let (session, bytes, lastListed) = inbox.next() {
+            session.receive(bytes)
+            if lastListed { wakeWriters() }
+        }
+        wakeWriters()
+    }
+
+    /// Goes on with `session`'s batch in a later turn of the host thread: after the messages and
+    /// timers due by then, so that one batch never holds the other sessions.
+    func resumeLater(_ session: WebSocketSession) {
+        resumable.append(session)
+        guard !resumeScheduled else { return }
+        resumeScheduled = true
+        // A timer due now runs after the work ready now, and lets the loop look for more first.
+        _ = EventLoop.shared.schedule(at: EventLoop.monotonicNanoseconds()) { [self] in
+            resumeScheduled = false
+            let sessions = resumable
+            resumable = []
+            for session in sessions { session.resume() }
+            wakeWriters()
+        }
+    }
+
+    var nextID = 0
+    var idleHook: Int?
+
+    /// Stops the server (the first SIGTERM or SIGINT): new connections are refused, every session
+    /// ends (closing with 1001 once its output is written), and the process exits when the last
+    /// is gone (``ServerShutdown`` exits a second after the signal anyway).
+    func stop(limiter: ConnectionLimiter) {
+        guard !stopping else { return }
+        stopping = true
+        limiter.stop()
+        logger.notice("stopping: \(sessions.count) session(s) to close")
+        // What was received before the signal is answered, as at the end of a stdio host's input
+        // (SPEC §7): no command starts.
+        for session in sessions.values { session.host.isStopping = true }
+        pump()
+        for session in sessions.values {
+            session.finishBatch()
+            session.end(.serverStopping)
+        }
+        exitIfDone()
+    }
+
+    /// Once stopping, exits when no session is left, nor one about to open.
+    func exitIfDone() {
+        if stopping, sessions.isEmpty, upgrading == 0 { ServerShutdown.exitNow() }
+    }
+
     /// Forgets `session`: it closes, and what it had waiting is dropped.
-    @HostActor
-    static func forget(_ session: WebSocketSession) {
+    func forget(_ session: WebSocketSession) {
         session.close()
         // Again: a session closed early (its page stopped reading) may have had messages read after.
         inbox.remove(session.id)
@@ -255,8 +275,7 @@ final class SessionRegistry: Sendable {
     }
 
     /// `session` was suspended: past ``maxSuspended`` suspended sessions, the oldest is closed.
-    @HostActor
-    static func suspended(_ session: WebSocketSession) {
+    func suspended(_ session: WebSocketSession) {
         suspendedOrder.removeAll { sessions[$0]?.isSuspended != true }
         suspendedOrder.append(session.id)
         while suspendedOrder.count > maxSuspended {
@@ -268,23 +287,20 @@ final class SessionRegistry: Sendable {
         }
     }
 
-    @HostActor static var maxPendingBytes = 16 * 1024 * 1024
-    @HostActor static var logger = Logger(label: "vmhost-web")
+    let maxPendingBytes: Int
+    let logger: Logger
 
-    @HostActor
-    static func installIdleHook(maxPendingBytes: Int, logger: Logger) {
+    /// Wakes the writers whenever the host thread runs out of work (once, at the first session).
+    func installIdleHook() {
         guard idleHook == nil else { return }
-        self.maxPendingBytes = maxPendingBytes
-        self.logger = logger
-        idleHook = EventLoop.shared.addIdleHook { wakeWriters() }
+        idleHook = EventLoop.shared.addIdleHook { [weak self] in self?.wakeWriters() }
     }
 
     /// Wakes the writer of every session that queued output since the last call: the cost is the
     /// sessions with output, not every session. Closes a session whose page stopped reading (its
     /// writer found the socket full) while more than ``maxPendingBytes`` of replies and events
     /// waited for it; a page that reads is sent every reply, however large.
-    @HostActor
-    static func wakeWriters() {
+    func wakeWriters() {
         guard !withOutput.isEmpty else { return }
         let listed = withOutput
         withOutput.removeAll(keepingCapacity: listed.count <= 1024)
@@ -323,7 +339,7 @@ final class SessionRegistry: Sendable {
     }
 }
 
-/// A handshake answered `101` whose session is not open yet (``SessionRegistry/upgrading``).
+/// A handshake answered `101` whose session is not open yet (``SessionTable/upgrading``).
 final class PendingUpgrade: Sendable {
     private let settled = Atomic<Bool>(false)
 

@@ -12,21 +12,21 @@ extension WebSocketSession {
     /// `link` dropped (the page closed it, or the network): a resumable session that has not ended
     /// is suspended for its grace period and true is returned; else false (close it).
     func suspend(_ link: SessionLink) -> Bool {
-        guard let resumption, self.link === link, !hasEnded, !closed, !SessionRegistry.stopping else { return false }
+        guard let resumption, self.link === link, !hasEnded, !closed, !table.stopping else { return false }
         resumption.detach()
         link.wake.finish()
         self.link = nil
         // Property changes merge while nobody reads; replies and events wait, up to the bound.
         queue.setStalled(true)
-        let id = self.id
+        let id = self.id, table = self.table
         graceTimer = host.configuration.clock.schedule(after: resumption.grace) {
-            guard let session = SessionRegistry.sessions[id], session.isSuspended else { return }
+            guard let session = table.sessions[id], session.isSuspended else { return }
             session.graceTimer = nil
-            SessionRegistry.logger.debug("session \(id): not resumed within its grace period; closed")
-            SessionRegistry.forget(session)
+            table.logger.debug("session \(id): not resumed within its grace period; closed")
+            table.forget(session)
         }
-        SessionRegistry.suspended(self)
-        SessionRegistry.logger.debug("session \(id) suspended")
+        table.suspended(self)
+        table.logger.debug("session \(id) suspended")
         return true
     }
 
@@ -59,9 +59,9 @@ extension WebSocketSession {
         queue.setStalled(false)
         if queue.pendingCount > 0, !hasOutputListed {
             hasOutputListed = true
-            SessionRegistry.withOutput.append(self)
+            table.withOutput.append(self)
         }
-        SessionRegistry.logger.debug(
+        table.logger.debug(
             "session \(id) resumed\(resumed.resynced ? " with a resync" : ""): page at \(received), next frame \(resumed.next)")
         return resumed.link
     }

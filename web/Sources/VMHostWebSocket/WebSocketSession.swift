@@ -35,6 +35,8 @@ import WSCore
 @HostActor
 final class WebSocketSession: SessionTransport {
     let id: Int
+    /// The worker's sessions, this one among them.
+    let table: SessionTable
     let core: SessionCore
     let host: Host
     let connection: Connection
@@ -67,11 +69,12 @@ final class WebSocketSession: SessionTransport {
     let origin: String?
 
     init(
-        id: Int, host: Host, maxMessageBytes: Int, link: SessionLink, recording: SessionRecording? = nil,
+        id: Int, table: SessionTable, host: Host, maxMessageBytes: Int, link: SessionLink, recording: SessionRecording? = nil,
         options: WebSocketTransport.Options = WebSocketTransport.Options(), logger: Logger,
         resumption: Resumption? = nil, origin: String? = nil
     ) {
         self.id = id
+        self.table = table
         self.origin = origin
         self.host = host
         self.connection = Connection(host: host, framing: .ndjson, maxMessageBytes: maxMessageBytes)
@@ -92,7 +95,7 @@ final class WebSocketSession: SessionTransport {
             HostActor.assumeIsolated {
                 guard let self, !self.hasOutputListed else { return }
                 self.hasOutputListed = true
-                SessionRegistry.withOutput.append(self)
+                self.table.withOutput.append(self)
             }
         }
     }
@@ -103,7 +106,7 @@ final class WebSocketSession: SessionTransport {
     /// Handles one text frame, or keeps it for later while a batch of this session is unfinished.
     func receive(_ bytes: [UInt8]) {
         guard !closed, !hasEnded else {
-            SessionRegistry.inbox.handled(id, byteCount: bytes.count)
+            table.inbox.handled(id, byteCount: bytes.count)
             return
         }
         if host.engine.hasPendingBatch || !backlog.isEmpty {
@@ -114,9 +117,9 @@ final class WebSocketSession: SessionTransport {
     }
 
     private func handle(_ bytes: [UInt8]) {
-        defer { SessionRegistry.inbox.handled(id, byteCount: bytes.count) }
+        defer { table.inbox.handled(id, byteCount: bytes.count) }
         bytes.withUnsafeBytes { connection.receive(message: $0) }
-        if host.engine.hasPendingBatch { SessionRegistry.resumeLater(self) }
+        if host.engine.hasPendingBatch { table.resumeLater(self) }
     }
 
     /// Handles the next slice of the unfinished batch; once it is done, the messages that waited.
@@ -127,7 +130,7 @@ final class WebSocketSession: SessionTransport {
         host.endTurn()
         host.outputQueue.releaseWakeups()
         if host.engine.hasPendingBatch {
-            SessionRegistry.resumeLater(self)
+            table.resumeLater(self)
             return
         }
         while !backlog.isEmpty, !closed, !hasEnded, !host.engine.hasPendingBatch {
@@ -160,7 +163,7 @@ final class WebSocketSession: SessionTransport {
         closed = true
         backlog = []
         // Its messages still queued are dropped, and their count with those of the backlog.
-        SessionRegistry.inbox.remove(id)
+        table.inbox.remove(id)
         let requests = host.engine.pendingCount, viewModels = host.liveViewModelCount
         if core.ending == nil {
             // What was queued and not written (the page never got it) is recorded before the end.
@@ -174,7 +177,7 @@ final class WebSocketSession: SessionTransport {
         recordUnwritten()
         core.finish(traceWait: 0)
         recordingClosed?()
-        SessionRegistry.logger.debug(
+        table.logger.debug(
             "session \(id) closed: \(requests) request(s) cancelled; view-models alive \(viewModels), now \(host.liveViewModelCount)")
         connection.close()
         queue.abandon()
@@ -207,7 +210,7 @@ final class WebSocketSession: SessionTransport {
         case .inputRefused(let reason): endCode = (refusalCode ?? .policyViolation, reason)
         default: endCode = (.goingAway, end.description)
         }
-        for bytes in backlog { SessionRegistry.inbox.handled(id, byteCount: bytes.count) }
+        for bytes in backlog { table.inbox.handled(id, byteCount: bytes.count) }
         backlog = []
     }
 
@@ -216,7 +219,7 @@ final class WebSocketSession: SessionTransport {
     func sessionEnded(_ end: SessionEnd, status: Int32) {
         guard !closed, !hasOutputListed else { return }
         hasOutputListed = true
-        SessionRegistry.withOutput.append(self)
+        table.withOutput.append(self)
     }
 
     /// What the writer of `link` writes next: what the host queued, numbered in the session's log

@@ -126,7 +126,7 @@ public enum WebSocketTransport {
         // single process takes them itself.
         ServerShutdown.install(
             escalate: worker.isSingleProcess,
-            stop: { EventLoop.shared.execute { HostActor.assumeIsolated { SessionRegistry.stop(limiter: limiter) } } },
+            stop: { EventLoop.shared.execute { HostActor.assumeIsolated { registry.table.stop(limiter: limiter) } } },
             beforeExit: options.beforeExit ?? {})
 
         let router = Router()
@@ -173,7 +173,7 @@ public enum WebSocketTransport {
                 return .dontUpgrade
             }
             let origin = request.headerFields[.origin]
-            let upgrade = await SessionRegistry.upgradeStarting(on: channel)
+            let upgrade = await registry.upgradeStarting(on: channel)
             return .upgrade(workerHeader) { inbound, outbound, _ in
                 try await registry.serve(
                     channel: channel, upgrade: upgrade, inbound: inbound, outbound: outbound, maxMessageBytes: maxMessageBytes,
