@@ -36,14 +36,14 @@ public struct ChangedMessage: MergeableMessage {
 
     /// The `vm.changed` notification.
     public func encode() -> [UInt8] {
-        var params = JSONObjectText()
-        params.append("subscription", .string(subscription))
-        params.append("vm", .string(vm))
-        params.append("values", .object(values))
-        if !splices.isEmpty { params.append("splices", .object(splices)) }
         var text = JSONObjectText.jsonRPC()
         text.append("method", literal: #""vm.changed""#)
-        text.append("params", text: params.finish())
+        text.append("params") { params in
+            params.append("subscription", .string(subscription))
+            params.append("vm", .string(vm))
+            params.append("values", .object(values))
+            if !splices.isEmpty { params.append("splices", .object(splices)) }
+        }
         return text.finish()
     }
 }

@@ -40,14 +40,22 @@ extension Host: ViewModelContextObserver {
     }
 
     package func propertyDidChange(_ context: ViewModelContext, _ property: any AnyProperty) {
-        guard let entry = viewModels[context.handle], !entry.subscriptions.isEmpty else { return }
-        if dirty[context.handle] == nil {
-            dirty[context.handle] = [property]
+        // Only a view-model with a subscription keeps its changes (``ViewModelContext/isObserved``,
+        // kept by subscribe and unsubscribe): known without looking its handle up.
+        guard context.isObserved else { return }
+        if Self.note(property, in: &dirty[context.handle, default: []]) {
             dirtyOrder.append(context.handle)
             requestFlushAfterWork()
-        } else if !dirty[context.handle]!.contains(where: { $0 === property }) {
-            dirty[context.handle]!.append(property)
         }
+    }
+
+    /// Adds `property` to `changed` unless it is there; true when it is the first (`changed` was
+    /// empty). A loop, not `contains(where:)`: a closure handed to the standard library checks at
+    /// run time that it runs on the host actor.
+    private static func note(_ property: any AnyProperty, in changed: inout [any AnyProperty]) -> Bool {
+        for held in changed where held === property { return false }
+        changed.append(property)
+        return changed.count == 1
     }
 
     package func eventDidEmit(_ context: ViewModelContext, name: String, value: JSON) {
@@ -103,35 +111,59 @@ extension Host: ViewModelContextObserver {
         // time that it runs on the host actor.
         if let index = Self.index(of: handle, in: dirtyOrder) { dirtyOrder.remove(at: index) }
         var changes: [(property: any AnyProperty, change: PropertyChange)] = []
+        changes.reserveCapacity(changed.count)
         for property in changed {
             if let change = property.takeChange() { changes.append((property, change)) }
         }
         guard !changes.isEmpty, let entry = viewModels[handle] else { return }
-        var fullValues = [JSON?](repeating: nil, count: changes.count)
-        func fullValue(_ index: Int) -> JSON {
-            if let value = fullValues[index] { return value }
-            let value = changes[index].property.json
-            fullValues[index] = value
-            return value
-        }
+        // A full value is made once for all subscriptions; with one subscription, nothing is kept.
+        var fullValues = FullValues(changes: changes, shared: entry.subscriptions.count > 1)
         for id in entry.subscriptions {
             guard let subscription = subscriptions[id] else { continue }
-            var message = ChangedMessage(subscription: subscription.name, vm: handle, values: [:], splices: [:], latest: [:])
+            var values: [JSONObject.Member] = []
+            values.reserveCapacity(changes.count)
+            var splices = JSONObject()
             var spliced: [Int] = []
-            for (index, (property, change)) in changes.enumerated() where subscription.sends(property.position) {
+            for index in changes.indices where subscription.sends(changes[index].property.position) {
+                let (property, change) = changes[index]
                 if subscription.diff, case .splice(let splice) = change {
-                    message.splices.append(property.name, [splice.json])
+                    splices.append(property.name, [splice.json])
                     spliced.append(index)
                 } else {
-                    message.values.append(property.name, fullValue(index))
+                    values.append(JSONObject.Member(key: property.name, value: fullValues.value(index)))
                 }
             }
-            guard !message.values.isEmpty || !message.splices.isEmpty else { continue }
+            guard !values.isEmpty || !splices.isEmpty else { continue }
+            let message = ChangedMessage(
+                subscription: subscription.name, vm: handle, values: JSONObject(members: values), splices: splices, latest: [:])
             // Merging into a message the reader has not taken yet needs the full lists (two splice
             // runs become the latest value): made only then.
             output.push(merging: message, key: id) { newer in
-                for index in spliced { newer.latest[changes[index].property.name] = fullValue(index) }
+                for index in spliced { newer.latest[changes[index].property.name] = fullValues.value(index) }
             }
+        }
+    }
+
+    /// The full values of the changed properties of one flush, each made when first asked for, and
+    /// kept for the next subscription when there are several (`shared`).
+    @HostActor
+    private struct FullValues {
+        let changes: [(property: any AnyProperty, change: PropertyChange)]
+        var made: [JSON?]
+        let shared: Bool
+
+        init(changes: [(property: any AnyProperty, change: PropertyChange)], shared: Bool) {
+            self.changes = changes
+            self.shared = shared
+            made = shared ? [JSON?](repeating: nil, count: changes.count) : []
+        }
+
+        mutating func value(_ index: Int) -> JSON {
+            guard shared else { return changes[index].property.json }
+            if let value = made[index] { return value }
+            let value = changes[index].property.json
+            made[index] = value
+            return value
         }
     }
 }

@@ -38,11 +38,13 @@ extension Host {
             sends[property.position] = true
         }
         if entry.subscriptions.isEmpty {
+            entry.context.isObserved = false
             for property in entry.context.properties { property.startRecordingChanges() }
         }
         let subscription = Subscription(id: nextSubscription, vm: entry.handle, sends: sends, events: events, diff: diff)
         subscriptions[subscription.id] = subscription
         viewModels[entry.handle]!.subscriptions.append(subscription.id)
+        entry.context.isObserved = true
         return ["subscription": .string(subscription.name), "values": .object(values)]
     }
 
@@ -64,6 +66,7 @@ extension Host {
         viewModels[subscription.vm]?.subscriptions.removeAll { $0 == id }
         guard let entry = viewModels[subscription.vm] else { return }
         if entry.subscriptions.isEmpty {
+            entry.context.isObserved = false
             for property in entry.context.properties { property.stopRecordingChanges() }
         }
     }

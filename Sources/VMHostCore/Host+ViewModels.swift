@@ -190,7 +190,7 @@ extension Host {
             let name = try params.value("input", as: String.self)
             guard let input = entry.context.input(named: name) else { throw unknownInput(name, of: entry) }
             let value = params.object["value"] ?? .null
-            if let synchronous = input as? any SynchronousInput {
+            if let synchronous = input.asSynchronous {
                 call.respond(Self.reply(for: try refusals(of: name) { () throws(InputError) in try synchronous.send(value) }))
             } else if let command = input as? any AnyCommand {
                 guard !isStopping else { throw RPCError.stopping }

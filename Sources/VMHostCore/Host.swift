@@ -115,10 +115,13 @@ public final class Host {
     nonisolated let output: OutputQueue<ChangedMessage>
     var locale: AppLocale
 
-    var viewModels: [String: Entry] = [:]
+    /// The view-models, by handle, and the subscriptions, by id: `@exclusivity(unchecked)`, as
+    /// ``dirty`` below: each access is a read or a write of an entry (or a standard-library
+    /// operation on it) that calls out to nothing while it lasts; every message and change reads them.
+    @exclusivity(unchecked) var viewModels: [String: Entry] = [:]
     var creationOrder: [String] = []
     var nextHandle = 0
-    var subscriptions: [Int: Subscription] = [:]
+    @exclusivity(unchecked) var subscriptions: [Int: Subscription] = [:]
     var nextSubscription = 0
     var catalog: [String: ViewModelFactory] = [:]
     var describedKinds: [String: DescribedKind] = [:]

@@ -23,6 +23,18 @@ struct JSONObjectTextTests {
         #expect(String(decoding: outer.finish(), as: UTF8.self) == #"{"params":{"vm":"login"}}"#)
     }
 
+    @Test func writesANestedObjectInTheSameText() {
+        var outer = JSONObjectText.jsonRPC()
+        outer.append("params") { params in
+            params.append("vm", "login")
+            params.append("empty") { _ in }
+            params.append("values", ["ok": true])
+        }
+        outer.append("id", 3)
+        #expect(String(decoding: outer.finish(), as: UTF8.self)
+            == #"{"jsonrpc":"2.0","params":{"vm":"login","empty":{},"values":{"ok":true}},"id":3}"#)
+    }
+
     @Test func aValueThatCannotBeWrittenThrowsAndLeavesTheTextAsItWas() {
         var text = JSONObjectText()
         text.append("id", 1)

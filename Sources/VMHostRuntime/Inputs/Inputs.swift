@@ -143,11 +143,21 @@ package protocol AnyInput: AnyObject {
     /// Whether the value is a secret (a password, a code): masked wherever a message is recorded
     /// (the trace, the logs), and `secret: true` in `host.describe`.
     var isSecret: Bool { get }
+    /// This input as one applied at once, if it is one: what `as? any SynchronousInput` answers,
+    /// without the run-time search of the type's conformances a cast makes at every send.
+    var asSynchronous: (any SynchronousInput)? { get }
 }
 
 extension AnyInput {
     /// Inputs are not secret unless declared so.
     package var isSecret: Bool { false }
+    /// An input is not applied at once unless it is a ``SynchronousInput``.
+    package var asSynchronous: (any SynchronousInput)? { nil }
+}
+
+extension SynchronousInput {
+    /// Itself.
+    package var asSynchronous: (any SynchronousInput)? { self }
 }
 
 /// A value or trigger input: applied at once.

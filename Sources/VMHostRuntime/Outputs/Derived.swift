@@ -80,81 +80,157 @@ final class DerivedMember<Owner: AnyObject, Value: Equatable & Codable>: Declare
 /// A property a derived output may read: it tells the derivation when it changes.
 @HostActor
 protocol DerivationSource: AnyObject {
+    /// This source among every source the process made: never reused, unlike its address.
+    var serial: UInt64 { get }
     func addDependent(_ node: DerivedNode)
     func removeDependent(_ node: DerivedNode)
 }
 
 /// The sources of one derived value, found by what its computation reads.
+///
+/// A recomputation usually reads what the last one read, in the same order: each read is then
+/// compared with the source expected next and nothing else happens, and the sources are left as
+/// they are. Only a computation that reads another source, or fewer, changes them: a source no
+/// longer read stops telling this node, a new one starts.
 @HostActor
 final class DerivedNode {
+    // The state below is `@exclusivity(unchecked)`: each access is a read or a write, or a
+    // standard-library operation on the value, that calls out to nothing while it lasts (a source
+    // is told of this node after the access that found it ends), on the host thread
+    // (docs/Design.md, "Exclusivity checks"). Every read of a property checks `computing`.
+
     /// The derivation computing now, which reads report to.
-    static var computing: DerivedNode?
+    @exclusivity(unchecked) static var computing: DerivedNode?
 
-    var recompute: () -> Void = {}
-    private var sources: [Weak] = []
-    private var reads: [any DerivationSource] = []
-    private var isComputing = false
+    @exclusivity(unchecked) var recompute: () -> Void = {}
+    /// What the sources are, and how far the computation running now has read them again.
+    @exclusivity(unchecked) private var state = Sources()
+    @exclusivity(unchecked) private var isComputing = false
 
-    private struct Weak {
+    private struct Source {
+        /// The source's ``DerivationSource/serial``, compared without loading the reference.
+        let serial: UInt64
         weak var source: (any DerivationSource)?
+    }
+
+    /// The serial the next source made gets.
+    @exclusivity(unchecked) private static var nextSerial: UInt64 = 0
+
+    /// A serial for a new source.
+    static func makeSerial() -> UInt64 {
+        nextSerial &+= 1
+        return nextSerial
+    }
+
+    private struct Sources {
+        /// The sources of the last computation, in the order it first read them; each holds this
+        /// node among its dependents.
+        var list: [Source] = []
+        /// While computing: how many of `list` the computation has read again, in their order.
+        var matched = 0
+        /// While computing, once it read a source `list` did not have next: everything it read, in
+        /// order, each once (`list` is then made again when it ends); empty until then.
+        var strayed: [Source] = []
+        var hasStrayed = false
     }
 
     // The loops below are written out: a closure made here and handed to the standard library
     // (`contains(where:)`, `map`) checks at run time that it runs on the host actor, on every call,
     // and a Login input runs these dozens of times.
 
-    // Each access to a stored property of this class is checked at run time for exclusivity
-    // (`swift_beginAccess`), so the arrays are read once into locals where that is enough.
-
     /// Runs `body`, making what it reads the sources of this derivation.
     func track<Result>(_ body: () -> Result) -> Result {
         let outer = Self.computing
         Self.computing = self
         isComputing = true
-        // `reads` is empty here: only a computation of this node fills it, and it ends emptied.
+        // `state.matched` is 0 and nothing has strayed here: each computation ends so.
         let result = body()
         Self.computing = outer
         isComputing = false
-        if !readSameSources() {
-            for old in sources {
-                guard let source = old.source else { continue }
-                if !Self.holds(reads, source) { source.removeDependent(self) }
-            }
-            sources.removeAll(keepingCapacity: true)
-            for source in reads {
-                source.addDependent(self)
-                sources.append(Weak(source: source))
-            }
-        }
-        reads.removeAll(keepingCapacity: true)
+        if Self.ends(&state) { return result }
+        // The sources change: worked on outside `state`, since each is told.
+        var sources = Sources()
+        swap(&sources, &state)
+        Self.finish(&sources, node: self)
+        swap(&sources, &state)
         return result
     }
 
-    /// When the computation just made read the sources of the last, in the same order: adds this
-    /// node to each (as a change of sources would; a source already holding it is unchanged) and
-    /// answers true, leaving `sources` as it is. The arrays are local copies here, released
-    /// before `track` empties `reads`.
-    private func readSameSources() -> Bool {
-        let reads = self.reads
-        let sources = self.sources
-        guard reads.count == sources.count else { return false }
-        for index in reads.indices where sources[index].source !== reads[index] { return false }
-        for source in reads { source.addDependent(self) }
+    /// Makes `source`, whose serial is `serial`, a source of the computation running now.
+    func read(_ source: any DerivationSource, serial: UInt64) {
+        if Self.read(source, serial: serial, into: &state) { source.addDependent(self) }
+    }
+
+    /// Notes the read of `source`; true when it joins the sources at once (it is then to be told).
+    private static func read(_ source: any DerivationSource, serial id: UInt64, into state: inout Sources) -> Bool {
+        if state.hasStrayed {
+            for read in state.strayed where read.serial == id { return false }
+            state.strayed.append(Source(serial: id, source: source))
+            return false
+        }
+        let matched = state.matched
+        if matched < state.list.count && state.list[matched].serial == id {
+            state.matched = matched + 1
+            return false
+        }
+        // Read again in this computation: nothing new.
+        var index = 0
+        while index < matched {
+            if state.list[index].serial == id { return false }
+            index += 1
+        }
+        if matched == state.list.count {
+            // A source after all those of the last computation: it joins them at once.
+            state.list.append(Source(serial: id, source: source))
+            state.matched = matched + 1
+            return true
+        }
+        // Another order, or a source skipped: the list is made again when the computation ends.
+        state.hasStrayed = true
+        state.strayed.reserveCapacity(state.list.count + 1)
+        state.strayed.append(contentsOf: state.list[..<matched])
+        state.strayed.append(Source(serial: id, source: source))
+        return false
+    }
+
+    /// Ends a computation that read the sources of the last, in order, or some more (each told
+    /// when read): true. False when the sources change otherwise (``finish(_:node:)``).
+    private static func ends(_ state: inout Sources) -> Bool {
+        guard !state.hasStrayed && state.matched == state.list.count else { return false }
+        state.matched = 0
         return true
     }
 
-    func read(_ source: any DerivationSource) {
-        Self.add(source, to: &reads)
+    /// Makes what the computation just ended read the sources, telling each source that stops or
+    /// starts being one.
+    private static func finish(_ state: inout Sources, node: DerivedNode) {
+        if !state.hasStrayed {
+            // Read fewer than the last computation: the rest are no longer sources.
+            let matched = state.matched
+            var index = matched
+            while index < state.list.count {
+                state.list[index].source?.removeDependent(node)
+                index += 1
+            }
+            state.list.removeSubrange(matched...)
+            state.matched = 0
+            return
+        }
+        for old in state.list where !holds(state.strayed, old.serial) {
+            old.source?.removeDependent(node)
+        }
+        for new in state.strayed where !holds(state.list, new.serial) {
+            new.source?.addDependent(node)
+        }
+        state.list = state.strayed
+        state.strayed = []
+        state.hasStrayed = false
+        state.matched = 0
     }
 
-    /// Appends `source` to `reads` unless it holds it already: one access to `reads`.
-    private static func add(_ source: any DerivationSource, to reads: inout [any DerivationSource]) {
-        if !holds(reads, source) { reads.append(source) }
-    }
-
-    /// Whether `sources` holds `source` itself.
-    private static func holds(_ sources: [any DerivationSource], _ source: any DerivationSource) -> Bool {
-        for held in sources where held === source { return true }
+    /// Whether `sources` holds the source `serial`.
+    private static func holds(_ sources: [Source], _ serial: UInt64) -> Bool {
+        for held in sources where held.serial == serial { return true }
         return false
     }
 
@@ -165,8 +241,9 @@ final class DerivedNode {
     }
 
     func stop() {
-        for old in sources { old.source?.removeDependent(self) }
-        sources = []
+        var sources = Sources()
+        swap(&sources, &state)
+        for old in sources.list { old.source?.removeDependent(self) }
         recompute = {}
     }
 }

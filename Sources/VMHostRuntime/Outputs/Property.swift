@@ -24,20 +24,27 @@ import VMHostWire
 /// nothing on screen (SPEC §6).
 @HostActor
 public final class Property<Value: Equatable> {
+    // The state below, but for `storage`, is `@exclusivity(unchecked)`: each access is a read or a
+    // write, or a standard-library operation on the value, that calls out to nothing while it
+    // lasts (observers and dependents are copied out before they are called), on the host thread
+    // (docs/Design.md, "Exclusivity checks").
+
     /// The output's name on the wire; empty until the view-model is bound.
-    package internal(set) var name: String
+    @exclusivity(unchecked) package internal(set) var name: String
     /// The schema given at declaration, if any; else the value type's (made when asked, not stored:
     /// every view-model of a kind would otherwise hold its own copy).
     let declaredSchema: JSON?
-    private var observers: [@HostActor (Value) -> Void] = []
+    @exclusivity(unchecked) private var observers: [@HostActor (Value) -> Void] = []
     /// The derived outputs that read this property when they last computed.
-    private var dependents: [DerivedNode] = []
+    @exclusivity(unchecked) private var dependents: [DerivedNode] = []
     /// The context whose output this is; nil for a property that is not an output.
-    weak var owner: ViewModelContext?
+    @exclusivity(unchecked) weak var owner: ViewModelContext?
     /// This property as an output, once declared one (the context holds both).
-    unowned(unsafe) var asOutput: (any AnyProperty)?
+    @exclusivity(unchecked) unowned(unsafe) var asOutput: (any AnyProperty)?
     /// Where it was declared among its view-model's outputs (0, 1, …); -1 when it is none.
-    package internal(set) var position = -1
+    @exclusivity(unchecked) package internal(set) var position = -1
+    /// This property among the sources derived outputs read (``DerivationSource/serial``).
+    let serial = DerivedNode.makeSerial()
 
     /// The change since the last ``takeChange()``, kept only while ``startRecordingChanges()`` is on.
     private enum Pending {
@@ -52,11 +59,13 @@ public final class Property<Value: Equatable> {
         /// removed, never a copy of the list.
         case edited(index: Int, removed: Value, inserted: Int)
     }
-    private var pending = Pending.none
-    private var recordsChanges = false
+    @exclusivity(unchecked) private var pending = Pending.none
+    @exclusivity(unchecked) private var recordsChanges = false
     /// Whether `Value` is a list output (an array of encodable elements), which changes by splices:
     /// known once, not looked up at every take.
     private let isList: Bool
+    /// Checked at run time, unlike the rest: comparing, encoding or editing it may call an app's
+    /// code (its `==`, its `encode(to:)`, the collection an edit inserts) while the access lasts.
     private var storage: Value
 
     /// A property holding `initial`; `name` and `schema` matter only for an output.
@@ -70,7 +79,7 @@ public final class Property<Value: Equatable> {
     /// The current value. Setting an equal one does nothing; a cancelled run's setting is dropped.
     public var value: Value {
         get {
-            if let node = DerivedNode.computing { node.read(self) }
+            if let node = DerivedNode.computing { node.read(self, serial: serial) }
             return storage
         }
         set {

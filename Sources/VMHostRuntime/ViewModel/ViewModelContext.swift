@@ -53,6 +53,9 @@ public final class ViewModelContext {
     package let isDescribing: Bool
     /// Told of every change and emission (the host, or the test kit's recorder).
     package weak var observer: (any ViewModelContextObserver)?
+    /// Whether the observer keeps the changes of the outputs (the host: while the view-model has a
+    /// subscription); the observer sets it.
+    package var isObserved = false
     /// The group the tasks of its commands and works belong to: set by the test kit, which settles
     /// on this view-model's work only.
     package var workGroup: WorkGroup?

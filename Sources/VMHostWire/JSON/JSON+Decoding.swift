@@ -58,10 +58,18 @@ package struct JSONReader: Sendable {
 
     /// Fails on any member not in `allowed`, naming it: catches typos in a client's params.
     package func rejectUnknown(_ allowed: Set<String>) throws(JSONDecodingError) {
-        for member in object where !allowed.contains(member.key) {
+        for member in object where !Self.holds(allowed, member.key) {
             let expected = allowed.isEmpty ? "none is expected" : "expected one of: \(allowed.sorted().joined(separator: ", "))"
             throw JSONDecodingError(path: path(of: member.key), problem: "is not a known member (\(expected))")
         }
+    }
+
+    /// Whether `allowed` holds `key`: a few names are compared one by one, which costs less than
+    /// hashing the key (a method's params are read at every call).
+    private static func holds(_ allowed: Set<String>, _ key: String) -> Bool {
+        guard allowed.count <= 8 else { return allowed.contains(key) }
+        for name in allowed where name == key { return true }
+        return false
     }
 }
 

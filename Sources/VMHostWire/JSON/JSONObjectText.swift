@@ -12,11 +12,20 @@
 /// ```
 package struct JSONObjectText {
     private var bytes: [UInt8]
+    /// Where this object's `{` is in `bytes` (after the text of the objects it is nested in).
+    private var start = 0
 
     /// An empty object's text, room made for `capacity` bytes.
     package init(capacity: Int = 128) {
         bytes = []
         bytes.reserveCapacity(capacity)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    /// An object written after `text`, in the same bytes.
+    private init(after text: [UInt8]) {
+        bytes = text
+        start = text.count
         bytes.append(UInt8(ascii: "{"))
     }
 
@@ -46,6 +55,16 @@ package struct JSONObjectText {
         bytes.append(contentsOf: text)
     }
 
+    /// Appends a member whose value is an object `body` writes, in the same bytes (no second text
+    /// made and copied in).
+    package mutating func append(_ key: StaticString, object body: (inout JSONObjectText) -> Void) {
+        appendKey(key)
+        var nested = JSONObjectText(after: bytes)
+        bytes = []
+        body(&nested)
+        bytes = nested.finish()
+    }
+
     /// Appends a member, or throws, leaving the text as it was, if the value cannot be written.
     package mutating func appendOrThrow(_ key: StaticString, _ value: JSON) throws(JSONSerializationError) {
         let mark = bytes.count
@@ -65,7 +84,7 @@ package struct JSONObjectText {
     }
 
     private mutating func appendKey(_ key: StaticString) {
-        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        if bytes.count > start + 1 { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { name in
             assert(name.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") },
