@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
-// A todo list served by vmhost: an app built on the framework's public products only, as any app
-// outside this repository would be (there: `.package(url: …, from: "0.3.0")`, the version in vmhost's VERSION).
+// A todo list served by vmhost: an app built on the framework's public products only, depending on
+// a version of vmhost (the one in vmhost's VERSION) as any app outside this repository does.
 import PackageDescription
 
 let package = Package(
@@ -14,7 +14,10 @@ let package = Package(
         .library(name: "todo-embedded", type: .dynamic, targets: ["todo-embedded"]),
     ],
     dependencies: [
-        .package(name: "vmhost", path: "../.."),
+        // vmhost by version, as any app outside this repository depends on it: the address stands for
+        // wherever your team keeps vmhost. In this checkout scripts/use-tagged-vmhost.sh (run by
+        // scripts/test.sh) mirrors it to a clone of HEAD tagged with VERSION.
+        .package(url: "https://git.example.com/you/vmhost.git", from: "0.3.0"),
     ],
     targets: [
         // The app's kinds, its API protocol and its in-memory backend.
