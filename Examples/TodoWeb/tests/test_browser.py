@@ -85,10 +85,14 @@ def items(browser) -> list[tuple[str, bool]]:
 
 
 def wait_for(browser, what: str, condition):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    # The page draws the list again on each change: an item read while it is replaced is stale,
+    # and the condition is asked again.
     try:
-        return WebDriverWait(browser, DEADLINE).until(lambda _: condition())
+        return WebDriverWait(browser, DEADLINE, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda _: condition())
     except Exception as error:
         status = browser.find_element("id", "status").text
         failure = browser.find_element("id", "error").text
