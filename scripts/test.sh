@@ -9,9 +9,10 @@
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
 #      every limit of protocol/SPEC.md §10 at and past its value
 #   6. examples: the quick start of docs/Guide.md (its files as written, built outside this package
-#      and piped, scripts/quickstart.py); Examples/TodoApp and Examples/SearchApp, separate packages on the public products
-#      only that depend on vmhost by URL and version (mirrored to a clone of HEAD tagged with
-#      VERSION, scripts/use-tagged-vmhost.sh), as every example does, are built (each into its own .build, ignored by git), their tests run, and their client
+#      and piped, scripts/quickstart.py); Examples/TodoApp and Examples/SearchApp, separate packages
+#      on the public products only that depend on vmhost by URL and version (mirrored to a clone
+#      of HEAD tagged with VERSION, scripts/use-tagged-vmhost.sh), as every example does, are built
+#      (each into its own .build, ignored by git), their tests run, and their client
 #      scripts (and TodoApp's README's Python example) drive their executables, and TodoApp's README's
 #      in-process example its library (through the C ABI), Examples/ChatApp calls a loopback
 #      HTTP server started by its pytest (VMHostHTTP, a stream bound to a view-model, a recorded
