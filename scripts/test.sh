@@ -9,23 +9,24 @@
 #      host as a process: EOF, signals and a closed stdout with work in flight, memory over create/dispose;
 #      every limit of protocol/SPEC.md §10 at and past its value
 #   6. examples: the quick start of docs/Guide.md (its files as written, built outside this package
-#      and piped, scripts/quickstart.py); Examples/TodoApp and Examples/SearchApp, separate packages on the public products
-#      only, are built (each into its own .build, ignored by git), their tests run, and their client
+#      and piped, scripts/quickstart.py); Examples/TodoApp and Examples/SearchApp, separate packages
+#      on the public products only that depend on vmhost by URL and version (mirrored to a clone
+#      of HEAD tagged with VERSION, scripts/use-tagged-vmhost.sh), as every example does, are built
+#      (each into its own .build, ignored by git), their tests run, and their client
 #      scripts (and TodoApp's README's Python example) drive their executables, and TodoApp's README's
 #      in-process example its library (through the C ABI), Examples/ChatApp calls a loopback
 #      HTTP server started by its pytest (VMHostHTTP, a stream bound to a view-model, a recorded
 #      session replayed offline), and Examples/TodoWeb (the todo kinds served through the public
-#      WebSocketServer) is built and its page driven in headless Chromium: the framework's public
-#      API cannot break unnoticed
+#      WebSocketServer, the version tag with the trait `WebSocket`) is built and its page driven in
+#      headless Chromium: the framework's public API cannot break unnoticed
 #   6a. web-test: the WebSocket transport's Swift tests (swift test --package-path web), and
 #      scripts/build-release.sh's commands checked by SwiftPM without a build (check-build-release.sh)
 #   6b. browser: the web demo served by vmhost-web (the package in web/, built here first), driven in
 #      headless Chromium by selenium (pytest, Tests/Browser; screenshots of each screen in
 #      .build/browser-screenshots), and the WebSocket transport's handshake, close codes and sessions
 #   7. tagged-dependency: a consumer package depending on vmhost `from: "1.0.0"` (a local tag of HEAD)
-#      builds, resolves swift-log and nothing else, and answers through the server entry; a second one
-#      enables the trait `WebSocket` and serves its kind over WebSocket through WebSocketServer
-#      (Tests/Dependency)
+#      builds, resolves swift-log and nothing else, and answers through the server entry
+#      (Tests/Dependency); the trait `WebSocket` from a tag is Examples/TodoWeb's (suite examples)
 #   8. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
 #      .build-fuzz and run seeded and bounded: -seed=1 and a count of inputs, -max_total_time as a
 #      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine, then a whole host
@@ -115,6 +116,9 @@ run browser python3 -m pytest -q -p no:cacheprovider Tests/Browser
 run tagged-dependency python3 -m pytest -q -p no:cacheprovider Tests/Dependency
 
 examples() {
+    # Every example depends on vmhost by URL and version, as an app outside this repository does:
+    # the URL is mirrored to a clone of HEAD tagged with VERSION (scripts/use-tagged-vmhost.sh).
+    scripts/use-tagged-vmhost.sh >/dev/null || return 1
     # The Guide's quick start, its three files as written, built as a package of their own and
     # piped (kept in .build/quickstart, so that a repeat run builds only what changed).
     python3 scripts/quickstart.py --keep .build/quickstart || return 1
@@ -147,7 +151,8 @@ examples() {
         python3 scripts/client.py .build/debug/chat-host
     ) || return 1
     (
-        # The todo app's kinds served to Chromium through the public WebSocket entry.
+        # The todo app's kinds served to Chromium through the public WebSocket entry, from the
+        # version tag with the trait `WebSocket`: the one build of hummingbird and SwiftNIO from a tag.
         cd Examples/TodoWeb || exit 1
         swift build || exit 1
         TODO_WEB_BIN=.build/debug/todo-web python3 -m pytest -q -p no:cacheprovider tests

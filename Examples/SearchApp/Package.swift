@@ -8,7 +8,10 @@ let package = Package(
     name: "SearchApp",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "vmhost", path: "../.."),
+        // vmhost by version, as any app outside this repository depends on it: the address stands for
+        // wherever your team keeps vmhost. In this checkout scripts/use-tagged-vmhost.sh (run by
+        // scripts/test.sh) mirrors it to a clone of HEAD tagged with VERSION.
+        .package(url: "https://git.example.com/you/vmhost.git", from: "0.3.0"),
     ],
     targets: [
         // The app's kinds, its API and its in-memory backend.

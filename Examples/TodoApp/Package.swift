@@ -1,6 +1,6 @@
-// swift-tools-version: 6.0
-// A todo list served by vmhost: an app built on the framework's public products only, as any app
-// outside this repository would be (there: `.package(url: …, from: "0.3.0")`, the version in vmhost's VERSION).
+// swift-tools-version: 6.1
+// A todo list served by vmhost: an app built on the framework's public products only, depending on
+// a version of vmhost (the one in vmhost's VERSION) as any app outside this repository does.
 import PackageDescription
 
 let package = Package(
@@ -13,8 +13,19 @@ let package = Package(
         // libtodo-embedded, through vmhost's C ABI (include/vmhost.h).
         .library(name: "todo-embedded", type: .dynamic, targets: ["todo-embedded"]),
     ],
+    // Off by default: this package itself serves stdio and resolves swift-log alone. An app that
+    // serves these kinds to browsers (Examples/TodoWeb) enables it, and it enables vmhost's trait of
+    // the same name. Passed on because SwiftPM (6.3) fails to resolve a package at a version that
+    // one dependent asks for with a trait and another without ("exhausted attempts to resolve the
+    // dependencies graph": swiftlang/swift#90253, swift-package-manager#10485).
+    traits: [.trait(name: "WebSocket", description: "vmhost's WebSocket transport, for an app serving these kinds to browsers.")],
     dependencies: [
-        .package(name: "vmhost", path: "../.."),
+        // vmhost by version, as any app outside this repository depends on it: the address stands for
+        // wherever your team keeps vmhost. In this checkout scripts/use-tagged-vmhost.sh (run by
+        // scripts/test.sh) mirrors it to a clone of HEAD tagged with VERSION.
+        .package(
+            url: "https://git.example.com/you/vmhost.git", from: "0.3.0",
+            traits: [.trait(name: "WebSocket", condition: .when(traits: ["WebSocket"]))]),
     ],
     targets: [
         // The app's kinds, its API protocol and its in-memory backend.

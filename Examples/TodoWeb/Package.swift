@@ -8,12 +8,14 @@ let package = Package(
     name: "TodoWeb",
     platforms: [.macOS(.v15)],
     dependencies: [
-        // With the trait that brings the WebSocket transport (hummingbird, SwiftNIO), which an app
-        // that serves stdio only never resolves. Outside this repository:
-        // `.package(url: "https://…/vmhost", from: "0.3.0", traits: ["WebSocket"])`.
-        .package(name: "vmhost", path: "../..", traits: ["WebSocket"]),
-        // The app's kinds, shared with its stdio executable.
-        .package(path: "../TodoApp"),
+        // vmhost by version, with the trait that brings the WebSocket transport (hummingbird,
+        // SwiftNIO), which an app that serves stdio only never resolves. The address stands for
+        // wherever your team keeps vmhost; in this checkout scripts/use-tagged-vmhost.sh (run by
+        // scripts/test.sh) mirrors it to a clone of HEAD tagged with VERSION.
+        .package(url: "https://git.example.com/you/vmhost.git", from: "0.3.0", traits: ["WebSocket"]),
+        // The app's kinds, shared with its stdio executable; with the trait that TodoApp passes on to
+        // vmhost, so that both ask for vmhost with the same traits.
+        .package(path: "../TodoApp", traits: ["WebSocket"]),
     ],
     targets: [
         // The app's web `main`: the kinds of TodoServer served over WebSocket, a folder of pages at /.

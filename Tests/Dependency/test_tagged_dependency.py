@@ -8,14 +8,14 @@ dependencies (hummingbird, SwiftNIO, …) are guarded by the package trait `WebS
 not enable. Only the framework and swift-log are built: the reference app's modules are not part of
 those products.
 
-A second consumer enables the trait and serves the same kind to browsers through the public entry
-of the `VMHostWebSocket` product (`WebSocketServer`), from the same tag: it resolves the transport's
-dependencies, builds, and answers `initialize` and `ping` over a WebSocket at /rpc.
+A package that enables the trait, resolves the transport's dependencies from a tag and serves its
+kinds to browsers through `WebSocketServer` is Examples/TodoWeb (suite `examples`: every example
+depends on a tag of HEAD, scripts/use-tagged-vmhost.sh), so that the test command builds SwiftNIO
+from a tag once.
 """
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -74,43 +74,6 @@ import VMHostTesting
     test.expect([.changed(\\.$text, "hello")])
     await test.finish()
 }
-"""
-
-
-WEB_CONSUMER_MANIFEST = """\
-// swift-tools-version: 6.1
-import PackageDescription
-
-let package = Package(
-    name: "web-consumer",
-    platforms: [.macOS(.v15)],
-    dependencies: [
-        .package(url: "{url}", from: "1.0.0", traits: ["WebSocket"]),
-    ],
-    targets: [
-        .executableTarget(
-            name: "web-consumer",
-            dependencies: [
-                .product(name: "VMHost", package: "vmhost"),
-                .product(name: "VMHostWebSocket", package: "vmhost"),
-            ]),
-    ]
-)
-"""
-
-WEB_CONSUMER_MAIN = """\
-import VMHost
-import VMHostWebSocket
-
-@HostActor
-final class EchoViewModel: ViewModel {
-    static let kind = "Echo"
-    @Field var text = ""
-    init() {}
-}
-
-let server = Server(name: "web-consumer", version: "2.3.4") { _ in ServedApp(kinds: [ViewModelFactory { _ in EchoViewModel() }]) }
-await WebSocketServer(server).run()
 """
 
 
@@ -174,50 +137,3 @@ def test_a_package_depending_on_a_version_tag_builds_and_serves(tmp_path, tagged
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
     assert version.stdout.strip() == "consumer 2.3.4"
 
-
-def test_a_package_enabling_the_websocket_trait_serves_its_kinds_over_websocket(tmp_path, tagged):
-    import websocket
-
-    consumer = tmp_path / "web-consumer"
-    (consumer / "Sources" / "web-consumer").mkdir(parents=True)
-    (consumer / "Package.swift").write_text(WEB_CONSUMER_MANIFEST.format(url=tagged.as_uri()))
-    (consumer / "Sources" / "web-consumer" / "main.swift").write_text(WEB_CONSUMER_MAIN)
-
-    built = subprocess.run(["swift", "build"], cwd=consumer, capture_output=True, text=True, timeout=BUILD_LIMIT)
-    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
-    pins = {pin["identity"]: pin["state"] for pin in json.loads((consumer / "Package.resolved").read_text())["pins"]}
-    assert pins["vmhost"].get("version") == "1.0.0", pins
-    # The trait brings the transport's dependencies.
-    assert {"vmhost", "swift-log", "hummingbird", "hummingbird-websocket", "swift-nio"} <= set(pins), sorted(pins)
-
-    binary = next(path for path in (consumer / ".build").glob("*/debug/web-consumer") if path.is_file())
-    server = subprocess.Popen([str(binary), "--listen", "127.0.0.1:0", "--workers", "1"],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        lines = []
-        for line in server.stderr:
-            lines.append(line)
-            found = re.search(r"^web-consumer: serving http://127\.0\.0\.1:(\d+)/", line)
-            if found:
-                break
-        else:
-            raise AssertionError("web-consumer did not start: " + "".join(lines))
-        socket = websocket.create_connection(f"ws://127.0.0.1:{found.group(1)}/rpc", timeout=10)
-        try:
-            for message in [
-                {"jsonrpc": "2.0", "id": 1, "method": "initialize"},
-                {"jsonrpc": "2.0", "id": 2, "method": "vm.create", "params": {"kind": "Echo"}},
-            ]:
-                socket.send(json.dumps(message))
-            replies = {}
-            while len(replies) < 2:
-                reply = json.loads(socket.recv())
-                if "id" in reply:
-                    replies[reply["id"]] = reply
-            assert replies[1]["result"]["serverInfo"] == {"name": "web-consumer", "version": "2.3.4"}
-            assert replies[2]["result"]["kind"] == "Echo", replies[2]
-        finally:
-            socket.close()
-    finally:
-        server.terminate()
-        assert server.wait(timeout=10) == 0

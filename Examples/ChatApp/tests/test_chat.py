@@ -125,3 +125,15 @@ def test_no_server_is_offline():
         search = host.create("Search")
         error = failed(search, "swift")
         assert (error.kind, error.user_message) == ("offline", "You are offline. Try again.")
+
+
+def test_the_app_depends_on_a_version_of_vmhost_and_resolves_swift_log_alone():
+    """vmhost resolved at a version, as an app outside this repository depends on it (here the tag
+    of HEAD that scripts/use-tagged-vmhost.sh made); its HTTP client brings no other package."""
+    import json
+
+    from conftest import PACKAGE
+
+    pins = {pin["identity"]: pin["state"] for pin in json.loads((PACKAGE / "Package.resolved").read_text())["pins"]}
+    assert pins["vmhost"].get("version") == (PACKAGE.parents[1] / "VERSION").read_text().strip(), pins["vmhost"]
+    assert set(pins) == {"vmhost", "swift-log"}, sorted(pins)

@@ -85,10 +85,14 @@ def items(browser) -> list[tuple[str, bool]]:
 
 
 def wait_for(browser, what: str, condition):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
+    # The page draws the list again on each change: an item read while it is replaced is stale,
+    # and the condition is asked again.
     try:
-        return WebDriverWait(browser, DEADLINE).until(lambda _: condition())
+        return WebDriverWait(browser, DEADLINE, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda _: condition())
     except Exception as error:
         status = browser.find_element("id", "status").text
         failure = browser.find_element("id", "error").text
@@ -111,3 +115,14 @@ def test_the_page_draws_the_todo_list_and_adds_and_toggles_todos(todo_web, brows
     browser.find_element(By.XPATH, "//ul[@id='items']/li[text()='Buy milk']").click()
     wait_for(browser, "the todo toggled", lambda: ("Buy milk", True) in items(browser))
     assert browser.find_element(By.ID, "status").text == "2 left"
+
+
+def test_the_app_depends_on_a_version_of_vmhost_with_the_trait_websocket():
+    """The app resolved vmhost at a version, as an app outside this repository does (here the tag
+    of HEAD that scripts/use-tagged-vmhost.sh made), and the trait brought the transport's
+    dependencies."""
+    import json
+
+    pins = {pin["identity"]: pin["state"] for pin in json.loads((EXAMPLE / "Package.resolved").read_text())["pins"]}
+    assert pins["vmhost"].get("version") == (ROOT / "VERSION").read_text().strip(), pins["vmhost"]
+    assert {"swift-log", "hummingbird", "hummingbird-websocket", "swift-nio"} <= set(pins), sorted(pins)

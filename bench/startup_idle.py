@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Start-up and idle memory of two or more `vmhost` binaries, measured in turn in the same run.
+
+Scenario (a)'s start-up and idle RSS (bench/run.py), for a before/after comparison on a shared
+machine: each round measures every binary once, one after the other, so that a change of load
+reaches all of them alike. Per binary and round:
+
+- start-up to the first reply of a `ping`, median of `--startups` start-ups, with the embedded
+  backend and with `--backend http://127.0.0.1:9` (an HTTP backend never called);
+- idle RSS after that reply, median of `--idle` hosts, for both;
+- what a host has loaded and started by then: whether libcurl is mapped, and its threads;
+- with `--callgrind`, once per binary: the instructions of a start-up answering one `ping`, exec to
+  exit (callgrind, all threads), which no load moves.
+
+Idle RSS counts the pages of the binary mapped so far, and how many the kernel maps around each
+fault depends on how much of the file is in the page cache (a binary just linked or copied is all
+there; one read long ago only in part): before each round every binary is read whole, so that all
+are measured in the same state, all cached, as a binary started again and again is.
+
+    python3 bench/startup_idle.py --rounds 3 before=/tmp/a/vmhost after=.build-release/release/vmhost
+
+Prints one JSON line per binary and round, then the medians over the rounds and each binary's
+change from the first one. Python standard library only; Linux (/proc).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import Server, callgrind_total, median_startup_ms, ping_line  # noqa: E402
+
+HTTP = ["--backend", "http://127.0.0.1:9"]
+
+
+def idle(cmd, n):
+    """Idle RSS (KiB) after the first reply, median of n hosts; libcurl mapped in any; threads."""
+    rss, curl, threads = [], False, []
+    for _ in range(n):
+        host = Server(cmd)
+        host.send(ping_line(1))
+        host.readline()
+        time.sleep(0.05)
+        rss.append(host.rss_kib())
+        with open(f"/proc/{host.pid}/maps") as maps:
+            curl = curl or "libcurl" in maps.read()
+        with open(f"/proc/{host.pid}/status") as status:
+            threads.append(next(int(line.split()[1]) for line in status if line.startswith("Threads:")))
+        host.close()
+    return statistics.median(rss), curl, max(threads)
+
+
+def cache(binary):
+    """Reads the file whole, so that every page of it is in the page cache."""
+    with open(binary, "rb") as file:
+        while file.read(1 << 20):
+            pass
+
+
+def measure(binary, args):
+    cache(binary)
+    figures = {}
+    for name, extra in (("embedded", []), ("http", HTTP)):
+        cmd = [binary] + extra
+        startup = median_startup_ms(cmd, args.startups)
+        rss, curl, threads = idle(cmd, args.idle)
+        figures[name] = {"startup_ms": round(startup, 2), "idle_rss_mib": round(rss / 1024, 2),
+                         "libcurl_mapped": curl, "threads": threads}
+    return figures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("binaries", nargs="+", metavar="NAME=PATH")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--startups", type=int, default=20)
+    parser.add_argument("--idle", type=int, default=15)
+    parser.add_argument("--callgrind", action="store_true", help="also count a start-up's instructions (valgrind)")
+    args = parser.parse_args()
+    binaries = [entry.split("=", 1) for entry in args.binaries]
+    if args.callgrind:
+        for name, path in binaries:
+            counts = {backend: callgrind_total([path] + extra, ping_line(1), f"startup.{name}.{backend}")[0]
+                      for backend, extra in (("embedded", []), ("http", HTTP))}
+            print(json.dumps({"binary": name, "startup_instructions": counts}), flush=True)
+    rounds = {name: [] for name, _ in binaries}
+    for number in range(1, args.rounds + 1):
+        for name, path in binaries:
+            figures = measure(path, args)
+            rounds[name].append(figures)
+            print(json.dumps({"round": number, "binary": name, **figures}), flush=True)
+    first = binaries[0][0]
+    print(f"\nmedians of {args.rounds} rounds (start-up: median of {args.startups} each; idle RSS: median of {args.idle} hosts each)")
+    for backend in ("embedded", "http"):
+        for key, unit in (("startup_ms", "ms"), ("idle_rss_mib", "MiB")):
+            base = statistics.median(r[backend][key] for r in rounds[first])
+            cells = []
+            for name, _ in binaries:
+                value = statistics.median(r[backend][key] for r in rounds[name])
+                change = "" if name == first else f" ({(value - base) / base:+.1%})"
+                cells.append(f"{name} {value:.2f} {unit}{change}")
+            print(f"{backend:9} {key:13} " + ", ".join(cells))
+    for name, _ in binaries:
+        mapped = {backend: any(r[backend]["libcurl_mapped"] for r in rounds[name]) for backend in ("embedded", "http")}
+        threads = {backend: max(r[backend]["threads"] for r in rounds[name]) for backend in ("embedded", "http")}
+        print(f"{name}: libcurl mapped after the first reply {mapped}, threads {threads}, "
+              f"binary {os.path.getsize(dict(binaries)[name]) / 1e6:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()
