@@ -232,7 +232,7 @@ final class WebSocketSession: SessionTransport {
     /// The writer of `link`, on the NIO side: takes what the host queued and writes it, a text
     /// frame per message, until the session closes or moves to another connection, or until it
     /// ended and everything is written (then it closes the connection). `observe` sees each body
-    /// written for the first time (`--trace`, a recording), never a control frame nor a frame
+    /// taken to be written, once (`--trace`, a recording), never a control frame nor a frame
     /// written again to a page that resumed.
     nonisolated func writeOutput(
         link: SessionLink, to outbound: WebSocketOutboundWriter, observe: (@Sendable ([UInt8]) -> Void)?
@@ -249,12 +249,15 @@ final class WebSocketSession: SessionTransport {
             let end = link.ending.withLock { $0 }
             for body in link.takeControl() { try await write(body) }
             while let bodies = take(for: link) {
+                // Seen as taken, before any is written: a write that fails (the connection
+                // dropped) leaves the rest for a page that resumes, which is sent them again
+                // unseen, so each is seen once, in order, whatever becomes of the connection.
+                if let observe { for body in bodies { observe(body) } }
                 for body in bodies {
                     if !link.channel.isWritable {
                         queue.setStalled(true)
                         link.stalled.store(true, ordering: .relaxed)
                     }
-                    observe?(body)
                     try await write(body)
                 }
             }
