@@ -144,23 +144,54 @@ struct JSONReading {
     /// to, as here). Nil for anything else: a leading zero, a bare sign or point, an overflow.
     private mutating func number() -> JSON? {
         let start = position
+        switch numberToken() {
+        case .integer(let value)?: return .int(value)
+        case .real(let mayOverflow)?:
+            // A real that is only checked needs no value, unless it might overflow.
+            if !building && !mayOverflow { return .null }
+            return real(from: start).map { .double($0) }
+        case nil: return nil
+        }
+    }
+
+    /// ``number()`` checked only: whether a number is there (its value made only for a real that
+    /// might overflow).
+    private mutating func checkNumber() -> Bool {
+        let start = position
+        switch numberToken() {
+        case .integer?: return true
+        case .real(let mayOverflow)?: return !mayOverflow || real(from: start) != nil
+        case nil: return false
+        }
+    }
+
+    /// A number's token, read past: an integer's value, or that it is a real.
+    private enum NumberToken {
+        case integer(Int64)
+        /// A real; it might overflow Double when its magnitude may reach 10^300.
+        case real(mayOverflow: Bool)
+    }
+
+    /// Reads a number's grammar (see ``number()``); nil for a text that is not one, or an
+    /// integer beyond 64 bits.
+    private mutating func numberToken() -> NumberToken? {
         var negative = false
         if bytes[position] == UInt8(ascii: "-") {
             negative = true
             position += 1
         }
-        guard let first = current, Self.isDigit(first) else { return nil }
+        guard position < count, Self.isDigit(bytes[position]) else { return nil }
         var magnitude: UInt64 = 0
         var fits = true
-        // Digits of the integer part, but for a lone 0: a real below 10^(integerDigits + exponent).
+        // Digits of the integer part, but for a lone 0: a real is below 10^(integerDigits + exponent).
         var integerDigits = 0
-        if first == UInt8(ascii: "0") {
+        if bytes[position] == UInt8(ascii: "0") {
             position += 1
         } else {
-            while let digit = current, Self.isDigit(digit) {
+            while position < count, Self.isDigit(bytes[position]) {
                 if fits {
                     let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
-                    let (sum, overflow2) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+                    let (sum, overflow2) = times10.addingReportingOverflow(UInt64(bytes[position] - UInt8(ascii: "0")))
                     if overflow1 || overflow2 { fits = false } else { magnitude = sum }
                 }
                 integerDigits += 1
@@ -174,10 +205,10 @@ struct JSONReading {
             guard fits else { return nil }
             if negative {
                 guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
-                return .int(magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude))
+                return .integer(magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude))
             }
             guard magnitude <= UInt64(Int64.max) else { return nil }
-            return .int(Int64(magnitude))
+            return .integer(Int64(magnitude))
         }
         if next == UInt8(ascii: ".") {
             position += 1
@@ -200,12 +231,15 @@ struct JSONReading {
             }
             if negativeExponent { exponent = -exponent }
         }
-        // A real that is only checked needs no value, unless it might overflow: below 10^300 it cannot.
-        if !building, integerDigits + exponent <= 300 { return .null }
+        return .real(mayOverflow: integerDigits + exponent > 300)
+    }
+
+    /// The value of the real just read from `start`, nil when it overflows Double.
+    private func real(from start: Int) -> Double? {
         // Up to 15 bytes the text is a small string, made without an allocation.
         let text = String(decoding: UnsafeBufferPointer(start: bytes + start, count: position - start), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { return nil }
-        return .double(value)
+        return value
     }
 
     /// A string from its opening quote; nil for a control character, a bad escape, a lone
@@ -314,9 +348,11 @@ struct JSONReading {
                     // From here on the text is only checked, and the members are counted.
                     building = false
                     elements = []
-                } else {
-                    elements.append(element)
+                    guard let total = countMembers(after: members) else { return nil }
+                    longArrayMembers = total
+                    return .array([])
                 }
+                elements.append(element)
             }
             skipWhiteSpace()
             switch current {
@@ -325,11 +361,38 @@ struct JSONReading {
                 skipWhiteSpace()
             case UInt8(ascii: "]"):
                 position += 1
-                if topLevel && !building { longArrayMembers = members }
                 return .array(elements)
             default:
                 return nil
             }
+        }
+    }
+
+    /// The rest of the top-level array whose members are no longer kept, from just past its
+    /// member number `members`: every further member checked and counted, up to the closing
+    /// bracket; nil where ``array()`` would answer nil. A number, a flood's usual member, is
+    /// checked in place, without a value.
+    private mutating func countMembers(after members: Int) -> Int? {
+        var members = members
+        while true {
+            skipWhiteSpace()
+            guard position < count else { return nil }
+            switch bytes[position] {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "]"):
+                position += 1
+                return members
+            default: return nil
+            }
+            skipWhiteSpace()
+            guard position < count else { return nil }
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "-") || Self.isDigit(byte) {
+                guard checkNumber() else { return nil }
+            } else {
+                guard value() != nil else { return nil }
+            }
+            members += 1
         }
     }
 
