@@ -7,7 +7,7 @@
 // peak RSS during the flood (what waits for the worker is bounded: SPEC §10, "messages waiting").
 //
 //   node --experimental-websocket bench/web_fairness.mjs [--samples 2000] [--bin PATH] [--workers 1]
-//        [--bytes 4194304] [--flood-seconds 60] [--json-out FILE]
+//        [--bytes 4194304] [--message batch|params] [--flood-seconds 60] [--json-out FILE]
 // The flooded phase takes --samples pings, or stops after --flood-seconds (then fewer are reported).
 // PATH defaults to .build-release-web/release/vmhost-web (scripts/build-release.sh vmhost-web).
 import { spawn } from "node:child_process";
@@ -23,12 +23,18 @@ const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, arg, i, all
   arg.startsWith("--") ? [...pairs, [arg.slice(2), all[i + 1] === undefined || all[i + 1].startsWith("--") ? true : all[i + 1]]] : pairs, []));
 const bytes = Number(args.bytes ?? 4 * 1024 * 1024);
 
-// The largest message: "[1,1,...,1]" of exactly `bytes` bytes, in one masked text frame (a zero
-// mask: the payload is sent as it is).
+const message = args.message ?? "batch";
+if (!["batch", "params"].includes(message)) throw new Error(`--message: batch or params, not ${message}`);
+
+// The largest message: "[1,1,...,1]" of exactly `bytes` bytes (--message batch: a batch of too
+// many members, refused) or `{"jsonrpc":"2.0","method":"flood","params":[1,1,...,1]}` (--message
+// params: a notification of a method the host does not have, read whole and ignored), in one
+// masked text frame (a zero mask: the payload is sent as it is).
 function floodFrame() {
-  const count = Math.floor((bytes - 2 + 1) / 2); // numbers: 2 * count - 1 + 2 bytes
-  let text = "[" + "1,".repeat(count - 1) + "1" + "]";
-  if (text.length < bytes) text = text.slice(0, -1) + " ]"; // an odd size: one space more
+  const [head, tail] = message === "batch" ? ["[", "]"] : ['{"jsonrpc":"2.0","method":"flood","params":[', "]}"];
+  const count = Math.floor((bytes - head.length - tail.length + 1) / 2); // numbers: 2 * count - 1 bytes
+  let text = head + "1,".repeat(count - 1) + "1" + tail;
+  if (text.length < bytes) text = head + "1,".repeat(count - 1) + "1 " + tail; // one byte short: one space more
   const payload = Buffer.from(text);
   const header = Buffer.alloc(14);
   header[0] = 0x81;
@@ -125,7 +131,7 @@ await pings(200); // warm-up
 const rssIdle = rssKiB(server.pid);
 const alone = await pings(samples);
 
-const flooder = spawn(process.execPath, ["--experimental-websocket", fileURLToPath(import.meta.url), "--flooder", String(port), "--bytes", String(bytes)],
+const flooder = spawn(process.execPath, ["--experimental-websocket", fileURLToPath(import.meta.url), "--flooder", String(port), "--bytes", String(bytes), "--message", message],
   { stdio: ["ignore", "pipe", "inherit"] });
 let said = "";
 flooder.stdout.on("data", (chunk) => { said += chunk; });
@@ -150,7 +156,7 @@ await healthy.close();
 server.kill("SIGTERM");
 
 const report = {
-  binary, workers, bytes, samples, cpus: cpus().length, loadAverage: loadavg()[0],
+  binary, workers, bytes, message, samples, cpus: cpus().length, loadAverage: loadavg()[0],
   alone: { p50: fmt(percentile(alone, 50)), p99: fmt(percentile(alone, 99)), p999: fmt(percentile(alone, 99.9)) },
   flooded: {
     seconds: Number(seconds.toFixed(2)), pings: during.length, framesWritten: frames, serverCores: Number(serverCores.toFixed(2)),
@@ -165,6 +171,6 @@ console.log(`
 | figure | value | target |
 |---|---|---|
 | healthy ping alone: p50 / p99 / p99.9 | ${report.alone.p50} / ${report.alone.p99} / ${report.alone.p999} | |
-| healthy ping while another session pipelines ${bytes}-byte messages unread (${during.length} pings; ${frames} frames written in ${seconds.toFixed(1)} s, server ${serverCores.toFixed(2)} cores): p50 / p99 / p99.9 / max | ${report.flooded.p50} / ${report.flooded.p99} / ${report.flooded.p999} / ${report.flooded.max} | p99 < 50 ms |
+| healthy ping while another session pipelines ${bytes}-byte messages (${message}) unread (${during.length} pings; ${frames} frames written in ${seconds.toFixed(1)} s, server ${serverCores.toFixed(2)} cores): p50 / p99 / p99.9 / max | ${report.flooded.p50} / ${report.flooded.p99} / ${report.flooded.p999} / ${report.flooded.max} | p99 < 50 ms |
 | server RSS idle / peak during the flood | ${rssIdle} KiB / ${rssPeak} KiB | |`);
 process.exit(0);

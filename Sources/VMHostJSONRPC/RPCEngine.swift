@@ -111,9 +111,12 @@ public final class RPCEngine {
 
     /// Handles one frame's bytes.
     package func receive(frame bytes: UnsafeRawBufferPointer) {
-        let message: JSON
+        let message: JSONMessage
         do {
-            message = try JSON.parse(bytes)
+            // A batch of more members than it may hold is refused whatever they are: past the
+            // bound its members are checked (a text that is not JSON is still a parse error) but
+            // not built. A tracer sees every message whole, so with one the batch is built.
+            message = try JSON.parseMessage(bytes, keepingArrayMembers: tracer == nil ? limits.maxBatchMembers : .max)
         } catch {
             // The unparsable text is not repeated (the parse error's message never quotes it):
             // it cannot be redacted, and it may hold a password.
@@ -121,7 +124,10 @@ public final class RPCEngine {
             send(errorResponse(id: nil, .parseError("\(error.message) at line \(error.line), column \(error.column)")))
             return
         }
-        receive(message)
+        switch message {
+        case .value(let value): receive(value)
+        case .longArray(let members): refuseBatch(members: members)
+        }
     }
 
     /// Handles one parsed message (a request, a notification or a batch).
@@ -174,14 +180,19 @@ public final class RPCEngine {
         }
         // Refused whole, before any member is handled: what a batch may cost is known up front.
         guard elements.count <= limits.maxBatchMembers else {
-            send(errorResponse(id: nil, RPCError(
-                code: RPCError.invalidRequestCode,
-                message: "Invalid Request: a batch may hold at most \(limits.maxBatchMembers) members, this one holds \(elements.count); none was handled",
-                data: ["name": "batchMembers", "limit": .int(Int64(limits.maxBatchMembers))])))
+            refuseBatch(members: elements.count)
             return
         }
         batchInProgress = BatchInProgress(elements: elements)
         continueBatch()
+    }
+
+    /// Answers a batch of more members than ``Limits/maxBatchMembers``, none of them handled.
+    private func refuseBatch(members: Int) {
+        send(errorResponse(id: nil, RPCError(
+            code: RPCError.invalidRequestCode,
+            message: "Invalid Request: a batch may hold at most \(limits.maxBatchMembers) members, this one holds \(members); none was handled",
+            data: ["name": "batchMembers", "limit": .int(Int64(limits.maxBatchMembers))])))
     }
 
     /// Writes the array of a batch's answers, once every member is answered; then runs what waited

@@ -17,11 +17,15 @@ import Foundation
 /// reported, with the fastest and slowest. Every output is checked once against its input before
 /// it is timed. One JSON line per figure on stdout.
 ///
-///     vmhost-bench [--quick] [--rounds N] [--round-ms N]
+/// - with `--floods`, `dispatch` also of the largest messages a flooding client sends (a 4 MiB
+///   batch of numbers, refused; the numbers as a notification's params).
+///
+///     vmhost-bench [--quick] [--rounds N] [--round-ms N] [--floods]
 @main
 struct Bench {
     static func main() async throws {
         var options = Options()
+        var floods = false
         var arguments = CommandLine.arguments.dropFirst().makeIterator()
         while let argument = arguments.next() {
             switch argument {
@@ -34,8 +38,10 @@ struct Bench {
             case "--round-ms":
                 guard let value = arguments.next().flatMap(Int.init), value >= 1 else { usage("--round-ms needs a number ≥ 1") }
                 options.roundTime = .milliseconds(value)
+            case "--floods":
+                floods = true
             case "-h", "--help":
-                print("usage: vmhost-bench [--quick] [--rounds N] [--round-ms N]")
+                print("usage: vmhost-bench [--quick] [--rounds N] [--round-ms N] [--floods]")
                 return
             default:
                 usage("unknown argument \(argument)")
@@ -43,10 +49,11 @@ struct Bench {
         }
         try JSONBenchmarks(options: options).run()
         try await DispatchBenchmarks(options: options).run()
+        if floods { try await DispatchBenchmarks(options: options).runFloods() }
     }
 
     static func usage(_ problem: String) -> Never {
-        FileHandle.standardError.write(Data("vmhost-bench: \(problem)\nusage: vmhost-bench [--quick] [--rounds N] [--round-ms N]\n".utf8))
+        FileHandle.standardError.write(Data("vmhost-bench: \(problem)\nusage: vmhost-bench [--quick] [--rounds N] [--round-ms N] [--floods]\n".utf8))
         exit(2)
     }
 }
@@ -265,5 +272,36 @@ final class DispatchBenchmarks {
 
     func receive(_ frame: [UInt8]) {
         frame.withUnsafeBytes { engine.receive(frame: $0) }
+    }
+
+    /// The largest messages a client may send (SPEC §10: 4 MiB) as a flood would (bench/RESULTS.md,
+    /// "Fair turns"): what one costs the thread that handles it. A batch of 2,097,151 integers and
+    /// one of 1,048,575 reals, each refused whole (-32600); the integers as the params of a
+    /// notification of an unknown method (read whole, then ignored).
+    func runFloods() throws {
+        let integers = 2_097_151, reals = 1_048_575
+        let floods = [
+            ("batch of integers", "[" + String(repeating: "1,", count: integers - 1) + "1]", "holds \(integers);"),
+            ("batch of reals", "[" + String(repeating: "1.5,", count: reals - 1) + "1.5]", "holds \(reals);"),
+            ("params of integers", #"{"jsonrpc":"2.0","method":"flood","params":["# + String(repeating: "1,", count: integers - 1) + "1]}", nil),
+        ]
+        for (name, text, reply) in floods {
+            let frame = Array(text.utf8)
+            last = []
+            receive(frame)
+            let answered = String(decoding: last, as: UTF8.self)
+            guard reply.map(answered.contains) ?? last.isEmpty else {
+                throw BenchFailure(description: "\(name) was answered \(answered)")
+            }
+            let timing = measure(options) {
+                receive(frame)
+                return written
+            }
+            var fields = timing.fields
+            fields["bench"] = "dispatch"
+            fields["request"] = name
+            fields["bytes"] = frame.count
+            emit(fields, order: Self.order)
+        }
     }
 }

@@ -29,6 +29,12 @@ private final class Harness {
     }
 }
 
+/// The messages a tracer was given.
+@HostActor
+private final class Traced {
+    var messages: [JSON] = []
+}
+
 private func error(_ code: Int, id: JSON = .null) -> (JSON) -> Bool {
     { $0["id"] == id && $0["error"]?["code"] == .int(Int64(code)) && $0["jsonrpc"] == "2.0" }
 }
@@ -231,6 +237,36 @@ struct RPCEngineTests {
         #expect(refused[0]["error"]?["data"] == ["name": "batchMembers", "limit": 5])
         #expect(refused[0]["error"]?["message"]?.stringValue?.contains("at most 5 members") == true)
         #expect(h.pending.isEmpty)
+    }
+
+    /// A batch over the bound is refused from its text without its members being built: the
+    /// reply is the one a built batch gets (a tracer sees it built), and a text that is no JSON
+    /// past the bound is a parse error as before.
+    @Test func aBatchOverTheMemberLimitIsRefusedTheSameWhetherItsMembersAreBuiltOrNot() {
+        let h = Harness()
+        h.engine.limits.maxBatchMembers = 5
+        let text = "[" + (0..<20).map { ["1", "-0.5e3", #""x""#, "[[]]", #"{"a":null}"#][$0 % 5] }.joined(separator: ",") + "]"
+        let counted = h.send(text)
+        let traced = Traced()
+        h.engine.tracer = { traced.messages.append($0) }
+        let built = h.send(text)
+        #expect(counted.count == 1 && error(-32600)(counted[0]))
+        #expect(counted[0]["error"]?["message"]?.stringValue?.contains("this one holds 20;") == true)
+        #expect(counted == built)
+        #expect(traced.messages.first?.arrayValue?.count == 20)
+        h.engine.tracer = nil
+        for broken in ["[1,1,1,1,1,1,x]", "[1,1,1,1,1,1,1e400]", "[1,1,1,1,1,1,\"\u{1}\"]", "[1,1,1,1,1,1,1"] {
+            let expected = Array(broken.utf8).withUnsafeBytes { bytes in
+                Result { () throws(JSONParseError) in try JSON.parseByJansson(bytes) }
+            }
+            guard case .failure(let parseError) = expected else {
+                Issue.record("jansson reads \(broken)")
+                continue
+            }
+            let replies = h.send(broken)
+            #expect(replies.count == 1 && error(-32700)(replies[0]), "\(broken)")
+            #expect(replies.first?["error"]?["message"]?.stringValue == "Parse error: \(parseError)", "\(broken)")
+        }
     }
 
     @Test func pastTheBoundOfItsRepliesABatchsRequestsAreAnsweredWithoutBeingHandled() {

@@ -61,6 +61,14 @@ extension String {
     }
 }
 
+/// A message's JSON text as ``JSON/parseMessage(_:keepingArrayMembers:)`` reads it.
+package enum JSONMessage: Sendable, Equatable {
+    /// The text's value.
+    case value(JSON)
+    /// A top-level array of more members than were to be kept: how many it holds.
+    case longArray(members: Int)
+}
+
 /// Why a value could not be written as JSON (a non-finite real, or a string that is not UTF-8).
 package struct JSONSerializationError: Error, Sendable, CustomStringConvertible {
     /// What could not be written.
@@ -78,6 +86,18 @@ extension JSON {
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
         if let value = JSONReading.value(of: bytes) { return value }
         return try parseByJansson(bytes)
+    }
+
+    /// Parses one message's JSON text as ``parse(_:)`` does, but a top-level array of more than
+    /// `limit` members comes back as its number of members, not as a value: the text is read
+    /// through, so that a text which is not JSON throws as it would, but the members past the
+    /// bound are checked without being built (no tree, no strings). A text read by jansson comes
+    /// back whole.
+    package static func parseMessage(
+        _ bytes: UnsafeRawBufferPointer, keepingArrayMembers limit: Int
+    ) throws(JSONParseError) -> JSONMessage {
+        if let message = JSONReading.message(of: bytes, keepingArrayMembers: limit) { return message }
+        return .value(try parseByJansson(bytes))
     }
 
     /// ``parse(_:)`` by jansson alone.

@@ -6,10 +6,16 @@
 ///
 /// It answers only for texts jansson reads (with `JSON_DECODE_ANY | JSON_ALLOW_NUL`) and only
 /// with the value jansson reads; anything else answers nil and the caller asks jansson, which
-/// reads it or says why not, in its own words: a text that is not JSON, a real (whose value
-/// jansson reads with `strtod`), an integer beyond 64 bits, an object holding a key twice (jansson
+/// reads it or says why not, in its own words: a text that is not JSON, an integer beyond 64 bits
+/// or a real beyond `Double` (both errors to jansson), an object holding a key twice (jansson
 /// keeps the first position and the last value) or more than 32 members, a key holding `\u0000`,
-/// nesting deeper than 512, invalid UTF-8. Tested against jansson in WireTests.
+/// nesting deeper than 512, invalid UTF-8. A real is read as jansson reads it, correctly rounded
+/// (`strtod` there, `Double(_:)` here). Tested against jansson in WireTests.
+///
+/// A message's top-level array may be read without keeping its members past a bound
+/// (``message(of:keepingArrayMembers:)``): a batch of more members than it may hold is refused
+/// whatever its members are, so they are only checked, which costs a pass over the bytes and no
+/// tree (a flood of the largest batches a client may send holds a worker's thread that much less).
 struct JSONReading {
     private let bytes: UnsafePointer<UInt8>
     private let count: Int
@@ -17,22 +23,37 @@ struct JSONReading {
     private var depth = 0
     /// Whether the last string read held `\u0000` (the only way for it to hold NUL).
     private var stringHeldNUL = false
+    /// The members of the top-level array kept; past them the rest of the text is only checked.
+    private let keptArrayMembers: Int
+    /// False once the top-level array holds more than `keptArrayMembers` members: from there on
+    /// values are checked as before but not built (a string is not made, an array not filled).
+    private var building = true
+    /// How many members the top-level array holds, when they were not all kept.
+    private var longArrayMembers: Int?
 
-    private init(_ bytes: UnsafePointer<UInt8>, count: Int) {
+    private init(_ bytes: UnsafePointer<UInt8>, count: Int, keptArrayMembers: Int) {
         self.bytes = bytes
         self.count = count
+        self.keptArrayMembers = keptArrayMembers
     }
 
     /// The value of `text`, or nil when it is to be left to jansson (see the type's discussion).
     static func value(of text: UnsafeRawBufferPointer) -> JSON? {
+        guard case .value(let value)? = message(of: text, keepingArrayMembers: .max) else { return nil }
+        return value
+    }
+
+    /// The value of `text`, or, for a top-level array of more than `limit` members, their number
+    /// (every member read and checked, none kept); nil when it is to be left to jansson.
+    static func message(of text: UnsafeRawBufferPointer, keepingArrayMembers limit: Int) -> JSONMessage? {
         guard let base = text.baseAddress, text.count > 0 else { return nil }
-        var reader = JSONReading(base.assumingMemoryBound(to: UInt8.self), count: text.count)
+        var reader = JSONReading(base.assumingMemoryBound(to: UInt8.self), count: text.count, keptArrayMembers: max(limit, 0))
         reader.skipWhiteSpace()
         guard let value = reader.value() else { return nil }
         reader.skipWhiteSpace()
-        // (Not a conditional expression: its `nil` would be JSON's, `.null`.)
         guard reader.position == reader.count else { return nil }
-        return value
+        if let members = reader.longArrayMembers { return .longArray(members: members) }
+        return .value(value)
     }
 
     /// The words every message of the protocol holds (the envelope's keys, its version, the
@@ -86,11 +107,11 @@ struct JSONReading {
         switch byte {
         case UInt8(ascii: "{"): return object()
         case UInt8(ascii: "["): return array()
-        case UInt8(ascii: "\""): return string().map { .string($0) }
+        case UInt8(ascii: "\""): return string(keeping: building).map { .string($0) }
         case UInt8(ascii: "t"): return literal("true", .bool(true))
         case UInt8(ascii: "f"): return literal("false", .bool(false))
         case UInt8(ascii: "n"): return literal("null", .null)
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return integer()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number()
         default: return nil
         }
     }
@@ -113,43 +134,120 @@ struct JSONReading {
         }
     }
 
-    /// `-?(0|[1-9][0-9]*)` within 64 bits; nil for anything else (a real, a leading zero, an overflow).
-    private mutating func integer() -> JSON? {
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    /// A number as jansson's lexer reads one, `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`:
+    /// without a fraction or an exponent an integer, which must fit 64 bits; else a real, which
+    /// must be finite (jansson refuses an overflow; an underflow is the value `strtod` rounds it
+    /// to, as here). Nil for anything else: a leading zero, a bare sign or point, an overflow.
+    private mutating func number() -> JSON? {
+        let start = position
+        switch numberToken() {
+        case .integer(let value)?: return .int(value)
+        case .real(let mayOverflow)?:
+            // A real that is only checked needs no value, unless it might overflow.
+            if !building && !mayOverflow { return .null }
+            return real(from: start).map { .double($0) }
+        case nil: return nil
+        }
+    }
+
+    /// ``number()`` checked only: whether a number is there (its value made only for a real that
+    /// might overflow).
+    private mutating func checkNumber() -> Bool {
+        let start = position
+        switch numberToken() {
+        case .integer?: return true
+        case .real(let mayOverflow)?: return !mayOverflow || real(from: start) != nil
+        case nil: return false
+        }
+    }
+
+    /// A number's token, read past: an integer's value, or that it is a real.
+    private enum NumberToken {
+        case integer(Int64)
+        /// A real; it might overflow Double when its magnitude may reach 10^300.
+        case real(mayOverflow: Bool)
+    }
+
+    /// Reads a number's grammar (see ``number()``); nil for a text that is not one, or an
+    /// integer beyond 64 bits. Always inlined: called as a function, it cost a message of two
+    /// million integers a third more (vmhost-bench --floods).
+    @inline(__always)
+    private mutating func numberToken() -> NumberToken? {
         var negative = false
         if bytes[position] == UInt8(ascii: "-") {
             negative = true
             position += 1
         }
-        guard let first = current, first >= UInt8(ascii: "0"), first <= UInt8(ascii: "9") else { return nil }
+        guard position < count, Self.isDigit(bytes[position]) else { return nil }
         var magnitude: UInt64 = 0
-        if first == UInt8(ascii: "0") {
+        var fits = true
+        // Digits of the integer part, but for a lone 0: a real is below 10^(integerDigits + exponent).
+        var integerDigits = 0
+        if bytes[position] == UInt8(ascii: "0") {
             position += 1
         } else {
-            while let digit = current, digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") {
-                let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
-                let (sum, overflow2) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
-                guard !overflow1, !overflow2 else { return nil }
-                magnitude = sum
+            while position < count, Self.isDigit(bytes[position]) {
+                if fits {
+                    let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                    let (sum, overflow2) = times10.addingReportingOverflow(UInt64(bytes[position] - UInt8(ascii: "0")))
+                    if overflow1 || overflow2 { fits = false } else { magnitude = sum }
+                }
+                integerDigits += 1
                 position += 1
             }
         }
-        if let next = current {
-            switch next {
-            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "0")...UInt8(ascii: "9"): return nil
-            default: break
+        let next = current
+        if next != UInt8(ascii: "."), next != UInt8(ascii: "e"), next != UInt8(ascii: "E") {
+            // "01": one bad token to jansson.
+            if let next, Self.isDigit(next) { return nil }
+            guard fits else { return nil }
+            if negative {
+                guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+                return .integer(magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude))
             }
+            guard magnitude <= UInt64(Int64.max) else { return nil }
+            return .integer(Int64(magnitude))
         }
-        if negative {
-            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
-            return .int(magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude))
+        if next == UInt8(ascii: ".") {
+            position += 1
+            guard let digit = current, Self.isDigit(digit) else { return nil }
+            while let digit = current, Self.isDigit(digit) { position += 1 }
         }
-        guard magnitude <= UInt64(Int64.max) else { return nil }
-        return .int(Int64(magnitude))
+        var exponent = 0
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            position += 1
+            var negativeExponent = false
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") {
+                negativeExponent = current == UInt8(ascii: "-")
+                position += 1
+            }
+            guard let digit = current, Self.isDigit(digit) else { return nil }
+            while let digit = current, Self.isDigit(digit) {
+                // Past a million the exponent's exact value no longer matters (it is capped, never overflows).
+                if exponent < 1_000_000 { exponent = exponent * 10 + Int(digit - UInt8(ascii: "0")) }
+                position += 1
+            }
+            if negativeExponent { exponent = -exponent }
+        }
+        return .real(mayOverflow: integerDigits + exponent > 300)
+    }
+
+    /// The value of the real just read from `start`, nil when it overflows Double.
+    private func real(from start: Int) -> Double? {
+        // Up to 15 bytes the text is a small string, made without an allocation.
+        let text = String(decoding: UnsafeBufferPointer(start: bytes + start, count: position - start), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else { return nil }
+        return value
     }
 
     /// A string from its opening quote; nil for a control character, a bad escape, a lone
-    /// surrogate or invalid UTF-8.
-    private mutating func string() -> String? {
+    /// surrogate or invalid UTF-8. Not `keeping` it, a string of ASCII without escapes is checked
+    /// only, and read as "".
+    private mutating func string(keeping: Bool = true) -> String? {
         stringHeldNUL = false
         position += 1
         let start = position
@@ -160,7 +258,7 @@ struct JSONReading {
             if byte == UInt8(ascii: "\"") {
                 let text = UnsafeBufferPointer(start: bytes + start, count: position - start)
                 position += 1
-                if ascii { return Self.protocolWord(text) ?? String(decoding: text, as: UTF8.self) }
+                if ascii { return keeping ? Self.protocolWord(text) ?? String(decoding: text, as: UTF8.self) : "" }
                 return String(validating: text, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
@@ -237,14 +335,27 @@ struct JSONReading {
         defer { depth -= 1 }
         position += 1
         skipWhiteSpace()
+        let topLevel = depth == 1
         var elements: [JSON] = []
         if current == UInt8(ascii: "]") {
             position += 1
             return .array(elements)
         }
+        var members = 0
         while true {
             guard let element = value() else { return nil }
-            elements.append(element)
+            members += 1
+            if building {
+                if topLevel && members > keptArrayMembers {
+                    // From here on the text is only checked, and the members are counted.
+                    building = false
+                    elements = []
+                    guard let total = countMembers(after: members) else { return nil }
+                    longArrayMembers = total
+                    return .array([])
+                }
+                elements.append(element)
+            }
             skipWhiteSpace()
             switch current {
             case UInt8(ascii: ","):
@@ -256,6 +367,34 @@ struct JSONReading {
             default:
                 return nil
             }
+        }
+    }
+
+    /// The rest of the top-level array whose members are no longer kept, from just past its
+    /// member number `members`: every further member checked and counted, up to the closing
+    /// bracket; nil where ``array()`` would answer nil. A number, a flood's usual member, is
+    /// checked in place, without a value.
+    private mutating func countMembers(after members: Int) -> Int? {
+        var members = members
+        while true {
+            skipWhiteSpace()
+            guard position < count else { return nil }
+            switch bytes[position] {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "]"):
+                position += 1
+                return members
+            default: return nil
+            }
+            skipWhiteSpace()
+            guard position < count else { return nil }
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "-") || Self.isDigit(byte) {
+                guard checkNumber() else { return nil }
+            } else {
+                guard value() != nil else { return nil }
+            }
+            members += 1
         }
     }
 
