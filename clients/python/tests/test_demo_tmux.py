@@ -231,6 +231,18 @@ def start_demo(*args: str, size: "tuple[int, int]" = (120, 40)) -> Tmux:
     return session
 
 
+def send_code(session: Tmux) -> None:
+    """On the demo's login screen (English): switches to the code form, types a valid phone and
+    presses Get code."""
+    session.keys("Tab")
+    session.wait_for("[ Phone + SMS code ]", "[ Get code ]")
+    session.keys("13912345678", literal=True)
+    session.wait_for("13912345678", "valid")
+    session.keys("Down")
+    session.keys("Down")
+    session.keys("Enter")
+
+
 def log_in(session: Tmux, *login_screen: str) -> None:
     """Logs in with the demo account and password on the demo's login screen (known by the texts
     `login_screen`, by default the English ones)."""
@@ -373,13 +385,7 @@ def test_log_out_goes_back_to_the_login_screen(tmux: Tmux) -> None:
 
 def test_sending_an_sms_code_says_so(tmux: Tmux) -> None:
     tmux.wait_for("Login", "Account + password")
-    tmux.keys("Tab")
-    tmux.wait_for("[ Phone + SMS code ]", "[ Get code ]")
-    tmux.keys("13912345678", literal=True)
-    tmux.wait_for("13912345678", "valid")
-    tmux.keys("Down")
-    tmux.keys("Down")
-    tmux.keys("Enter")
+    send_code(tmux)
     screen = tmux.wait_for("code sent: check your messages", "Resend (")
     assert "invalid" not in screen  # the code field, untouched, says nothing
 
@@ -570,13 +576,7 @@ def test_f5_fails_the_next_refresh_and_f6_f7_move_the_sms_countdown_into_a_recor
     session = start_demo("--clock", "manual", "--test-controls", "--record", str(recording))
     try:
         session.wait_for("Login", "Account + password", "F5 fail a call", "F6 clock +1 s", "F7 +60 s")
-        session.keys("Tab")
-        session.wait_for("[ Phone + SMS code ]", "[ Get code ]")
-        session.keys("13912345678", literal=True)
-        session.wait_for("13912345678", "valid")
-        session.keys("Down")
-        session.keys("Down")
-        session.keys("Enter")
+        send_code(session)
         session.wait_for("code sent: check your messages", "Resend (60s)")
         session.keys("F6")
         session.wait_for("Resend (59s)", "clock +1 s, now 1 s")
