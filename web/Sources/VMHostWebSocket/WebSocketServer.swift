@@ -128,6 +128,21 @@ public struct WebSocketServer: Sendable {
             fail(error.message)
         }
 
+        var sessionFolder: SessionFolder?
+        if let directory = transport.sessionDirectory {
+            // Made (or refused) before any worker starts.
+            switch SessionFolder.prepare(directory) {
+            case .failure(let refusal):
+                Self.writeStderr("\(command): \(refusal)\n")
+                exit(2)
+            case .success(let folder):
+                sessionFolder = folder
+            }
+        }
+        // At the server's start (not a worker's, which may replace one whose sessions' pages are
+        // coming back): what no page can resume any more (kept longer ago than the grace period)
+        // is removed.
+        let sweep = { _ = sessionFolder?.sweep(olderThan: .milliseconds(transport.resumeGraceMilliseconds)) }
         if let directory = settings.recordPath {
             // Made (or refused) before any worker starts; each worker's sessions then take the
             // next free session-N.jsonl of it.
@@ -142,6 +157,7 @@ public struct WebSocketServer: Sendable {
         let link: WorkerLink
         do throws(WorkerError) {
             if workers == 0 {
+                sweep()
                 let command = self.command
                 Self.warnIfExposed(transport, log: { Self.writeStderr("\(command) warning: \($0)\n") })
                 let listenHost = transport.host, token = transport.token
@@ -151,6 +167,7 @@ public struct WebSocketServer: Sendable {
             } else if let worker = try WorkerLink.current(appRegionBytes: additions.sharedRegionBytes) {
                 link = worker
             } else {
+                sweep()
                 supervise(transport: transport, workers: workers, logLevel: settings.logLevel)
             }
         } catch {
@@ -208,6 +225,10 @@ public struct WebSocketServer: Sendable {
                 "max-suspended-sessions", value: "N", defaultValue: "1000",
                 abstract: "Sessions waiting for their pages at once in each worker; past it, the one suspended longest is closed."),
             OptionSpec(
+                "session-dir", value: "DIR",
+                abstract: "Keep each resumable session's screens in DIR, so that its page gets them back after the server restarted (a deploy, a worker replaced).",
+                discussion: "DIR is made 0700 when missing and must be private to the user. One file per session (at most 256 KiB), named by a hash of its resume token, rewritten as the session changes, removed when it ends; never a secret input or a token. A page that resumes within --resume-grace-ms of the stop gets its view-models back, with the same handles, values typed and subscriptions (protocol/SPEC.md §12, After a restart). The app's own state (a login) is the app's to keep: the reference app keeps it with --state-dir."),
+            OptionSpec(
                 "static", value: "DIR",
                 abstract: staticDirectory == nil
                     ? "The folder served at / (default: none; only /rpc is served)."
@@ -255,6 +276,7 @@ public struct WebSocketServer: Sendable {
             transport.resumeBufferBytes = bytes
         }
         transport.maxSuspendedSessions = try positive("max-suspended-sessions", parsed) ?? transport.maxSuspendedSessions
+        transport.sessionDirectory = parsed.value("session-dir")
         return transport
     }
 

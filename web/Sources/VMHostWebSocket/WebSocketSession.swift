@@ -67,6 +67,8 @@ final class WebSocketSession: SessionTransport {
     var resumeToken: String?
     /// The `Origin` of the handshake that opened the session: a resume must come from it.
     let origin: String?
+    /// With `--session-dir`, the file where a resumable session keeps its screens for a restart.
+    var kept: KeptScreens?
 
     init(
         id: Int, table: SessionTable, host: Host, maxMessageBytes: Int, link: SessionLink, recording: SessionRecording? = nil,

@@ -78,6 +78,10 @@ public enum WebSocketTransport {
         public var resumeBufferBytes = 1024 * 1024
         /// Sessions suspended at once in a worker; past it, the oldest is closed.
         public var maxSuspendedSessions = 1000
+        /// The folder where each resumable session keeps what makes its screens again after the
+        /// server restarted (`--session-dir`, protocol/SPEC.md §12, "After a restart"); nil: a
+        /// restart ends every session.
+        public var sessionDirectory: String?
         /// Each session's recording, if any, asked for when the session opens, before its host
         /// is made (``SessionRecording``).
         public var recordSession: (@HostActor @Sendable () -> SessionRecording?)?
