@@ -32,7 +32,7 @@ final class SessionRegistry: Sendable {
 
     init(
         options: WebSocketTransport.Options, makeConfiguration: @escaping @HostActor @Sendable (SessionRecorder?) -> Host.Configuration,
-        logger: Logger, limiter: ConnectionLimiter, worker: Int
+        logger: Logger, limiter: ConnectionLimiter, worker: Int, link: WorkerLink? = nil
     ) {
         self.worker = worker
         self.options = options
@@ -43,7 +43,8 @@ final class SessionRegistry: Sendable {
         if let directory = options.sessionDirectory, options.resumeGraceMilliseconds > 0 { folder = SessionFolder(path: directory) }
         table = SessionTable(
             inbox: inbox, logger: logger, maxPendingBytes: options.maxPendingBytes, maxSuspended: options.maxSuspendedSessions,
-            folder: folder, grace: .milliseconds(options.resumeGraceMilliseconds), resumeBufferBytes: options.resumeBufferBytes)
+            folder: folder, grace: .milliseconds(options.resumeGraceMilliseconds), resumeBufferBytes: options.resumeBufferBytes,
+            slots: SuspendedSlots(limiter: limiter, link: link))
     }
 
     /// Runs on the host thread.
@@ -218,8 +219,9 @@ final class SessionRegistry: Sendable {
 final class SessionTable {
     nonisolated init(
         inbox: Inbox<WebSocketSession>, logger: Logger, maxPendingBytes: Int, maxSuspended: Int, folder: SessionFolder? = nil,
-        grace: Duration = .seconds(30), resumeBufferBytes: Int = 1024 * 1024
+        grace: Duration = .seconds(30), resumeBufferBytes: Int = 1024 * 1024, slots: SuspendedSlots? = nil
     ) {
+        self.slots = slots
         self.folder = folder
         self.restoredGrace = grace
         self.resumeBufferBytes = resumeBufferBytes
@@ -235,6 +237,8 @@ final class SessionTable {
     /// The suspended sessions, oldest first (some may have been resumed or closed since).
     var suspendedOrder: [Int] = []
     let maxSuspended: Int
+    /// The connections suspended sessions hold (``SuspendedSlots``).
+    let slots: SuspendedSlots?
     /// `--session-dir`, where resumable sessions keep their screens for a restart; nil: none.
     let folder: SessionFolder?
     /// The grace period of a session restored from ``folder``.
@@ -385,6 +389,24 @@ final class SessionTable {
             }
             link.wake.yield()
         }
+    }
+}
+
+/// A suspended session counts against `--max-connections` as the connection it had: in its
+/// worker's cap (``ConnectionLimiter``) and in the supervisor's (``WorkerLink/sessionSuspended()``),
+/// from its suspension until it resumes (its new connection is counted on its own) or ends.
+struct SuspendedSlots: Sendable {
+    let limiter: ConnectionLimiter
+    let link: WorkerLink?
+
+    func hold() {
+        limiter.holdSuspended()
+        link?.sessionSuspended()
+    }
+
+    func release() {
+        limiter.closed()
+        link?.connectionClosed()
     }
 }
 

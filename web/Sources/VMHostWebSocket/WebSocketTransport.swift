@@ -122,7 +122,8 @@ public enum WebSocketTransport {
     ) async throws {
         let limiter = ConnectionLimiter(maxConnections: options.maxConnections ?? connectionsWithinDescriptorLimit())
         let registry = SessionRegistry(
-            options: options, makeConfiguration: makeConfiguration, logger: logger, limiter: limiter, worker: worker.index)
+            options: options, makeConfiguration: makeConfiguration, logger: logger, limiter: limiter, worker: worker.index,
+            link: worker)
         let gate = HandshakeGate(
             allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, listenHost: options.host,
             token: options.token)
