@@ -6,7 +6,7 @@ import VMHostRuntime
 @_spi(Transport) @testable import VMHostCore
 
 /// A form with a plain input, a secret one, one its kind leaves out, a counter that only a
-/// command moves (kept through ``Restorable``), and a derived output.
+/// trigger moves (kept through ``Restorable``, never sent again), and a derived output.
 @HostActor
 private final class FormViewModel: ViewModel, Restorable {
     static let kind = "Form"
@@ -17,8 +17,7 @@ private final class FormViewModel: ViewModel, Restorable {
     @Input var draft = ""
     @Output var loaded = 0
     @Output var summary = ""
-    let load = Command(.ignore) { vm in vm.loaded += 1 }
-    let greet = Trigger { vm in vm.summary = "hello \(vm.name)" }
+    let load = Trigger { vm in vm.loaded += 1 }
     var restored: JSON?
 
     init() {
