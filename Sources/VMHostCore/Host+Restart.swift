@@ -21,8 +21,19 @@ extension Host {
         if let restorable = entry.instance as? any Restorable, type(of: restorable).unkeptInputs.contains(input.name) { return }
         var kept = entry.kept
         kept.removeAll { $0.input == input.name }
-        kept.append((input.name, value))
+        // A value holding an app's secret member is not kept, nor the one it replaced.
+        if !Self.holds(keptSecretMembers, value) { kept.append((input.name, value)) }
         viewModels[handle]?.kept = kept
+    }
+
+    /// Whether `value` has a member named in `names`, at any depth.
+    static func holds(_ names: Set<String>, _ value: JSON) -> Bool {
+        guard !names.isEmpty else { return false }
+        switch value {
+        case .object(let object): return object.contains { names.contains($0.key) || holds(names, $0.value) }
+        case .array(let items): return items.contains { holds(names, $0) }
+        default: return false
+        }
     }
 
     /// The host's screens now (``keepsScreens``): what ``restoreScreens(_:)`` makes again.

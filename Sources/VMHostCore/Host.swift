@@ -130,6 +130,9 @@ public final class Host {
     /// Whether the host keeps what makes its view-models again after a restart: each one's args
     /// and the values sent to its value inputs (``screens()``, Host+Restart.swift).
     @_spi(Transport) public var keepsScreens = false
+    /// The app's secret member names (``Redaction/secretMembers``, a `token`): a value sent that
+    /// holds one of them, at any depth, is not kept.
+    @_spi(Transport) public var keptSecretMembers: Set<String> = []
     var catalog: [String: ViewModelFactory] = [:]
     var describedKinds: [String: DescribedKind] = [:]
 

@@ -15,6 +15,7 @@ private final class FormViewModel: ViewModel, Restorable {
     @Input var mode = "sms"
     @Input(secret: true) var password = ""
     @Input var draft = ""
+    @Input var extra: JSON = [:]
     @Output var loaded = 0
     @Output var summary = ""
     let load = Trigger { vm in vm.loaded += 1 }
@@ -41,6 +42,7 @@ struct RestartTests {
         let host = Host(configuration: .init(
             clock: ManualClock(), factories: [FormViewModel.factory()], locales: [.en, AppLocale("zh-CN")]))
         host.keepsScreens = true
+        host.keptSecretMembers = ["token"]
         return host
     }
 
@@ -67,6 +69,8 @@ struct RestartTests {
         send(first, "login", "name", "13800138000")
         send(first, "login", "password", "hunter22")
         send(first, "login", "draft", "not kept")
+        send(first, "login", "extra", ["note": "kept"])
+        send(first, "login", "extra", ["nested": [["token": "abc-secret"]]])
         call(first, #"{"jsonrpc":"2.0","id":6,"method":"vm.send","params":{"vm":"login","input":"load"}}"#)
         call(first, #"{"jsonrpc":"2.0","id":7,"method":"vm.subscribe","params":{"vm":"login","outputs":["summary"]}}"#)
         call(first, #"{"jsonrpc":"2.0","id":8,"method":"vm.subscribe","params":{"vm":"vm2"}}"#)
@@ -76,6 +80,8 @@ struct RestartTests {
         // Never a secret input; never an input its kind leaves out.
         #expect(!text.contains("hunter22"))
         #expect(!text.contains("not kept"))
+        // Nor a value holding an app's secret member, nor the value it replaced.
+        #expect(!text.contains("abc-secret") && !text.contains("note"))
         // The last value of each input, in the order last sent: `name` after `mode`.
         let login = try #require(screens["viewModels"]?.arrayValue?.first { $0["vm"] == "login" })
         #expect(login["inputs"] == [["mode", "password"], ["name", "13800138000"]])

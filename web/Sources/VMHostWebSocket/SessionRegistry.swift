@@ -99,6 +99,7 @@ final class SessionRegistry: Sendable {
                             channel: channel, resumption: resumption, origin: origin, options: options,
                             makeConfiguration: makeConfiguration, logger: logger, table: table, maxMessageBytes: maxMessageBytes)
                         session.link = nil
+                        session.host.keptSecretMembers = options.secretMembers
                         resumption.detach()
                         return session
                     }
@@ -124,6 +125,7 @@ final class SessionRegistry: Sendable {
                 table.resumeTokens[token] = session
                 if let folder = table.folder {
                     session.host.keepsScreens = true
+                    session.host.keptSecretMembers = options.secretMembers
                     session.kept = KeptScreens(folder: folder, token: token)
                 }
                 link.sendControl(Resumption.sessionFrame(token: token, grace: resumption.grace, resumed: nil))

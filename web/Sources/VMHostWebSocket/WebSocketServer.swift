@@ -359,6 +359,7 @@ public struct WebSocketServer: Sendable {
         // The server's cap is the supervisor's; a worker keeps its own by its descriptor limit. A
         // single process keeps the cap given, if any.
         if !link.isSingleProcess { transport.maxConnections = nil }
+        transport.secretMembers = secretMembers
         do {
             try await WebSocketTransport.run(
                 options: transport, logger: logger, worker: link,

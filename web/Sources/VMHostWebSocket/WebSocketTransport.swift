@@ -82,6 +82,9 @@ public enum WebSocketTransport {
         /// server restarted (`--session-dir`, protocol/SPEC.md §12, "After a restart"); nil: a
         /// restart ends every session.
         public var sessionDirectory: String?
+        /// The app's secret member names (``ServerConfiguration/secretMembers``): a value holding
+        /// one is never kept in ``sessionDirectory``.
+        public var secretMembers: Set<String> = []
         /// Each session's recording, if any, asked for when the session opens, before its host
         /// is made (``SessionRecording``).
         public var recordSession: (@HostActor @Sendable () -> SessionRecording?)?
