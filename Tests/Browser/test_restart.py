@@ -149,3 +149,30 @@ def test_a_restart_brings_back_the_login_and_the_pages_of_a_list(browser, restar
     logged_in = page.control("vm.get", {"vm": session, "outputs": ["isLoggedIn", "username"]})
     assert logged_in["values"] == {"isLoggedIn": True, "username": "13800138000"}
     assert not page.element("products-error").is_displayed()
+
+
+def test_a_killed_worker_hands_its_sessions_to_the_next_connection(tmp_path):
+    """Without a stop: the worker holding the session is killed; the page that resumes gets its
+    screens back from the folder, from whichever worker takes the connection."""
+    import signal
+    from test_workers import worker_pids, HANG
+
+    folder = tmp_path / "sessions"
+    web = WebServer("--workers", "2", "--log-level", "info", "--session-dir", str(folder))
+    try:
+        pids = worker_pids(web)
+        page, token, vm = login_page(web)
+        page.send("vm.send", {"vm": vm, "input": "username", "value": "13800138000"}, id=10)
+        while page.read().get("id") != 10:
+            pass
+        worker = int(token.split(".", 1)[0])
+        os.kill(pids[worker], signal.SIGKILL)
+        web.wait_for_log(rf"worker {worker} \(pid \d+\) was killed by signal 9: its sessions are lost but the resumable ones")
+        back = resume(web, token, page.received)
+        session = back.control()["params"]
+        assert session["resumed"]["resync"] is True and session["resumed"]["received"] == 4
+        changed = back.read()
+        assert changed["params"]["vm"] == vm and changed["params"]["values"]["usernameValid"] is True
+        assert back.result("vm.list") == [{"vm": vm, "kind": "Login"}]
+    finally:
+        web.stop()

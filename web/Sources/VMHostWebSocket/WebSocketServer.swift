@@ -384,10 +384,11 @@ public struct WebSocketServer: Sendable {
         let listenHost = transport.host
         let token = transport.token
         Self.warnIfExposed(transport, log: { logger.warning("\($0)") })
-        let options = WorkerPool.Options(
+        var options = WorkerPool.Options(
             workers: workers, host: listenHost, port: transport.port, maxConnections: transport.maxConnections,
             maxConnectionsPerWorker: WebSocketTransport.connectionsWithinDescriptorLimit(),
             appRegionBytes: additions.sharedRegionBytes)
+        options.keepsSessions = transport.sessionDirectory != nil && transport.resumeGraceMilliseconds > 0
         do throws(WorkerError) {
             try WorkerPool.supervise(options: options, logger: logger) { port in
                 Self.announce(command: command, listenHost: listenHost, port: port, token: token)
