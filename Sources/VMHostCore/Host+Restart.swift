@@ -71,6 +71,10 @@ extension Host {
         ]
     }
 
+    /// The largest handle or subscription number taken from kept screens: a larger one is left out
+    /// (a counter past it could not go on without overflowing).
+    static let maxRestoredNumber = Int(Int32.max)
+
     /// Makes `screens` (from ``screens()``, read back from disk) again in this new host: the
     /// locale, each view-model with its handle and args, its kept inputs sent again in order, then
     /// its ``Restorable/restore(from:)``; each subscription under its name. What cannot be made
@@ -132,7 +136,8 @@ extension Host {
             (entry.instance as? any Restorable)?.restore(from: restoration)
         }
         for case .object(let subscribed) in plan["subscriptions"]?.arrayValue ?? [] {
-            guard let number = subscribed["subscription"]?.intValue, let id = Int(exactly: number), id > 0, subscriptions[id] == nil,
+            guard let number = subscribed["subscription"]?.intValue, let id = Int(exactly: number), id > 0,
+                id <= Self.maxRestoredNumber, subscriptions[id] == nil,
                 let handle = subscribed["vm"]?.stringValue, let entry = viewModels[handle]
             else { continue }
             var sends = [Bool](repeating: false, count: entry.context.properties.count)
@@ -157,8 +162,12 @@ extension Host {
             viewModels[handle]!.subscriptions.append(id)
             entry.context.isObserved = true
         }
-        if let next = plan["nextHandle"]?.intValue, let value = Int(exactly: next), value > nextHandle { nextHandle = value }
-        if let next = plan["nextSubscription"]?.intValue, let value = Int(exactly: next), value > nextSubscription {
+        if let next = plan["nextHandle"]?.intValue, let value = Int(exactly: next), value > nextHandle, value <= Self.maxRestoredNumber {
+            nextHandle = value
+        }
+        if let next = plan["nextSubscription"]?.intValue, let value = Int(exactly: next), value > nextSubscription,
+            value <= Self.maxRestoredNumber
+        {
             nextSubscription = value
         }
         nextSubscription = max(nextSubscription, subscriptions.keys.max() ?? 0)

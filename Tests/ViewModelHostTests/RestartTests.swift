@@ -115,20 +115,25 @@ struct RestartTests {
     @Test func whatCannotBeMadeAgainIsSaidAndLeftOut() throws {
         let host = host()
         let screens: JSON = [
-            "locale": "xx", "nextHandle": 4, "nextSubscription": 1,
+            "locale": "xx", "nextHandle": .int(Int64.max), "nextSubscription": .int(Int64.max),
             "viewModels": [
                 ["vm": "a", "kind": "Gone"],
                 ["vm": "b", "kind": "Form", "inputs": [["password", "secret"], ["name", 12], ["nope", "x"], ["name", "ok"]]],
                 ["kind": "Form"],
                 "not an object",
             ],
-            "subscriptions": [["subscription": 1, "vm": "a"], ["subscription": -3, "vm": "b"], ["subscription": 1, "vm": "b", "outputs": ["summary", 7]]],
+            "subscriptions": [
+                ["subscription": 1, "vm": "a"], ["subscription": -3, "vm": "b"], ["subscription": .int(Int64.max), "vm": "b"],
+                ["subscription": 1, "vm": "b", "outputs": ["summary", 7]],
+            ],
         ]
         let problems = host.restoreScreens(screens)
         #expect(problems.count == 6, "\(problems)")
         let form = try #require(host.liveViewModel("b")?.instance as? FormViewModel)
         #expect(form.password == "" && form.name == "ok")
         #expect(host.subscriptions.keys.sorted() == [1])
+        // Counters past any a host could reach are left: the next names follow what was made.
+        #expect(host.nextHandle == 0 && host.nextSubscription == 1)
         #expect(host.restoreScreens("nothing").count == 1)
     }
 

@@ -156,6 +156,9 @@ struct SessionFolder: Sendable {
 /// the screens as ``Host/screens()`` makes them, M the count of the page's frames received.
 struct KeptSession {
     static let version: Int64 = 1
+    /// The largest count of frames a kept session or its page may state (2^62): counting on from
+    /// it cannot overflow.
+    static let maxCount = 1 << 62
     var origin: String?
     var received: Int
     var screens: JSON
@@ -175,7 +178,7 @@ struct KeptSession {
             return .failure(.init("not a JSON object"))
         }
         guard object["version"]?.intValue == version else { return .failure(.init("not a session file of version \(version)")) }
-        guard let count = object["received"]?.intValue, let received = Int(exactly: count), received >= 0 else {
+        guard let count = object["received"]?.intValue, let received = Int(exactly: count), (0...maxCount).contains(received) else {
             return .failure(.init("no count of frames received"))
         }
         guard let screens = object["screens"], case .object = screens else { return .failure(.init("no screens")) }

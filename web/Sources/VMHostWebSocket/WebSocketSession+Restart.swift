@@ -87,7 +87,7 @@ extension SessionRegistry {
         token: String, received: Int, origin: String?, channel: any Channel, next: String, table: SessionTable,
         make: (Resumption) -> WebSocketSession
     ) -> (WebSocketSession, SessionLink)? {
-        guard let folder = table.folder else { return nil }
+        guard let folder = table.folder, received <= KeptSession.maxCount else { return nil }
         let grace = table.restoredGrace
         let name = SessionFolder.name(of: token), nextName = SessionFolder.name(of: next)
         guard let taken = folder.take(name, renamingTo: nextName) else { return nil }

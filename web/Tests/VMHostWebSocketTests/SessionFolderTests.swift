@@ -58,6 +58,7 @@ import Testing
     @Test func aFileThatIsNotASessionsIsRefusedAndRemoved() throws {
         try Self.withFolder { folder, path in
             for (index, content) in ["not json", "[1]", #"{"version":2,"received":0,"screens":{}}"#, #"{"version":1,"received":-1,"screens":{}}"#,
+                                     #"{"version":1,"received":9223372036854775807,"screens":{}}"#,
                                      #"{"version":1,"received":0,"screens":[]}"#, #"{"version":1,"received":0,"origin":7,"screens":{}}"#].enumerated() {
                 let name = SessionFolder.name(of: "t\(index)")
                 _ = FileManager.default.createFile(atPath: "\(path)/\(name)", contents: Data(content.utf8), attributes: [.posixPermissions: 0o600])
