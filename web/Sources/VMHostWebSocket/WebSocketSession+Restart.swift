@@ -106,6 +106,8 @@ extension SessionRegistry {
         }
         let resumption = Resumption(grace: grace, maxBytes: table.resumeBufferBytes, restoredAt: received, received: kept.received)
         let session = make(resumption)
+        session.core.recorder?.addComment(
+            "This session was made again after a restart of the server, from --session-dir: its view-models were made from the kept screens before the first line here, so this file alone does not replay it (the recording of the session before the restart holds how they were made).")
         session.host.keepsScreens = true
         for problem in session.host.restoreScreens(kept.screens) {
             table.logger.warning("session \(session.id), restored after a restart: \(problem)")
