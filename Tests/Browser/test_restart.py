@@ -176,3 +176,24 @@ def test_a_killed_worker_hands_its_sessions_to_the_next_connection(tmp_path):
         assert back.result("vm.list") == [{"vm": vm, "kind": "Login"}]
     finally:
         web.stop()
+
+
+def test_screens_past_their_bound_are_not_kept_and_a_restart_ends_that_session(restartable):
+    page, token, vm = login_page(restartable.web)
+    page.send("vm.send", {"vm": vm, "input": "username", "value": "1" * 300_000}, id=10)
+    while page.read().get("id") != 10:
+        pass
+    restartable.web.wait_for_log(r"its screens take \d+ bytes, more than 262144; they are not kept for a restart")
+    assert restartable.files() == []
+    # Back under the bound: kept again.
+    page.send("vm.send", {"vm": vm, "input": "username", "value": "13800138000"}, id=11)
+    while page.read().get("id") != 11:
+        pass
+    assert len(restartable.files()) == 1
+    page.send("vm.send", {"vm": vm, "input": "username", "value": "2" * 300_000}, id=12)
+    while page.read().get("id") != 12:
+        pass
+    received = page.received
+    restartable.restart()
+    assert restartable.files() == []
+    assert resume(restartable.web, token, received).close_code() == 4404
