@@ -227,7 +227,7 @@ public struct WebSocketServer: Sendable {
             OptionSpec(
                 "session-dir", value: "DIR",
                 abstract: "Keep each resumable session's screens in DIR, so that its page gets them back after the server restarted (a deploy, a worker replaced).",
-                discussion: "DIR is made 0700 when missing and must be private to the user. One file per session (at most 256 KiB), named by a hash of its resume token, rewritten as the session changes, removed when it ends; never a secret input or a token. A page that resumes within --resume-grace-ms of the stop gets its view-models back, with the same handles, values typed and subscriptions (protocol/SPEC.md §12, After a restart). The app's own state (a login) is the app's to keep: the reference app keeps it with --state-dir."),
+                discussion: "DIR is made 0700 when missing and must be private to the user. One file per session (at most 256 KiB), named by a hash of its resume token, rewritten as the session changes, removed when it ends; never a secret input or a token. A page that resumes within --resume-grace-ms of the stop gets its view-models back, with the same handles, values typed and subscriptions (protocol/SPEC.md §12, After a restart). What the app keeps itself (a login) comes back through its own store, which its kinds name when they restore."),
             OptionSpec(
                 "static", value: "DIR",
                 abstract: staticDirectory == nil
