@@ -94,7 +94,7 @@ extension SessionRegistry {
         let kept: KeptSession
         switch taken.flatMap(KeptSession.parse) {
         case .failure(let refusal):
-            table.logger.warning("a session kept in --session-dir was not restored: its file \(refusal)")
+            table.logger.warning("a session kept in --session-dir was not restored: its file is not a session's (\(refusal))")
             folder.remove(nextName)
             return nil
         case .success(let read):
