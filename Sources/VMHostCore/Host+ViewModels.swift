@@ -100,7 +100,8 @@ extension Host {
             throw RPCError(error)
         }
         context.observer = self
-        viewModels[handle] = Entry(handle: handle, kind: kind, context: context, instance: instance)
+        viewModels[handle] = Entry(
+            handle: handle, kind: kind, context: context, instance: instance, args: keepsScreens ? params.object["args"] : nil)
         creationOrder.append(handle)
         return createdResult(handle: handle, kind: kind)
     }
@@ -191,7 +192,9 @@ extension Host {
             guard let input = entry.context.input(named: name) else { throw unknownInput(name, of: entry) }
             let value = params.object["value"] ?? .null
             if let synchronous = input.asSynchronous {
-                call.respond(Self.reply(for: try refusals(of: name) { () throws(InputError) in try synchronous.send(value) }))
+                let outcome = try refusals(of: name) { () throws(InputError) in try synchronous.send(value) }
+                if keepsScreens, input.kind == .value { keep(value, of: input, in: entry.handle) }
+                call.respond(Self.reply(for: outcome))
             } else if let command = input as? any AnyCommand {
                 guard !isStopping else { throw RPCError.stopping }
                 try admitCommand()

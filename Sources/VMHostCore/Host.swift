@@ -74,6 +74,10 @@ public final class Host {
         let context: ViewModelContext
         let instance: AnyObject
         var subscriptions: [Int] = []
+        /// What `vm.create` carried as `args` (``keepsScreens``).
+        var args: JSON? = nil
+        /// The last value sent to each value input kept, in the order sent (``keepsScreens``).
+        var kept: [(input: String, value: JSON)] = []
     }
 
     final class Subscription {
@@ -123,6 +127,12 @@ public final class Host {
     var nextHandle = 0
     @exclusivity(unchecked) var subscriptions: [Int: Subscription] = [:]
     var nextSubscription = 0
+    /// Whether the host keeps what makes its view-models again after a restart: each one's args
+    /// and the values sent to its value inputs (``screens()``, Host+Restart.swift).
+    @_spi(Transport) public var keepsScreens = false
+    /// The app's secret member names (``Redaction/secretMembers``, a `token`): a value sent that
+    /// holds one of them, at any depth, is not kept.
+    @_spi(Transport) public var keptSecretMembers: Set<String> = []
     var catalog: [String: ViewModelFactory] = [:]
     var describedKinds: [String: DescribedKind] = [:]
 

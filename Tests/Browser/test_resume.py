@@ -417,3 +417,22 @@ def test_a_recording_of_a_session_that_resumed_replays(tmp_path):
     assert text.count('"usernameValid":true') == 1
     done = replay(written)
     assert done.returncode == 0 and f"PASS {written}" in done.stdout, done.stdout
+
+
+def test_a_suspended_session_counts_against_the_connection_cap():
+    """A suspended session holds the connection it had until it resumes or ends: with a cap of
+    2, a page suspended and one connected leave no room for a third."""
+    web = WebServer("--clock", "manual", "--test-controls", "--max-connections", "2", "--log-level", "debug")
+    try:
+        page, token, vm = login_page(web)
+        other = Page(web, query="")
+        page.drop(web)
+        with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+            Page(web)
+        assert refused.value.status_code == 503
+        # The grace period ends: the session closes and gives its room back.
+        assert other.result("control.clock.advance", {"ms": 30_001}) is not None
+        third = Page(web)
+        assert third.control()["method"] == "$/session"
+    finally:
+        web.stop()

@@ -17,6 +17,8 @@ limit and just past it, in both framings where the framing matters.
 | trace                         | test_a_trace_stops_at_*, test_recording_and_trace_bounds_* | ViewModelHostTests/HostTests.swift (the last line's room)
 | HTTP replay                   | test_an_http_replay_file_*                   | VMHostHTTPTests/HTTPReplayTests.swift (a line's members, matching)
 | log queue                     | test_log_*                                   |
+| resumable sessions (vmhost-web) |                                            | Browser/test_resume.py (grace, buffer, the connection cap)
+| sessions kept for a restart   |                                              | Browser/test_restart.py (256 KiB, a file that does not read); web/Tests/VMHostWebSocketTests/SessionFolderTests.swift (files, counts); ViewModelHostTests/RestartTests.swift (counters)
 
 No test waits on time: a blocking read of the next frame (with a hang guard) is the only wait.
 """

@@ -2,10 +2,16 @@ import Backend
 import StateStore
 import VMHost
 
-/// The ``SessionStorage`` of one connection of `vmhost-web`: its login is never stored (it lasts
-/// as long as the connection), but what the login saved in the state directory is its own and
-/// goes with it: when a logout ends it (the logout waits for the deletion, and fails if it cannot
-/// be made), when another login of the connection replaces it, and when the connection closes.
+/// The ``SessionStorage`` of one connection of `vmhost-web`: its login lasts as long as the
+/// connection's session, and what the login saved in the state directory is its own and goes with
+/// it: when a logout ends it (the logout waits for the deletion, and fails if it cannot be made),
+/// when another login of the connection replaces it, and when the session ends.
+///
+/// The login itself (token, username) is stored under its random id (`connections.<id>.…`), so
+/// that a session the server keeps for a restart (`--session-dir`) comes back logged in: the
+/// session's file names the login by its id only (``SessionViewModel``'s restoration), and the
+/// token stays in this private store. A session kept for a restart leaves it stored
+/// (``keepForRestart()``); any other end deletes it.
 ///
 /// Which login the connection holds is known to this process only (another process never serves
 /// this connection), so it is kept here, and changed in the order of the writes: a list save asked
@@ -16,15 +22,27 @@ final class ConnectionLogin: SessionStorage, LoginHolder {
     private let state: StoredState
     /// The login of the connection, as far as the writes made so far go.
     private var held: String?
+    /// Set when the server stops and keeps the session for its restart: the login stays stored.
+    private var kept = false
 
     init(state: StoredState) { self.state = state }
 
+    static func tokenKey(_ loginID: String) -> String { "connections.\(loginID).token" }
+    static func usernameKey(_ loginID: String) -> String { "connections.\(loginID).username" }
+
+    /// Deletes the stored login `loginID` and its lists in `transaction`.
+    static func delete(_ loginID: String, in state: StoredState, _ transaction: StateTransaction) throws(StateStoreError) {
+        try state.deleteLists(of: loginID, transaction)
+        try transaction.set(tokenKey(loginID), nil)
+        try transaction.set(usernameKey(loginID), nil)
+    }
+
     isolated deinit {
-        // The connection closed: its login ended with it.
-        guard let held else { return }
+        // The connection closed: its login ended with it, unless kept for a restart.
+        guard let held, !kept else { return }
         let state = state
         let pending = state.writer.submit("deleting the lists of a closed connection's login") { (transaction) throws(StateStoreError) in
-            try state.deleteLists(of: held, transaction)
+            try Self.delete(held, in: state, transaction)
         }
         HostActor.startTask {
             if case .success = await state.writer.outcome(of: pending) {
@@ -35,22 +53,42 @@ final class ConnectionLogin: SessionStorage, LoginHolder {
 
     func loadSession() -> StoredLogin? { nil }
 
-    /// Holds the new login at once (saves of the replaced one are no longer made) and deletes what
-    /// the replaced one saved, without failing the login if that cannot be done (it is logged).
+    /// The login `loginID` stored by a session that the server kept for its restart; it is this
+    /// connection's now.
+    func loadLogin(_ loginID: String) -> StoredLogin? {
+        guard held == nil, LoginID.isValid(loginID) else { return nil }
+        do throws(StateStoreError) {
+            guard let token = try state.store.value(Self.tokenKey(loginID)) else { return nil }
+            held = loginID
+            return StoredLogin(token: token, username: try state.store.value(Self.usernameKey(loginID)), loginID: loginID)
+        } catch {
+            state.logger.warning("a connection's stored login could not be read: \(error.message)")
+            return nil
+        }
+    }
+
+    func keepForRestart() { kept = true }
+
+    /// Stores the login (the login waits for it) and holds it; deletes what the replaced one
+    /// saved, without failing the login if that cannot be done (it is logged).
     func saveSession(_ login: StoredLogin) async throws(SessionStorageError) {
+        try await state.written("storing a connection's login") { (transaction) throws(StateStoreError) in
+            try transaction.set(Self.tokenKey(login.loginID), login.token)
+            try transaction.set(Self.usernameKey(login.loginID), login.username)
+        }
         guard let replaced = held, replaced != login.loginID else {
             held = login.loginID
             return
         }
         held = login.loginID
-        state.writer.submit("deleting the lists of a replaced login") { [state] (transaction) throws(StateStoreError) in
-            try state.deleteLists(of: replaced, transaction)
+        state.writer.submit("deleting a replaced login") { [state] (transaction) throws(StateStoreError) in
+            try Self.delete(replaced, in: state, transaction)
         }
     }
 
     func deleteSession(_ loginID: String) async throws(SessionStorageError) {
-        try await state.written("deleting the lists of a login") { [weak self, state] (transaction) throws(StateStoreError) in
-            try state.deleteLists(of: loginID, transaction)
+        try await state.written("deleting a connection's login") { [weak self, state] (transaction) throws(StateStoreError) in
+            try Self.delete(loginID, in: state, transaction)
             if self?.held == loginID { self?.held = nil }
         }
     }

@@ -209,7 +209,8 @@ final class ServerWideCooldowns: SharedCooldowns {
 }
 
 /// The login sessions of the connections of a process that serves many (`vmhost-web`): one per
-/// connection, its login kept in memory only (the state directory's session is the stdio host's),
+/// connection, its login its own (stored under its random id, ``ConnectionLogin``; the state
+/// directory's session is the stdio host's),
 /// held weakly so that a closed connection's session goes with it.
 @HostActor
 final class ConnectionSessions {

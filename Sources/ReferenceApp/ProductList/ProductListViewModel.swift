@@ -47,6 +47,11 @@ public final class ProductListViewModel: ViewModel {
         // A stale list starts again from page 1 (see the type's discussion).
         try await vm.load(page: vm.isStale ? 1 : vm.page + 1, replacing: vm.isStale)
     }
+    /// Loads pages 1 to N again, one after the other: the list made again after a restart
+    /// (``restore(from:)``).
+    let reload = Work(.latest) { (vm, pages: Int) in
+        for number in 1...pages { try await vm.load(page: number, replacing: number == 1) }
+    }
     public let cancel = Trigger { vm in
         vm.refresh.cancelAll()
         vm.loadMore.cancelAll()
@@ -81,5 +86,22 @@ public final class ProductListViewModel: ViewModel {
     private func loadMoreBlocker() -> String? {
         if refresh.isRunning || loadMore.isRunning { return Reason.fetchInFlight }
         return hasMore ? nil : Reason.noMorePages
+    }
+}
+
+/// After a restart (`vmhost-web --session-dir`), a list comes back with as many pages as it had
+/// loaded, loaded again by its own paging, one after the other.
+extension ProductListViewModel: Restorable {
+    /// The most pages a restored list loads again.
+    static let maxRestoredPages = 50
+
+    public var restoration: JSON? {
+        guard page > 0, !isStale else { return nil }
+        return ["pages": .int(Int64(page))]
+    }
+
+    public func restore(from restoration: JSON) {
+        guard let count = restoration["pages"]?.intValue, count > 0 else { return }
+        reload.run(Int(min(count, Int64(Self.maxRestoredPages))))
     }
 }

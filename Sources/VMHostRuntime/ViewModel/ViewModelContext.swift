@@ -63,6 +63,10 @@ public final class ViewModelContext {
     package var lookup: (String) -> AnyObject? = { _ in nil }
     /// Whether ``dispose()`` ended it.
     package private(set) var isDisposed = false
+    /// Whether the view-model is disposed because the server stops and keeps its session to be
+    /// made again after the restart (``Restorable``): what the kind keeps elsewhere for it (a
+    /// login in the app's store) stays. Read in an ``onDispose(_:)`` handler.
+    public package(set) var isKeptForRestart = false
 
     /// The view-model, held while it may still run code: until disposed, and after that until its
     /// last task has unwound.

@@ -112,6 +112,9 @@ async function connect() {
     },
   });
   await host.initialize({ locale: page.locale, clientInfo: { name: "vmhost web demo" } });
+  // The session's login, held for the session's life: a server that keeps its sessions over a
+  // restart (`--session-dir`) brings it back logged in through this view-model.
+  await host.create("Session");
   page.host = host;
   page.mounts += 1;
   window.vmhost = host; // for the browser's console and the browser tests

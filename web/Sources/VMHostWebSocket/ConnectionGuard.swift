@@ -22,6 +22,10 @@ final class ConnectionLimiter: Sendable {
 
     func closed() { open.subtract(1, ordering: .relaxed) }
 
+    /// A suspended session counts as a connection (``SessionTable/suspended(_:)``) until
+    /// ``closed()`` says that it resumed or ended.
+    func holdSuspended() { open.add(1, ordering: .relaxed) }
+
     func stop() { stopping.store(true, ordering: .relaxed) }
 
     var openCount: Int { open.load(ordering: .relaxed) }

@@ -35,6 +35,17 @@ struct ResumeLog: Sendable {
         self.maxBytes = maxBytes
     }
 
+    /// The log of a session made again after a restart (``SessionFolder``): its page received
+    /// `written` frames and the session `received` of the page's; nothing written is kept, so
+    /// the resume is a resync.
+    init(maxBytes: Int, restoredAt written: Int, received: Int) {
+        self.maxBytes = maxBytes
+        self.written = written
+        first = written + 1
+        receivedCount = received
+        overflowed = true
+    }
+
     /// Numbers `body`, about to be written, and keeps it until acknowledged; its number.
     @discardableResult
     mutating func append(_ body: [UInt8]) -> Int {

@@ -71,6 +71,17 @@ final class Resumption: Sendable {
         state = Mutex(State(log: ResumeLog(maxBytes: maxBytes)))
     }
 
+    /// The resumption of a session made again after a restart, for a page that received `written`
+    /// frames, `received` of whose frames the session had received (``ResumeLog/init(maxBytes:restoredAt:received:)``).
+    init(grace: Duration, maxBytes: Int, restoredAt written: Int, received: Int) {
+        self.grace = grace
+        self.maxBytes = maxBytes
+        state = Mutex(State(log: ResumeLog(maxBytes: maxBytes, restoredAt: written, received: received)))
+    }
+
+    /// The page's frames received so far.
+    var receivedCount: Int { state.withLock { $0.log.receivedCount } }
+
     func attach(_ link: SessionLink) {
         state.withLock { $0.current = link }
     }

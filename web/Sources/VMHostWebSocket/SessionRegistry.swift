@@ -32,15 +32,19 @@ final class SessionRegistry: Sendable {
 
     init(
         options: WebSocketTransport.Options, makeConfiguration: @escaping @HostActor @Sendable (SessionRecorder?) -> Host.Configuration,
-        logger: Logger, limiter: ConnectionLimiter, worker: Int
+        logger: Logger, limiter: ConnectionLimiter, worker: Int, link: WorkerLink? = nil
     ) {
         self.worker = worker
         self.options = options
         self.makeConfiguration = makeConfiguration
         self.logger = logger
         self.limiter = limiter
+        var folder: SessionFolder?
+        if let directory = options.sessionDirectory, options.resumeGraceMilliseconds > 0 { folder = SessionFolder(path: directory) }
         table = SessionTable(
-            inbox: inbox, logger: logger, maxPendingBytes: options.maxPendingBytes, maxSuspended: options.maxSuspendedSessions)
+            inbox: inbox, logger: logger, maxPendingBytes: options.maxPendingBytes, maxSuspended: options.maxSuspendedSessions,
+            folder: folder, grace: .milliseconds(options.resumeGraceMilliseconds), resumeBufferBytes: options.resumeBufferBytes,
+            slots: SuspendedSlots(limiter: limiter, link: link))
     }
 
     /// Runs on the host thread.
@@ -84,34 +88,48 @@ final class SessionRegistry: Sendable {
             table.installIdleHook()
             if case .resume(let token, let received) = resume {
                 // The token is used up whatever comes of it: a second page presenting it gets nothing.
-                guard let session = table.resumeTokens.removeValue(forKey: token), !session.closed, !session.hasEnded,
-                    session.origin == origin, !table.stopping
-                else { return nil }
+                guard !table.stopping else { return nil }
                 let next = Resumption.makeToken(worker: worker)
+                guard let session = table.resumeTokens.removeValue(forKey: token) else {
+                    // Not a session of this process: one kept in --session-dir before a restart?
+                    return Self.restore(
+                        token: token, received: received, origin: origin, channel: channel, next: next, table: table
+                    ) { resumption in
+                        let session = Self.makeSession(
+                            channel: channel, resumption: resumption, origin: origin, options: options,
+                            makeConfiguration: makeConfiguration, logger: logger, table: table, maxMessageBytes: maxMessageBytes)
+                        session.link = nil
+                        session.host.keptSecretMembers = options.secretMembers
+                        resumption.detach()
+                        return session
+                    }
+                }
+                guard !session.closed, !session.hasEnded, session.origin == origin else { return nil }
                 session.resumeToken = next
                 table.resumeTokens[next] = session
+                session.keptTokenChanged(to: next)
                 return (session, session.resume(on: channel, received: received, token: next))
             }
-            table.nextID += 1
-            let recording = options.recordSession?()
-            var configuration = makeConfiguration(recording?.recorder)
-            configuration.limits = options.sessionLimits
-            let link = SessionLink(channel: channel)
             var resumption: Resumption?
             if resume == .new, options.resumeGraceMilliseconds > 0 {
                 resumption = Resumption(
                     grace: .milliseconds(options.resumeGraceMilliseconds), maxBytes: options.resumeBufferBytes)
             }
-            let session = WebSocketSession(
-                id: table.nextID, table: table, host: Host(configuration: configuration), maxMessageBytes: maxMessageBytes, link: link,
-                recording: recording, options: options, logger: logger, resumption: resumption, origin: origin)
+            let session = Self.makeSession(
+                channel: channel, resumption: resumption, origin: origin, options: options,
+                makeConfiguration: makeConfiguration, logger: logger, table: table, maxMessageBytes: maxMessageBytes)
+            let link = session.link!
             if let resumption {
                 let token = Resumption.makeToken(worker: worker)
                 session.resumeToken = token
                 table.resumeTokens[token] = session
+                if let folder = table.folder {
+                    session.host.keepsScreens = true
+                    session.host.keptSecretMembers = options.secretMembers
+                    session.kept = KeptScreens(folder: folder, token: token)
+                }
                 link.sendControl(Resumption.sessionFrame(token: token, grace: resumption.grace, resumed: nil))
             }
-            table.sessions[session.id] = session
             logger.debug("session \(session.id) opened\(resumption == nil ? "" : " (resumable)")")
             // A handshake that completed after the signal: closed as the others.
             if table.stopping { session.end(.serverStopping) }
@@ -175,6 +193,24 @@ final class SessionRegistry: Sendable {
         }
     }
 
+    /// A new session on the connection of `channel`, listed in `table`.
+    @HostActor
+    static func makeSession(
+        channel: any Channel, resumption: Resumption?, origin: String?, options: WebSocketTransport.Options,
+        makeConfiguration: @HostActor @Sendable (SessionRecorder?) -> Host.Configuration, logger: Logger, table: SessionTable,
+        maxMessageBytes: Int
+    ) -> WebSocketSession {
+        table.nextID += 1
+        let recording = options.recordSession?()
+        var configuration = makeConfiguration(recording?.recorder)
+        configuration.limits = options.sessionLimits
+        let session = WebSocketSession(
+            id: table.nextID, table: table, host: Host(configuration: configuration), maxMessageBytes: maxMessageBytes,
+            link: SessionLink(channel: channel), recording: recording, options: options, logger: logger, resumption: resumption,
+            origin: origin)
+        table.sessions[session.id] = session
+        return session
+    }
 }
 
 /// The sessions of a worker, on the host thread: the pump that hands them their messages, the
@@ -183,7 +219,14 @@ final class SessionRegistry: Sendable {
 /// ``SessionRegistry`` and by each of its sessions.
 @HostActor
 final class SessionTable {
-    nonisolated init(inbox: Inbox<WebSocketSession>, logger: Logger, maxPendingBytes: Int, maxSuspended: Int) {
+    nonisolated init(
+        inbox: Inbox<WebSocketSession>, logger: Logger, maxPendingBytes: Int, maxSuspended: Int, folder: SessionFolder? = nil,
+        grace: Duration = .seconds(30), resumeBufferBytes: Int = 1024 * 1024, slots: SuspendedSlots? = nil
+    ) {
+        self.slots = slots
+        self.folder = folder
+        self.restoredGrace = grace
+        self.resumeBufferBytes = resumeBufferBytes
         self.inbox = inbox
         self.logger = logger
         self.maxPendingBytes = maxPendingBytes
@@ -196,6 +239,14 @@ final class SessionTable {
     /// The suspended sessions, oldest first (some may have been resumed or closed since).
     var suspendedOrder: [Int] = []
     let maxSuspended: Int
+    /// The connections suspended sessions hold (``SuspendedSlots``).
+    let slots: SuspendedSlots?
+    /// `--session-dir`, where resumable sessions keep their screens for a restart; nil: none.
+    let folder: SessionFolder?
+    /// The grace period of a session restored from ``folder``.
+    let restoredGrace: Duration
+    /// `--resume-buffer-bytes`.
+    let resumeBufferBytes: Int
     /// The sessions that queued output since their writers were last woken, each once.
     var withOutput: [WebSocketSession] = []
     /// The sessions with a batch to go on with, and whether a turn to do so is scheduled.
@@ -253,6 +304,8 @@ final class SessionTable {
         pump()
         for session in sessions.values {
             session.finishBatch()
+            // With --session-dir, a resumable session's screens stay for the restart.
+            session.keepForRestart()
             session.end(.serverStopping)
         }
         exitIfDone()
@@ -265,6 +318,7 @@ final class SessionTable {
 
     /// Forgets `session`: it closes, and what it had waiting is dropped.
     func forget(_ session: WebSocketSession) {
+        session.dropKept()
         session.close()
         // Again: a session closed early (its page stopped reading) may have had messages read after.
         inbox.remove(session.id)
@@ -307,6 +361,7 @@ final class SessionTable {
         for session in listed {
             session.hasOutputListed = false
             guard !session.closed else { continue }
+            if session.kept != nil, session.endCode == nil { session.saveScreens() }
             guard let link = session.link else {
                 // Suspended and ended (the server stopping): nobody to write to.
                 if session.endCode != nil {
@@ -336,6 +391,24 @@ final class SessionTable {
             }
             link.wake.yield()
         }
+    }
+}
+
+/// A suspended session counts against `--max-connections` as the connection it had: in its
+/// worker's cap (``ConnectionLimiter``) and in the supervisor's (``WorkerLink/sessionSuspended()``),
+/// from its suspension until it resumes (its new connection is counted on its own) or ends.
+struct SuspendedSlots: Sendable {
+    let limiter: ConnectionLimiter
+    let link: WorkerLink?
+
+    func hold() {
+        limiter.holdSuspended()
+        link?.sessionSuspended()
+    }
+
+    func release() {
+        limiter.closed()
+        link?.connectionClosed()
     }
 }
 

@@ -128,6 +128,21 @@ public struct WebSocketServer: Sendable {
             fail(error.message)
         }
 
+        var sessionFolder: SessionFolder?
+        if let directory = transport.sessionDirectory {
+            // Made (or refused) before any worker starts.
+            switch SessionFolder.prepare(directory) {
+            case .failure(let refusal):
+                Self.writeStderr("\(command): \(refusal)\n")
+                exit(2)
+            case .success(let folder):
+                sessionFolder = folder
+            }
+        }
+        // At the server's start (not a worker's, which may replace one whose sessions' pages are
+        // coming back): what no page can resume any more (kept longer ago than the grace period)
+        // is removed.
+        let sweep = { _ = sessionFolder?.sweep(olderThan: .milliseconds(transport.resumeGraceMilliseconds)) }
         if let directory = settings.recordPath {
             // Made (or refused) before any worker starts; each worker's sessions then take the
             // next free session-N.jsonl of it.
@@ -142,6 +157,7 @@ public struct WebSocketServer: Sendable {
         let link: WorkerLink
         do throws(WorkerError) {
             if workers == 0 {
+                sweep()
                 let command = self.command
                 Self.warnIfExposed(transport, log: { Self.writeStderr("\(command) warning: \($0)\n") })
                 let listenHost = transport.host, token = transport.token
@@ -151,6 +167,7 @@ public struct WebSocketServer: Sendable {
             } else if let worker = try WorkerLink.current(appRegionBytes: additions.sharedRegionBytes) {
                 link = worker
             } else {
+                sweep()
                 supervise(transport: transport, workers: workers, logLevel: settings.logLevel)
             }
         } catch {
@@ -208,6 +225,10 @@ public struct WebSocketServer: Sendable {
                 "max-suspended-sessions", value: "N", defaultValue: "1000",
                 abstract: "Sessions waiting for their pages at once in each worker; past it, the one suspended longest is closed."),
             OptionSpec(
+                "session-dir", value: "DIR",
+                abstract: "Keep each resumable session's screens in DIR, so that its page gets them back after the server restarted (a deploy, a worker replaced).",
+                discussion: "DIR is made 0700 when missing and must be private to the user. One file per session (at most 256 KiB), named by a hash of its resume token, rewritten as the session changes, removed when it ends; never a secret input or a token. A page that resumes within --resume-grace-ms of the stop gets its view-models back, with the same handles, values typed and subscriptions (protocol/SPEC.md §12, After a restart). What the app keeps itself (a login) comes back through its own store, which its kinds name when they restore."),
+            OptionSpec(
                 "static", value: "DIR",
                 abstract: staticDirectory == nil
                     ? "The folder served at / (default: none; only /rpc is served)."
@@ -255,6 +276,7 @@ public struct WebSocketServer: Sendable {
             transport.resumeBufferBytes = bytes
         }
         transport.maxSuspendedSessions = try positive("max-suspended-sessions", parsed) ?? transport.maxSuspendedSessions
+        transport.sessionDirectory = parsed.value("session-dir")
         return transport
     }
 
@@ -337,6 +359,7 @@ public struct WebSocketServer: Sendable {
         // The server's cap is the supervisor's; a worker keeps its own by its descriptor limit. A
         // single process keeps the cap given, if any.
         if !link.isSingleProcess { transport.maxConnections = nil }
+        transport.secretMembers = secretMembers
         do {
             try await WebSocketTransport.run(
                 options: transport, logger: logger, worker: link,
@@ -361,10 +384,11 @@ public struct WebSocketServer: Sendable {
         let listenHost = transport.host
         let token = transport.token
         Self.warnIfExposed(transport, log: { logger.warning("\($0)") })
-        let options = WorkerPool.Options(
+        var options = WorkerPool.Options(
             workers: workers, host: listenHost, port: transport.port, maxConnections: transport.maxConnections,
             maxConnectionsPerWorker: WebSocketTransport.connectionsWithinDescriptorLimit(),
             appRegionBytes: additions.sharedRegionBytes)
+        options.keepsSessions = transport.sessionDirectory != nil && transport.resumeGraceMilliseconds > 0
         do throws(WorkerError) {
             try WorkerPool.supervise(options: options, logger: logger) { port in
                 Self.announce(command: command, listenHost: listenHost, port: port, token: token)

@@ -25,9 +25,18 @@ extension WebSocketSession {
             table.logger.debug("session \(id): not resumed within its grace period; closed")
             table.forget(session)
         }
+        holdsSlot = true
+        table.slots?.hold()
         table.suspended(self)
         table.logger.debug("session \(id) suspended")
         return true
+    }
+
+    /// A suspended session resumed or ended: the connection it counted as is given back.
+    func releaseSlot() {
+        guard holdsSlot else { return }
+        holdsSlot = false
+        table.slots?.release()
     }
 
     /// Makes the connection of `channel` this session's, for a page that received `received`
@@ -36,6 +45,7 @@ extension WebSocketSession {
     /// page first, in `$/session`.
     func resume(on channel: any Channel, received: Int, token: String) -> SessionLink {
         let resumption = resumption!
+        releaseSlot()
         if let graceTimer { host.configuration.clock.cancel(graceTimer) }
         graceTimer = nil
         if let old = link {

@@ -67,6 +67,10 @@ final class WebSocketSession: SessionTransport {
     var resumeToken: String?
     /// The `Origin` of the handshake that opened the session: a resume must come from it.
     let origin: String?
+    /// Whether the session, suspended, counts as a connection (``SuspendedSlots``).
+    var holdsSlot = false
+    /// With `--session-dir`, the file where a resumable session keeps its screens for a restart.
+    var kept: KeptScreens?
 
     init(
         id: Int, table: SessionTable, host: Host, maxMessageBytes: Int, link: SessionLink, recording: SessionRecording? = nil,
@@ -183,6 +187,7 @@ final class WebSocketSession: SessionTransport {
         queue.abandon()
         if let graceTimer { host.configuration.clock.cancel(graceTimer) }
         graceTimer = nil
+        releaseSlot()
         resumption?.detach()
         link?.wake.finish()
     }

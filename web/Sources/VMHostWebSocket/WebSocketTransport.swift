@@ -78,6 +78,13 @@ public enum WebSocketTransport {
         public var resumeBufferBytes = 1024 * 1024
         /// Sessions suspended at once in a worker; past it, the oldest is closed.
         public var maxSuspendedSessions = 1000
+        /// The folder where each resumable session keeps what makes its screens again after the
+        /// server restarted (`--session-dir`, protocol/SPEC.md §12, "After a restart"); nil: a
+        /// restart ends every session.
+        public var sessionDirectory: String?
+        /// The app's secret member names (``ServerConfiguration/secretMembers``): a value holding
+        /// one is never kept in ``sessionDirectory``.
+        public var secretMembers: Set<String> = []
         /// Each session's recording, if any, asked for when the session opens, before its host
         /// is made (``SessionRecording``).
         public var recordSession: (@HostActor @Sendable () -> SessionRecording?)?
@@ -118,7 +125,8 @@ public enum WebSocketTransport {
     ) async throws {
         let limiter = ConnectionLimiter(maxConnections: options.maxConnections ?? connectionsWithinDescriptorLimit())
         let registry = SessionRegistry(
-            options: options, makeConfiguration: makeConfiguration, logger: logger, limiter: limiter, worker: worker.index)
+            options: options, makeConfiguration: makeConfiguration, logger: logger, limiter: limiter, worker: worker.index,
+            link: worker)
         let gate = HandshakeGate(
             allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, listenHost: options.host,
             token: options.token)

@@ -98,6 +98,17 @@ public final class WorkerLink: Sendable {
         }
     }
 
+    /// A session was suspended (its connection closed, the session kept): the supervisor counts it
+    /// as an open connection still, against `--max-connections`, until ``connectionClosed()``
+    /// says that it resumed (its new connection is counted on its own) or ended.
+    func sessionSuspended() {
+        guard case .supervisor(_, let counters) = source else { return }
+        let offset = (index - 1) * 8
+        _ = counters.withLock { data, _ in
+            data.storeBytes(of: data.load(fromByteOffset: offset, as: UInt64.self) &- 1, toByteOffset: offset, as: UInt64.self)
+        }
+    }
+
     /// A connection handed over: its descriptor, and whether it is to be refused (503).
     struct Handed: Sendable {
         let descriptor: Int32

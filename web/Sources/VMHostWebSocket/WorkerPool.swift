@@ -49,6 +49,9 @@ public enum WorkerPool {
         public var maxConnectionsPerWorker: Int
         /// Bytes of the app's memory shared by every worker (``WorkerLink/appRegion``); 0 for none.
         public var appRegionBytes: Int
+        /// Whether resumable sessions keep their screens in `--session-dir`: a worker that ends
+        /// leaves them there for the next worker that takes their pages.
+        public var keepsSessions = false
 
         public init(workers: Int, host: String, port: Int, maxConnections: Int?, maxConnectionsPerWorker: Int, appRegionBytes: Int = 0) {
             self.workers = workers
@@ -400,7 +403,10 @@ final class Supervisor: Sendable {
                 _exit(signalled == 0 ? (status >> 8) & 0xFF : 1)
             }
             if wasReady {
-                logger.warning("worker \(index + 1) (pid \(pid)) \(how): its sessions are lost; starting another")
+                let fate = options.keepsSessions
+                    ? "its sessions are lost but the resumable ones, made again from --session-dir as their pages come back"
+                    : "its sessions are lost"
+                logger.warning("worker \(index + 1) (pid \(pid)) \(how): \(fate); starting another")
                 start(index)
             } else {
                 logger.error("worker \(index + 1) (pid \(pid)) \(how) before it was ready; trying again in a second")

@@ -102,6 +102,24 @@ public final class AppSession {
         }
     }
 
+    /// Takes back the login `loginID` that the storage kept for a restart (``SessionStorage/loadLogin(_:)``),
+    /// when no login is open: observers hear a session that started. Nothing when the storage
+    /// does not hold it.
+    public func restore(loginID: String) {
+        guard self.loginID == nil, let login = storage?.loadLogin(loginID) else { return }
+        token = login.token
+        username = login.username
+        self.loginID = login.loginID
+        generation += 1
+        notify(nil)
+    }
+
+    /// The server stops and keeps the screens of this session for its restart: the storage keeps
+    /// the login (``SessionStorage/keepForRestart()``).
+    public func keepForRestart() {
+        storage?.keepForRestart()
+    }
+
     /// Calls `handler` after every change: with nil when a session started, with the reason when
     /// it ended. Keep the returned observation; ``SessionObservation/cancel()`` stops it.
     public func observe(_ handler: @escaping @HostActor (End?) -> Void) -> SessionObservation {

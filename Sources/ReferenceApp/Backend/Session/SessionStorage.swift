@@ -16,6 +16,18 @@ public protocol SessionStorage: AnyObject {
     /// Deletes the login `loginID` and what it saved, in one atomic write; a login not held (another
     /// replaced it) leaves the held one as it is.
     func deleteSession(_ loginID: String) async throws(SessionStorageError)
+    /// The login `loginID`, kept for a restart of the server, if this storage holds it.
+    func loadLogin(_ loginID: String) -> StoredLogin?
+    /// The server stops and keeps the session's screens for its restart: the login held stays
+    /// stored when the session goes.
+    func keepForRestart()
+}
+
+extension SessionStorage {
+    /// None.
+    public func loadLogin(_ loginID: String) -> StoredLogin? { nil }
+    /// Nothing to do.
+    public func keepForRestart() {}
 }
 
 /// A login as a ``SessionStorage`` keeps it.

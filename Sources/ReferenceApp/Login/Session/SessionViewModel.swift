@@ -36,12 +36,30 @@ public final class SessionViewModel: ViewModel {
             vm.show(vm.session)
             if end != nil { vm.navigate.emit(.login) }
         }
-        context.onDispose { observation.cancel() }
+        let context = self.context
+        context.onDispose {
+            observation.cancel()
+            // The server stops and keeps this screen for its restart: the login stays stored.
+            if context.isKeptForRestart { session.keepForRestart() }
+        }
     }
 
     private func show(_ session: AppSession) {
         isLoggedIn = session.isLoggedIn
         username = session.username
+    }
+}
+
+/// After a restart (`vmhost-web --session-dir`), the session comes back logged in: the login is
+/// named by its random id (no secret), and the app's store gives it back (``AppSession/restore(loginID:)``).
+extension SessionViewModel: Restorable {
+    public var restoration: JSON? {
+        session.loginID.map { ["login": .string($0)] }
+    }
+
+    public func restore(from restoration: JSON) {
+        guard let loginID = restoration["login"]?.stringValue else { return }
+        session.restore(loginID: loginID)
     }
 }
 
