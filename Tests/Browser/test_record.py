@@ -18,6 +18,9 @@ from conftest import ROOT, WebServer, web_binary
 from page import DemoPage
 from test_transport import call, connect, send
 
+sys.path.insert(0, str(ROOT / "clients" / "python"))
+from vmhost.replay import read_steps, step_text  # noqa: E402
+
 PASSWORD = "123456"  # the demo account's (protocol/backend.md), typed into the page
 
 
@@ -70,7 +73,10 @@ def test_a_session_recorded_from_the_web_demo_replays_with_and_without_a_backend
     assert recording == folder / "session-1.jsonl"
     text = recording.read_text(encoding="utf-8")
     assert PASSWORD not in text and "demo-token" not in text
-    lines = [json.loads(line) for line in text.splitlines()]
+    lines = read_steps(recording)
+    # Each step as the replayers' --update writes it: a long expectation a member or element a line.
+    assert text == "".join(step_text(line) + "\n" for line in lines)
+    assert len(text.splitlines()) > len(lines)
     assert lines[0]["args"] == [*clock, "--test-controls"]
     assert any("backend" in line for line in lines)
     assert any("system clock" in line.get("comment", "") for line in lines) == (clock == [])
@@ -108,7 +114,7 @@ def recorded(web, count=1):
 
 
 def steps_of(path):
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return read_steps(path)
 
 
 def test_each_session_is_a_file_of_its_own_with_the_options_vmhost_takes(tmp_path):

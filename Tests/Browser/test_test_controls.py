@@ -1,14 +1,12 @@
 """The tester's panel of the web demo (`vmhost-web --test-controls`, SPEC §9): it makes the next call
 of an endpoint fail as chosen and moves the manual clock, with clicks only, so that a failure or a
 countdown is recorded (`--record`) without devtools; a server without test controls shows no panel."""
-import json
-
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from conftest import WebServer
 from page import DemoPage
-from test_record import PASSWORD, replay
+from test_record import PASSWORD, replay, steps_of
 
 
 def open_panel(page: DemoPage):
@@ -82,7 +80,7 @@ def test_the_panel_fails_a_refresh_and_moves_the_sms_countdown_into_a_recording(
     finally:
         web.stop()
 
-    steps = [json.loads(line) for line in open(written, encoding="utf-8")]
+    steps = steps_of(written)
     sent = [step["send"] for step in steps if "send" in step]
     controls = [(message["method"], message.get("params")) for message in sent
                 if message.get("method", "").startswith("control.")]

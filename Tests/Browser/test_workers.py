@@ -317,6 +317,7 @@ def test_every_worker_appends_whole_lines_to_one_trace(tmp_path):
 
 
 def test_sessions_recorded_through_both_workers_each_get_a_file_of_their_own(tmp_path):
+    from test_record import steps_of
     folder = tmp_path / "recordings"
     web = start("--record", str(folder))
     try:
@@ -334,7 +335,7 @@ def test_sessions_recorded_through_both_workers_each_get_a_file_of_their_own(tmp
     assert written == {str(folder / "session-1.jsonl"), str(folder / "session-2.jsonl")}
     screens = set()
     for path in written:
-        created = [line["send"]["params"]["id"] for line in map(json.loads, open(path, encoding="utf-8"))
+        created = [line["send"]["params"]["id"] for line in steps_of(path)
                    if line.get("send", {}).get("method") == "vm.create"]
         assert len(created) == 1, (path, created)
         screens.add(created[0])

@@ -3,6 +3,7 @@ import Testing
 @_spi(Transport) import VMHost
 @_spi(Transport) import VMHostCore
 import VMHostTesting
+import VMHostWire
 
 /// The session core fed bytes by a fake transport: the end of input (SPEC §7) and how a session
 /// ended are decided there, once, whatever carries the bytes.
@@ -135,7 +136,7 @@ import VMHostTesting
         core.end(.signal(15), status: 0)
         core.finish(traceWait: 0)
         #expect(transport.calls == ["ending: signal 15, 0", "writeQueued", "ended: signal 15, 0"])
-        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { try JSON.parse(String($0)) }
+        let lines = try RecordingSteps.values(of: Array(String(contentsOfFile: path, encoding: .utf8).utf8))
         #expect(lines.first?["args"] == ["--clock", "manual"])
         #expect(lines.contains { $0["comment"] == "made with the recording at hand" })
         let expect = try #require(lines.firstIndex { $0["expect"]?["id"] == 1 })
@@ -164,7 +165,7 @@ import VMHostTesting
         recorder.sessionEnded(end, status: 1)
         recorder.sessionEnded(.endOfInput, status: 0)  // a second end writes nothing
         recorder.cutShort(comment: "the end")
-        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { try JSON.parse(String($0)) }
+        let lines = try RecordingSteps.values(of: Array(String(contentsOfFile: path, encoding: .utf8).utf8))
         let steps = lines.filter { $0["close"] != nil || $0["exit"] != nil }
         #expect(steps == [closes ? ["close": true] : ["exit": 1]])
         if let comment { #expect(lines.contains { $0["comment"] == .string(comment) }) }

@@ -96,8 +96,8 @@ import Testing
         let message: JSON = ["jsonrpc": "2.0", "id": 1, "method": "vm.send", "params": params]
         recorder.incoming(message)
         recorder.finish()
-        let lines = try contents(path).split(separator: "\n").map { try JSON.parse(Array($0.utf8)) }
-        let recorded = try #require(lines.first { $0["send"] != nil }?["send"]?["params"]?.objectValue)
+        let steps = try RecordingSteps.values(of: Array(contents(path).utf8))
+        let recorded = try #require(steps.first { $0["send"] != nil }?["send"]?["params"]?.objectValue)
         let traced = try #require(
             Redaction(plainInputs: ["username"], secretInputs: ["password"], secretMembers: ["token"])
                 .redact(message)["params"]?.objectValue)
@@ -127,7 +127,8 @@ import Testing
         }
         recorder.finish()
         let written = contents(path)
-        let sends = written.split(separator: "\n").filter { $0.contains(#""send":"#) }.map(String.init)
+        let sends = RecordingSteps.steps(of: Array(written.utf8)).map { String(decoding: $0.text, as: UTF8.self) }
+            .filter { $0.contains(#""send":"#) }
         #expect(sends.count == 7, "\(written)")
         #expect(sends.allSatisfy { !$0.contains(Self.secret) }, "\(sends)")
         #expect(sends[0].hasPrefix(#"{"send":"#))
@@ -137,6 +138,33 @@ import Testing
         #expect(sends[4].hasPrefix(#"{"send":"#))
         #expect(sends[5].hasPrefix(#"{"send":"#))
         #expect(sends[6].hasPrefix(#"{"user":"$secret:password:10","send":"#), "\(sends[6])")
+    }
+
+    /// Each step is written as the replayers' `--update` writes it (protocol/conformance/README.md,
+    /// "Layout"): a short one on one line, a long `send` or `expect` a member or element per line,
+    /// so that an update of an unchanged recording changes nothing and a changed value changes the
+    /// lines that hold it.
+    @Test @HostActor
+    func aLongStepIsLaidOutAsTheReplayersLayItOut() throws {
+        let (recorder, path) = try recorder()
+        defer { unlink(path) }
+        let items = (1...20).map { n -> JSON in ["id": .string("p\(n)"), "name": .string("Steady Growth \(n)"), "profit": "4.35%"] }
+        recorder.incoming(["jsonrpc": "2.0", "id": 1, "method": "ping"])
+        recorder.outgoing(Array(#"{"jsonrpc":"2.0","id":1,"result":{}}"#.utf8))
+        let changed: JSON = ["jsonrpc": "2.0", "method": "vm.changed", "params": ["vm": "p", "values": ["items": .array(items)]]]
+        recorder.outgoing(changed.serialized())
+        recorder.finish()
+        let written = contents(path)
+        let steps = try RecordingSteps.values(of: Array(written.utf8))
+        #expect(written == steps.map { String(decoding: RecordingSteps.text(of: $0), as: UTF8.self) + "\n" }.joined())
+        let lines = written.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let first = try #require(lines.firstIndex(of: #"{"expect":{"#))
+        #expect(lines[first + 1] == #"  "jsonrpc":"2.0","#)
+        #expect(lines.contains(#"        {"id":"p7","name":"Steady Growth 7","profit":"4.35%"},"#), "\(written)")
+        #expect(lines.contains(#"{"expect":{"jsonrpc":"2.0","id":1,"result":{}}}"#))
+        #expect(steps.contains(["expect": changed]))
+        let last = try #require(lines[first...].firstIndex(of: "}}"))
+        #expect(last - first > 20 && lines[first...last].allSatisfy { $0.unicodeScalars.count <= RecordingSteps.width }, "\(written)")
     }
 
     @Test @HostActor
@@ -170,9 +198,9 @@ import Testing
         recorder.incoming(["jsonrpc": "2.0", "id": 1, "method": "vm.send", "params": ["vm": "l", "input": "password", "value": "late-secret"]])
         recorder.finish()
         let written = contents(path)
-        let lines = written.split(separator: "\n")
+        let steps = try RecordingSteps.values(of: Array(written.utf8))
         #expect(written.utf8.count <= bound + 16 * 1024)
-        #expect(lines.last?.contains("The recording stops here: it reached --max-record-bytes (4096 bytes)") == true, "\(lines.suffix(2))")
+        #expect(steps.last?["comment"]?.stringValue?.hasPrefix("The recording stops here: it reached --max-record-bytes (4096 bytes)") == true, "\(steps.suffix(2))")
         #expect(!written.contains("late-secret") && !written.contains(#""id":200"#))
         #expect(!recorder.failed)
     }

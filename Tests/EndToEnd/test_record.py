@@ -22,13 +22,9 @@ import pytest
 from harness import ROOT, HostProcess, LoopbackServer, QuietHandler, binary, encode, run_once
 
 sys.path.insert(0, str(ROOT / "clients" / "python"))
-from vmhost.replay import Secrets, replay  # noqa: E402
+from vmhost.replay import Secrets, read_steps, replay, step_text  # noqa: E402
 
 MANUAL = ("--clock", "manual", "--test-controls")
-
-
-def read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def replays(path: Path, secrets: dict[str, str] | None = None, offline: bool = False) -> None:
@@ -43,7 +39,7 @@ def test_the_args_line_keeps_what_the_session_needs(tmp_path):
                     "--framing", "ndjson", "--record", str(path), "--trace", str(trace), "--state-dir", str(state),
                     "--timeout-ms", "500", *MANUAL)
     assert done.returncode == 0
-    first, *rest = read(path)
+    first, *rest = read_steps(path)
     assert first == {"args": ["--clock", "manual", "--test-controls", "--timeout-ms", "500"],
                      "offlineArgs": ["--clock", "manual", "--test-controls", "--timeout-ms", "500",
                                      "--backend", "recorded:$transcript"]}
@@ -59,7 +55,7 @@ def test_the_args_line_keeps_what_the_session_needs(tmp_path):
 def test_a_recording_on_the_system_clock_says_so(tmp_path):
     path = tmp_path / "session.jsonl"
     assert run_once(b"", "--record", str(path)).returncode == 0
-    first, *rest = read(path)
+    first, *rest = read_steps(path)
     assert first["args"] == []
     assert any("system clock" in line.get("comment", "") for line in rest)
 
@@ -111,7 +107,7 @@ def test_secrets_never_reach_the_recording_and_it_still_replays(tmp_path):
     text = path.read_text(encoding="utf-8")
     for secret in SECRETS + ["demo-token"]:
         assert secret not in text, secret
-    recorded = [line["send"] for line in read(path) if "send" in line]
+    recorded = [line["send"] for line in read_steps(path) if "send" in line]
     assert len(recorded) == len(sent)
     secrets = {}
     for recorded_message, message in zip(recorded, sent):
@@ -138,13 +134,13 @@ def test_the_end_of_input_with_work_in_flight_replays(tmp_path):
         host.send({"jsonrpc": "2.0", "id": "r", "method": "vm.send", "params": {"vm": "p", "input": "refresh"}})
         assert host.read_message()["params"]["values"] == {"isRefreshing": True}
         assert host.close() == 0
-    steps = [line for line in read(path) if "comment" not in line and "args" not in line and "backend" not in line]
+    steps = [line for line in read_steps(path) if "comment" not in line and "args" not in line and "backend" not in line]
     close = steps.index({"close": True})
     after = steps[close + 1:]
     assert after[-1]["expect"]["error"]["code"] == -32800 and after[-1]["expect"]["id"] == "r"
     assert after[-1]["expect"]["error"]["message"]
     # The recorded call never ended: with no backend it waits, and is cancelled as it was.
-    backend = [line["backend"] for line in read(path) if "backend" in line]
+    backend = [line["backend"] for line in read_steps(path) if "backend" in line]
     assert backend == [{"method": "GET", "path": "/products?page=1&pageSize=20", "ms": 0, "cancelled": True}]
     replays(path)
     replays(path, offline=True)
@@ -159,7 +155,7 @@ def test_exit_replays_with_its_status(tmp_path, shutdown, status):
         host.notify("exit")
         assert host.read_all() == []
         assert host.close() == status
-    steps = read(path)
+    steps = read_steps(path)
     assert {"exit": status} in steps
     assert steps[steps.index({"exit": status}) - 1] == {"send": {"jsonrpc": "2.0", "method": "exit"}}
     replays(path)
@@ -172,7 +168,7 @@ def test_exit_sent_with_an_id_replays_with_its_status(tmp_path):
         assert host.request("exit").result is None
         assert host.read_all() == []
         assert host.close() == 1
-    steps = [line for line in read(path) if "comment" not in line]
+    steps = [line for line in read_steps(path) if "comment" not in line]
     assert steps[-3:] == [{"send": {"jsonrpc": "2.0", "id": 1, "method": "exit"}},
                           {"expect": {"jsonrpc": "2.0", "id": 1, "result": None}}, {"exit": 1}]
     replays(path)
@@ -192,7 +188,7 @@ def test_a_signal_with_a_request_in_flight_replays_by_cancelling_it(tmp_path):
         messages = host.read_all()
         assert messages[-1]["id"] == "r" and messages[-1]["error"]["code"] == -32800
         assert host.close() == 0
-    lines = read(path)
+    lines = read_steps(path)
     steps = [line for line in lines if "comment" not in line and "backend" not in line]
     close = steps.index({"close": True})
     assert steps[close - 1] == {"send": {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "r"}}}
@@ -214,7 +210,7 @@ def test_a_frame_that_is_not_json_is_replaced_by_a_stand_in(tmp_path):
         assert host.close() == 0
     text = path.read_text(encoding="utf-8")
     assert secret not in text
-    steps = read(path)
+    steps = read_steps(path)
     assert {"sendRaw": "{\n"} in steps
     replays(path)
 
@@ -227,10 +223,10 @@ def test_pattern_like_texts_are_recorded_as_literals(tmp_path):
         for name in ("$any", "$ref:s1", "$secret:x"):
             host.request("vm.send", {"vm": "e", "input": "name", "value": name})
         assert host.close() == 0
-    sent = [line["send"]["params"]["value"] for line in read(path)
+    sent = [line["send"]["params"]["value"] for line in read_steps(path)
             if "send" in line and line["send"].get("params", {}).get("input") == "name"]
     assert sent == ["$any", {"$literal": "$ref:s1"}, {"$literal": "$secret:x"}]
-    values = [line["expect"]["params"]["values"]["name"] for line in read(path)
+    values = [line["expect"]["params"]["values"]["name"] for line in read_steps(path)
               if "expect" in line and line["expect"].get("method") == "vm.changed"]
     assert values == [{"$literal": "$any"}, {"$literal": "$ref:s1"}, {"$literal": "$secret:x"}]
     replays(path)
@@ -297,11 +293,11 @@ def test_a_session_recorded_against_an_http_backend_replays_with_none(tmp_path):
     for secret in ("wrong-pw-1", "http-pw-5150", "http-token-0042"):
         assert secret not in text, secret
     # The server's message held the password: "$any" where the host wrote it.
-    failures = [line["expect"] for line in read(path) if "expect" in line and "error" in line["expect"]]
+    failures = [line["expect"] for line in read_steps(path) if "expect" in line and "error" in line["expect"]]
     assert failures[0]["error"]["message"] == "$any" and failures[0]["error"]["data"]["message"] == "$any"
-    login = [line["backend"] for line in read(path) if "backend" in line][0]
+    login = [line["backend"] for line in read_steps(path) if "backend" in line][0]
     assert login["error"]["message"] == "$secret:password:inside"
-    first = read(path)[0]
+    first = read_steps(path)[0]
     assert first["args"] == [*MANUAL, "--backend", server.url]
     assert first["offlineArgs"] == [*MANUAL, "--backend", "recorded:$transcript"]
     # The server is gone: only the recorded answers can make this pass.
@@ -309,15 +305,15 @@ def test_a_session_recorded_against_an_http_backend_replays_with_none(tmp_path):
     # The same session, any app's way: the HTTP client itself answers from the recording's http
     # lines (--http-replay), the backend's address leading nowhere; the device id, new in each
     # process, is left out of the matching.
-    http = [line["http"] for line in read(path) if "http" in line]
+    http = [line["http"] for line in read_steps(path) if "http" in line]
     assert [(line["method"], line["path"]) for line in http] == [
         ("POST", "/auth/login"), ("POST", "/auth/login"), ("GET", "/products?page=1&pageSize=20"),
         ("GET", "/products?page=1&pageSize=20")], http
     assert all(field[1].startswith("$secret:") for line in http for field in line["headers"] if field[0] == "Authorization")
-    lines = path.read_text(encoding="utf-8").splitlines()
     first["offlineArgs"] = [*MANUAL, "--backend", "http://127.0.0.1:9", "--http-replay", "$transcript",
                             "--http-replay-ignore", "header:X-Device-Id,header:uuid"]
-    (tmp_path / "any-app.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    (tmp_path / "any-app.jsonl").write_text("".join(step_text(step) + "\n" for step in [first, *read_steps(path)[1:]]),
+                                            encoding="utf-8")
     failure = replay(tmp_path / "any-app.jsonl", binary=binary(), offline=True, trust_args=True,
                      secrets=Secrets({"password": "wrong-pw-1", "password_2": "http-pw-5150"}, environ={}))
     assert failure is None, failure.report()
@@ -348,9 +344,9 @@ def test_a_recording_past_its_bound_ends_with_a_comment_and_the_session_goes_on(
     assert done.returncode == 0
     assert done.stdout.count(b'"result"') == 2000  # every ping answered
     assert path.stat().st_size <= 8192 + 16 * 1024
-    comments = [line["comment"] for line in read(path) if "comment" in line]
+    comments = [line["comment"] for line in read_steps(path) if "comment" in line]
     assert any("The recording stops here: it reached --max-record-bytes (8192 bytes)" in c for c in comments)
-    assert "--max-record-bytes" not in json.dumps(read(path)[0])  # the bound is the recording's own
+    assert "--max-record-bytes" not in json.dumps(read_steps(path)[0])  # the bound is the recording's own
 
 
 def test_a_recorded_backend_that_is_no_regular_file_is_a_usage_error_at_once(tmp_path):

@@ -3,6 +3,7 @@ import Testing
 @_spi(Transport) import VMHost
 @_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
+import VMHostWire
 @testable import VMHostHTTP
 
 /// A note as the test server stores it.
@@ -129,7 +130,7 @@ struct HTTPReplayTests {
         server.stop()
 
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        let lines = text.split(separator: "\n").map { try! JSON.parse(String($0)) }
+        let lines = try RecordingSteps.values(of: Array(text.utf8))
         let http = lines.compactMap { $0["http"] }
         #expect(http.count == 2)
         #expect(http.first?["method"] == "GET")
@@ -186,7 +187,7 @@ struct HTTPReplayTests {
         let _: [Note] = try await clients.made[0].get("/recorded")
         let _: [Note] = try await clients.made[1].get("/elsewhere")
         recorder.finish()
-        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { try JSON.parse(String($0)) }
+        let lines = try RecordingSteps.values(of: Array(String(contentsOfFile: path, encoding: .utf8).utf8))
         #expect(lines.compactMap { $0["http"]?["path"] } == ["/recorded"])
         #expect(lines.first?["offlineArgs"] == ["--clock", "manual", "--http-replay", "$transcript"])
         #expect(server.requests.map(\.path) == ["/recorded", "/elsewhere"])

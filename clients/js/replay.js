@@ -309,7 +309,8 @@ const INDENT = "  ";
  * first line `{"expect":{` (the members before the last one written there too), then one member or
  * element per line, indented, each on one line when it fits in WIDTH (its indentation not counted)
  * and laid out the same way when not,
- * the closing brackets on lines of their own. The Python replayer writes the same text.
+ * the closing brackets on lines of their own. The host (`--record`) and the Python replayer write the
+ * same text (protocol/conformance/layout.json), so an update of an unchanged recording changes nothing.
  */
 export function stepText(step) {
   const text = JSON.stringify(step);

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 import vmhost
+from vmhost.replay import read_steps
 
 from conftest import BINARY, PACKAGE, ChatServer, advance, spawn
 
@@ -55,7 +56,7 @@ def replay(path):
 def test_a_recorded_session_replays_with_the_server_gone(tmp_path):
     path = tmp_path / "chat.jsonl"
     record(path)
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    lines = read_steps(path)
     exchanges = [(x["method"], x["path"], next(k for k in ("response", "error", "cancelled") if k in x))
                  for x in (line["http"] for line in lines if "http" in line)]
     assert exchanges == [
@@ -78,7 +79,7 @@ def test_a_replay_that_differs_fails(tmp_path):
     path = tmp_path / "chat.jsonl"
     record(path)
     # The server's recorded answer to the search changed: the screen the replay shows differs.
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    lines = read_steps(path)
     search = next(line["http"] for line in lines if line.get("http", {}).get("path") == "/search?q=swift")
     search["response"]["body"]["messages"][0]["text"] = "Swift on Linux breaks"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))

@@ -79,13 +79,14 @@ extension SessionRecorder {
             for comment in headerComments { writeLine(["comment": .string(comment)]) }
         }
 
-        /// Writes `line` (after the header). A line past this file's bound or the server's is
-        /// not written: a comment saying why ends the recording. `closing`: a line of its end,
-        /// written within the room kept for it.
+        /// Writes the step `line` (after the header), in one write(2): on one line, or laid out
+        /// over several as the replayers lay it out (``RecordingSteps/text(of:)``). A step past
+        /// this file's bound or the server's is not written: a comment saying why ends the
+        /// recording. `closing`: a step of its end, written within the room kept for it.
         mutating func write(_ line: JSON, closing: Bool = false) {
             if !headerWritten { writeHeader() }
             guard !finished else { return }
-            var bytes = line.serialized()
+            var bytes = RecordingSteps.text(of: line)
             bytes.append(UInt8(ascii: "\n"))
             if closing {
                 budget.add(bytes.count)
@@ -108,7 +109,7 @@ extension SessionRecorder {
         }
 
         private mutating func writeLine(_ line: JSON) {
-            var bytes = line.serialized()
+            var bytes = RecordingSteps.text(of: line)
             bytes.append(UInt8(ascii: "\n"))
             budget.add(bytes.count)
             writeBytes(bytes)

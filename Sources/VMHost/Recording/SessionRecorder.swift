@@ -30,8 +30,11 @@ import Synchronization
 ///   that holds a secret of four or more characters inside it is written `"$any"`.
 /// - strings that would read as patterns (`"$any"`, `"$ref:…"`) are wrapped in `{"$literal": …}`.
 ///
-/// Lines are written as they happen, from the host thread (what the client sent) and from
-/// whichever thread writes the output (what the host wrote, as written), under one lock.
+/// Steps are written as they happen, each in one write, from the host thread (what the client
+/// sent) and from whichever thread writes the output (what the host wrote, as written), under one
+/// lock: a short step on one line, a long `send` or `expect` laid out a member or element per line,
+/// as the replayers' `--update` writes it (``RecordingSteps/text(of:)``), so that an update of a
+/// recording changes only the lines of the values that changed.
 public final class SessionRecorder: Sendable {
     private let state: Mutex<State>
 

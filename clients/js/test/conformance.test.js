@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Mismatch, Secrets, loadTranscript, match, replayFile, substitute } from "../replay.js";
+import { Mismatch, Secrets, loadTranscript, match, replayFile, stepSpans, stepText, substitute } from "../replay.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const TRANSCRIPTS = join(ROOT, "protocol", "conformance");
@@ -74,5 +74,19 @@ for (const [index, c] of CASES.send.entries()) {
     const secrets = new Secrets(c.secrets ?? {}, {});
     if (has(c, "sent")) assert.deepEqual(substitute(c.send, captures, secrets), c.sent);
     else assert.throws(() => substitute(c.send, captures, secrets), Mismatch);
+  });
+}
+
+// The layout every writer of a recording writes a step in (protocol/conformance/layout.json: the
+// host's --record and the Python replayer are checked against the same cases).
+const LAYOUT = JSON.parse(readFileSync(join(TRANSCRIPTS, "layout.json"), "utf8")).cases;
+
+for (const [index, c] of LAYOUT.entries()) {
+  test(`layout.json ${index + 1}: ${c.why}`, () => {
+    const text = stepText(c.step);
+    assert.equal(text, c.text);
+    const lines = text.split("\n");
+    assert.deepEqual(stepSpans(lines), [[1, lines.length]]);
+    assert.deepEqual(JSON.parse(text), c.step);
   });
 }

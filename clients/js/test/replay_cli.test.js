@@ -2,8 +2,9 @@
 // recording replays green with its secrets from the environment and with no backend, a transcript
 // asking for options that write a file, open a directory or reach an address is refused with status
 // 2 and starts nothing, an invocation that replays nothing fails, hostile lines end it with status
-// 2, a system-clock recording replays with its allowance, `--update` keeps the session and writes
-// a long expectation laid out, so its diff is the lines of the values that changed.
+// 2, a system-clock recording replays with its allowance, `--update` keeps the session and leaves
+// a recording the host wrote as it was (both lay a long step out alike), so its diff is the lines
+// of the values that changed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
@@ -21,6 +22,9 @@ const BINARY = process.env.VMHOST_BIN || join(ROOT, ".build", "debug", "vmhost")
 const RECORDED = join(ROOT, "protocol", "conformance", "39-recorded-session.jsonl");
 const DEMO_SECRETS = JSON.parse(readFileSync(RECORDED.replace(/\.jsonl$/, ".secrets.json"), "utf8"));
 const DEMO_PASSWORD = "123456"; // the demo account's (protocol/backend.md)
+
+/** The steps of the transcript or recording at `path`, in order (a step on one line or laid out over several). */
+const stepsOf = (path) => loadTranscript(path).map(([, step]) => step);
 
 /** Runs the command line, secrets only from `env`. */
 function cli(args, env = {}) {
@@ -172,7 +176,7 @@ test("a user's sends are marked; recordings with or without markers replay; a ba
   const made = spawnSync(BINARY, ["--clock", "manual", "--test-controls", "--record", path],
     { input: messages.map((m) => JSON.stringify(m) + "\n").join(""), encoding: "utf8", timeout: 30000 });
   assert.equal(made.status, 0, made.stderr);
-  const steps = readFileSync(path, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  const steps = stepsOf(path);
   assert.deepEqual(steps.filter((s) => "user" in s).map((s) => s.user), ["username", "password"]);
   const old = join(dir, "old.jsonl");
   writeFileSync(old, steps.map(({ user, ...rest }) => JSON.stringify(rest) + "\n").join(""));
@@ -191,7 +195,7 @@ test("a user's sends are marked; recordings with or without markers replay; a ba
 
 test("a system-clock recording is replayed with its allowance; a manual-clock one exactly", () => {
   const dir = folder();
-  const steps = readFileSync(RECORDED, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+  const steps = stepsOf(RECORDED);
   const index = steps.findIndex((s) => s.expect?.method === "vm.changed" && !s.expect.params.splices
     && Object.keys(s.expect.params.values ?? {}).length >= 2);
   assert.ok(index > 0);
@@ -237,6 +241,7 @@ test("--update keeps a session with backend latency: the updated file replays gr
   await products.send("loadMore");
   await host.close();
   const recorded = readFileSync(path, "utf8");
+  const recordedSteps = stepsOf(path);
   assert.ok(recorded.includes('"page":2') && !recorded.includes(DEMO_PASSWORD));
   writeFileSync(path, recorded.replace('"page":2', '"page":7'));
   const env = { VMHOST_SECRET_PASSWORD: DEMO_PASSWORD };
@@ -247,8 +252,8 @@ test("--update keeps a session with backend latency: the updated file replays gr
   assert.match(done.stdout, /^\+.*"page":2/m);
   const updated = readFileSync(path, "utf8");
   assert.ok(!updated.includes("-32800") && !updated.includes("-32003") && !updated.includes(DEMO_PASSWORD));
-  const sends = (text) => text.split("\n").filter((l) => l && "send" in JSON.parse(l));
-  assert.deepEqual(sends(updated), sends(recorded));
+  const sends = (steps) => steps.filter((step) => "send" in step);
+  assert.deepEqual(sends(stepsOf(path)), sends(recordedSteps));
   for (let run = 0; run < 10; run++) {
     const again = cli([path], env);
     assert.equal(again.status, 0, `run ${run + 1}: ${again.stdout}`);
@@ -337,7 +342,7 @@ test("a long step is laid out one member or element per line, read back as the s
   assert.throws(() => loadTranscript(path), new RegExp(`mixed\\.jsonl:(2|${2 + lines.length}): not JSON`));
 });
 
-test("--update of a one-word change in a long list is the line of that value", async () => {
+test("a recording is laid out as --update writes it: an update of it is a no-op, a one-word change the line of that value", async () => {
   const { Host } = await import("../index.js");
   const dir = folder();
   const path = join(dir, "list.jsonl");
@@ -347,24 +352,34 @@ test("--update of a one-word change in a long list is the line of that value", a
   await products.send("refresh");
   await products.send("loadMore");
   await host.close();
+  // The host writes each step as stepText does: the page's splice a product a line.
+  const recorded = readFileSync(path, "utf8");
+  assert.equal(recorded, stepsOf(path).map((step) => stepText(step) + "\n").join(""));
+  const splice = stepsOf(path).map(stepText).find((text) => text.startsWith('{"expect"') && text.includes("稳健增利7号"));
+  assert.ok(splice.split("\n").length > 20, splice);
+  const update = () => {
+    const done = cli(["--update", path]);
+    assert.equal(done.status, 0, done.stdout);
+    return done.stdout.split("\n").filter((line) => /^[-+]/.test(line) && !/^(---|\+\+\+) /.test(line));
+  };
   const edit = (from, to) => {
     const lines = readFileSync(path, "utf8").split("\n");
     const at = lines.flatMap((line, index) => (line.includes(from) && !line.startsWith('{"backend"') ? [index] : []));
     assert.equal(at.length, 1, from);
     lines[at[0]] = lines[at[0]].replace(from, to);
     writeFileSync(path, lines.join("\n"));
-    const done = cli(["--update", path]);
-    assert.equal(done.status, 0, done.stdout);
-    return done.stdout.split("\n").filter((line) => /^[-+]/.test(line) && !/^(---|\+\+\+) /.test(line));
+    return update();
   };
-  // The first change of the page's splice, recorded on one line, writes that step laid out.
-  const first = edit("稳健增利7号", "稳健增利七号");
-  assert.equal(first.filter((line) => line.startsWith("-")).length, 1);
-  assert.ok(first.filter((line) => line.startsWith("+")).length > 20);
-  // The next one-word change in it is the line of that product.
-  const second = edit('"name":"安心盈8号"', '"name":"安心盈八号"');
-  assert.equal(second.length, 2, second.join("\n"));
-  assert.ok(second[0].startsWith("-") && second[0].includes("安心盈八号") && second[1].includes("安心盈8号"));
+  // Nothing changed: the update leaves the recording byte for byte.
+  assert.deepEqual(update(), []);
+  assert.equal(readFileSync(path, "utf8"), recorded);
+  // A one-word change is the line of that product, removed and added.
+  for (const [from, to] of [["稳健增利7号", "稳健增利七号"], ['"name":"安心盈8号"', '"name":"安心盈八号"']]) {
+    const changed = edit(from, to);
+    assert.equal(changed.length, 2, changed.join("\n"));
+    assert.ok(changed[0].startsWith("-") && changed[0].includes(to) && changed[1].includes(from), changed.join("\n"));
+    assert.equal(readFileSync(path, "utf8"), recorded);
+  }
   for (const extra of [[], ["--offline"]]) {
     const done = cli([...extra, path]);
     assert.equal(done.status, 0, done.stdout);

@@ -20,11 +20,12 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 from vmhost import replay as replayer
-from vmhost.replay import Mismatch, Observer, Secrets, Transcript, match, substitute
+from vmhost.replay import Mismatch, Observer, Secrets, Transcript, match, step_spans, step_text, substitute
 
 ROOT = Path(__file__).resolve().parents[3]
 TRANSCRIPTS = ROOT / "protocol" / "conformance"
 CASES = json.loads((TRANSCRIPTS / "matching.json").read_text(encoding="utf-8"))
+LAYOUT = json.loads((TRANSCRIPTS / "layout.json").read_text(encoding="utf-8"))["cases"]
 FILES = sorted(TRANSCRIPTS.glob("*.jsonl"))
 OFFLINE = [path for path in FILES if "offlineArgs" in Transcript.load(path).steps[0][1]]
 
@@ -99,6 +100,18 @@ def test_send_cases(case: Dict[str, Any]) -> None:
     else:
         with pytest.raises(Mismatch):
             substitute(case["send"], captures, secrets)
+
+
+@pytest.mark.parametrize("case", LAYOUT, ids=lambda c: c["why"])
+def test_layout_cases(case: Dict[str, Any]) -> None:
+    """A step is written as every writer of a recording writes it (layout.json: the host's
+    ``--record`` and the Node replayer are checked against the same cases), and reads back as
+    one step."""
+    text = step_text(case["step"])
+    assert text == case["text"]
+    lines = text.split("\n")
+    assert step_spans(lines) == [(1, len(lines))]
+    assert json.loads(text) == case["step"]
 
 
 def test_match_rules() -> None:

@@ -14,7 +14,7 @@ from typing import Iterator, List
 
 import pytest
 
-from vmhost.replay import Transcript
+from vmhost.replay import Transcript, read_steps
 
 CLIENT = Path(__file__).resolve().parents[1]
 
@@ -606,7 +606,7 @@ def test_f5_fails_the_next_refresh_and_f6_f7_move_the_sms_countdown_into_a_recor
         wait_until_gone(session)
     finally:
         stop(session)
-    steps = [json.loads(line) for line in recording.read_text(encoding="utf-8").splitlines()]
+    steps = read_steps(recording)
     sent = [step["send"] for step in steps if "send" in step]
     assert {"endpoint": "products", "outcomes": ["http:500"]} in [
         message.get("params") for message in sent if message.get("method") == "control.backend.script"]

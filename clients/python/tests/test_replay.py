@@ -15,7 +15,7 @@ from typing import Any, Dict, List
 import pytest
 
 import vmhost
-from vmhost.replay import Secrets, Transcript, replay, update
+from vmhost.replay import Secrets, Transcript, dumps, read_steps, replay, step_spans, step_text, update
 
 CLIENT = Path(__file__).resolve().parents[1]
 PASSWORD = "123456"  # the demo account's (protocol/backend.md)
@@ -53,14 +53,12 @@ def recording(tmp_path: Path) -> Path:
     return record(tmp_path / "session.jsonl")
 
 
-def lines(path: Path) -> List[Dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def number_of_first(path: Path, text: str) -> int:
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if text in line:
-            return number
+    """The line of the first step that holds *text* (a step's first line: what a replay reports)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for first, last in step_spans(lines):
+        if text in "\n".join(lines[first - 1:last]):
+            return first
     raise AssertionError(f"{text!r} is not in {path}")
 
 
@@ -93,7 +91,7 @@ def test_a_secrets_file_gives_the_secrets(recording: Path, tmp_path: Path) -> No
 
 def test_a_changed_behaviour_fails_at_the_line_where_it_shows(recording: Path) -> None:
     # The second page of a catalogue of 39 products holds 19: the load more says no more pages.
-    steps = lines(recording)
+    steps = read_steps(recording)
     steps[0]["args"] += ["--demo-products", "39"]
     changed = recording.with_name("changed.jsonl")
     changed.write_text("".join(json.dumps(s, ensure_ascii=False, separators=(",", ":")) + "\n" for s in steps),
@@ -121,7 +119,9 @@ def test_update_rewrites_what_changed_keeps_the_rest_and_shows_the_diff(recordin
     edited = recording.with_name("edited.jsonl")
     # One expectation changed, one dropped (the host writes it: it must come back).
     changed = original.replace('"page":2', '"page":3', 1)
-    dropped = next(line for line in changed.splitlines() if '"loadState":"failed"' in line)
+    dropped = step_text(next(step for step in read_steps(recording)
+                             if "expect" in step and '"loadState":"failed"' in dumps(step)))
+    assert dropped + "\n" in changed
     edited.write_text(changed.replace(dropped + "\n", "", 1), encoding="utf-8")
     done = cli("--update", str(edited), env={"VMHOST_SECRET_PASSWORD": PASSWORD})
     assert done.returncode == 0, done.stdout
@@ -143,14 +143,14 @@ def test_update_rewrites_what_changed_keeps_the_rest_and_shows_the_diff(recordin
 def test_update_records_the_backend_anew(recording: Path) -> None:
     # A transcript whose backend lines are stale: an update with the backend writes them again.
     edited = recording.with_name("stale.jsonl")
-    stale = [line for line in recording.read_text(encoding="utf-8").splitlines() if '"backend"' not in line]
-    edited.write_text("\n".join(stale) + "\n", encoding="utf-8")
+    edited.write_text("".join(step_text(step) + "\n" for step in read_steps(recording) if "backend" not in step),
+                      encoding="utf-8")
     secrets = Secrets({"password": PASSWORD}, environ={})
     assert replay(edited, offline=True, secrets=secrets) is not None
     result = update(edited, secrets=secrets)
     assert result.failure is None, result.failure and result.failure.report()
     edited.write_text(result.new, encoding="utf-8")
-    assert sum('"backend"' in line for line in result.new.splitlines()) == 4  # login, two pages, the failure
+    assert sum("backend" in step for step in read_steps(edited)) == 4  # login, two pages, the failure
     assert PASSWORD not in result.new
     assert replay(edited, offline=True, secrets=secrets) is None
 
@@ -170,7 +170,7 @@ def test_exit_status_and_unreadable_files(tmp_path: Path) -> None:
 
 
 def test_a_recording_names_its_secrets_and_keeps_what_the_replay_needs(recording: Path) -> None:
-    steps = lines(recording)
+    steps = read_steps(recording)
     assert steps[0]["args"] == ["--clock", "manual", "--test-controls"]
     assert steps[0]["offlineArgs"] == ["--clock", "manual", "--test-controls", "--backend", "recorded:$transcript"]
     comments = [s["comment"] for s in steps if "comment" in s]
@@ -188,7 +188,7 @@ def test_a_users_sends_are_marked_and_recordings_with_or_without_markers_replay(
     """Each `vm.send` the client made carries `user` (its input); a recording made before the
     marker existed (none) replays as well, and a marker that is no string, or stands on no send,
     makes the file unusable (status 2)."""
-    steps = lines(recording)
+    steps = read_steps(recording)
     marked = [s for s in steps if "user" in s]
     assert marked and all(s["send"]["method"] == "vm.send" and s["user"] == s["send"]["params"]["input"]
                           for s in marked)
@@ -247,7 +247,7 @@ def split_a_notification(path: Path, comment: bool) -> int:
     """Rewrites *path*: its first vm.changed of two members or more as two lines, one member each
     side (and, with *comment*, says it was recorded on the system clock). The line number of the
     first of the two."""
-    steps = lines(path)
+    steps = read_steps(path)
     for index, step in enumerate(steps):
         values = step.get("expect", {}).get("params", {}).get("values", {}) if step.get("expect", {}).get("method") == "vm.changed" else {}
         if len(values) >= 2 and "splices" not in step["expect"]["params"]:
@@ -393,7 +393,7 @@ def test_an_http_replay_must_be_a_file_beside_the_transcript_and_its_lines_are_n
 def test_trust_args_passes_the_options_as_they_are(tmp_path: Path) -> None:
     trace = tmp_path / "trace.ndjson"
     path = hostile(tmp_path, ["--trace", str(trace)])
-    steps = lines(path) + [{"expect": {"jsonrpc": "2.0", "id": 3, "result": {}}}]
+    steps = read_steps(path) + [{"expect": {"jsonrpc": "2.0", "id": 3, "result": {}}}]
     path.write_text("".join(json.dumps(s) + "\n" for s in steps), encoding="utf-8")
     done = cli("--trust-args", str(path))
     assert done.returncode == 0, done.stdout
@@ -439,6 +439,7 @@ def test_update_of_a_recording_with_backend_latency_keeps_the_session(tmp_path: 
         products.send("refresh")
         products.send("loadMore")
     secrets = Secrets({"password": PASSWORD}, environ={})
+    old_steps = read_steps(path)
     # An intended change to pick up: the first page's number edited away.
     text = path.read_text(encoding="utf-8")
     assert '"page":2' in text
@@ -449,8 +450,7 @@ def test_update_of_a_recording_with_backend_latency_keeps_the_session(tmp_path: 
     new = result.new
     assert '"page":2' in new and '"page":7' not in new
     assert "-32800" not in new and "-32003" not in new  # nothing cancelled or refused
-    old_steps = [json.loads(line) for line in text.splitlines() if line.strip()]
-    new_steps = [json.loads(line) for line in new.splitlines() if line.strip()]
+    new_steps = read_steps(path)
     assert [s for s in new_steps if "send" in s] == [s for s in old_steps if "send" in s]
     assert sum("expect" in s for s in new_steps) == sum("expect" in s for s in old_steps)
     for _ in range(10):
@@ -488,8 +488,7 @@ def test_a_failure_names_the_step_it_followed_and_shows_long_messages_cut(record
     done = cli(str(edited), env=env)
     assert done.returncode == 1
     failing = number_of_first(edited, '"page":3')
-    sends = [n for n, line in enumerate(edited.read_text(encoding="utf-8").splitlines(), start=1)
-             if n < failing and "send" in json.loads(line)]
+    sends = [n for n, step in Transcript.load(edited).steps if n < failing and "send" in step]
     assert f"  after:    line {sends[-1]}: " in done.stdout and '"input":"loadMore"' in done.stdout, done.stdout
     assert "--full shows them all" in done.stdout and "x" * 400 not in done.stdout.split("diff:")[0]
     full = cli("--full", str(edited), env=env)
@@ -563,11 +562,12 @@ def changed_lines(diff: str) -> List[str]:
             if line[:1] in "-+" and not line.startswith(("--- ", "+++ "))]
 
 
-def test_update_of_a_one_word_change_in_a_long_list_is_a_small_diff(tmp_path: Path) -> None:
-    """A long step that changes is written laid out, one member or element per line (a product per
-    line): the first update of a recorded line replaces it by its laid-out form, every later
-    change is the lines of the values that changed. Both replayers write the same text, and the
-    file replays online and with no backend (the host reads laid-out steps too)."""
+def test_a_recording_is_laid_out_as_an_update_writes_it_and_a_one_word_change_is_its_line(tmp_path: Path) -> None:
+    """The host writes each step as both replayers' --update writes it (protocol/conformance/README.md,
+    "Layout"): a long one a member or element per line (a product per line). So an update of a
+    fresh recording with nothing changed leaves it byte for byte, with either replayer, and a
+    one-word change is the line of that value, removed and added. The file replays online and with
+    no backend (the host reads laid-out steps too)."""
     path = tmp_path / "list.jsonl"
     with vmhost.Host.spawn("--clock", "manual", "--test-controls", "--record", str(path),
                            stderr=subprocess.DEVNULL) as host:
@@ -577,15 +577,17 @@ def test_update_of_a_one_word_change_in_a_long_list_is_a_small_diff(tmp_path: Pa
         products.send("loadMore")
     secrets = Secrets({}, environ={})
     recorded = path.read_text(encoding="utf-8")
-    long_step = next(line for line in recorded.splitlines() if '"name":"稳健增利7号"' in line and '"expect"' in line)
-    assert len(long_step) > 2000  # the splice of the first page: one line as recorded
+    assert recorded == "".join(step_text(step) + "\n" for step in read_steps(path))
+    long_step = next(step_text(step) for step in read_steps(path) if "expect" in step and "稳健增利7号" in dumps(step))
+    assert len(long_step) > 2000 and long_step.count("\n") > 20  # the splice of the first page, a product a line
 
-    def updated_after(edit: str, into: str) -> str:
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        at = [number for number, line in enumerate(lines) if edit in line and not line.startswith('{"backend"')]
-        assert len(at) == 1, edit  # an expectation's, not the backend's answer
-        lines[at[0]] = lines[at[0]].replace(edit, into)
-        path.write_text("".join(lines), encoding="utf-8")
+    def updated_after(edit: str = "", into: str = "") -> str:
+        if edit:
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            at = [number for number, line in enumerate(lines) if edit in line and not line.startswith('{"backend"')]
+            assert len(at) == 1, edit  # an expectation's, not the backend's answer
+            lines[at[0]] = lines[at[0]].replace(edit, into)
+            path.write_text("".join(lines), encoding="utf-8")
         node_copy = tmp_path / "node.jsonl"
         node_copy.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
         result = update(path, secrets=secrets)
@@ -597,23 +599,19 @@ def test_update_of_a_one_word_change_in_a_long_list_is_a_small_diff(tmp_path: Pa
         assert node_copy.read_text(encoding="utf-8") == result.new  # one format, both replayers
         return result.diff()
 
+    # Nothing changed: the recording as the host wrote it is what both replayers write.
+    assert updated_after() == ""
+    assert path.read_text(encoding="utf-8") == recorded
     # An intended change to pick up, standing for a host that now names a product otherwise: one
-    # word of the recording edited, which the update writes back from what the host says.
-    first = updated_after("稳健增利7号", "稳健增利七号")
-    removed = [line for line in changed_lines(first) if line.startswith("-")]
-    assert removed == ["-" + long_step.replace("稳健增利7号", "稳健增利七号")]  # that one step, laid out
-    new = path.read_text(encoding="utf-8")
-    added = [line for line in changed_lines(first) if line.startswith("+")]
-    assert sum(len(line) for line in added) < len(long_step) * 1.5  # that step and nothing else
-    assert max(len(line) for line in added) < 200 and len(added) > 20  # a product a line
-    # The next change of one word in it is the line of that product, removed and added.
-    second = updated_after('"name":"安心盈8号"', '"name":"安心盈八号"')
-    assert [line[0] for line in changed_lines(second)] == ["-", "+"], second
-    assert "安心盈8号" in changed_lines(second)[1] and sum(map(len, changed_lines(second))) < 400, second
-    assert path.read_text(encoding="utf-8") == new
-    # Old and new layouts alike: the file replays with both replayers, online and offline.
-    steps = Transcript.load(path).steps
-    assert [step for _, step in steps] == [json.loads(line) for line in recorded.splitlines()]
+    # word of the recording edited, which the update writes back from what the host says: the
+    # line of that product, removed and added.
+    for edit, into in [("稳健增利7号", "稳健增利七号"), ('"name":"安心盈8号"', '"name":"安心盈八号"')]:
+        diff = updated_after(edit, into)
+        assert [line[0] for line in changed_lines(diff)] == ["-", "+"], diff
+        assert into in changed_lines(diff)[0] and edit in changed_lines(diff)[1], diff
+        assert sum(map(len, changed_lines(diff))) < 400, diff
+        assert path.read_text(encoding="utf-8") == recorded
+    # Recorded and updated alike: the file replays with both replayers, online and offline.
     for offline in (False, True):
         assert replay(path, offline=offline, secrets=secrets) is None
         done = subprocess.run(["node", str(CLIENT.parent / "js" / "replay.js"), *(["--offline"] if offline else []),

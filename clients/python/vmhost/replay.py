@@ -55,7 +55,7 @@ from .host import Host
 __all__ = [
     "Mismatch", "Secrets", "Failure", "Transcript", "match", "substitute", "resolved", "same_json",
     "replay", "update", "main", "READ_LIMIT", "Refused", "checked_arguments", "ALLOWED_FLAGS", "ALLOWED_OPTIONS",
-    "step_text", "step_spans", "WIDTH",
+    "step_text", "step_spans", "read_steps", "WIDTH",
 ]
 
 READ_LIMIT = 10.0  # seconds: only turns a missing message into a failure; nothing waits on time
@@ -86,7 +86,8 @@ def step_text(step: Dict[str, Any]) -> str:
     there too) and then one member or element per line, indented, each on one line when it fits
     in :data:`WIDTH` (its indentation not counted) and laid out the same way when not, the
     closing brackets on lines of their own. So a changed value changes the lines that hold it, not
-    the whole step. The Node replayer writes the same text."""
+    the whole step. The host (``--record``) and the Node replayer write the same text
+    (``protocol/conformance/layout.json``), so an update of an unchanged recording changes nothing."""
     text = dumps(step)
     if len(text) <= WIDTH or not step:
         return text
@@ -639,6 +640,13 @@ class Transcript:
             walk(step.get("send"))
             walk(step.get("expect"))
         return names
+
+
+def read_steps(path: "os.PathLike[str] | str") -> List[Dict[str, Any]]:
+    """The steps of the transcript or recording at *path*, in order: each on one line or laid out
+    over several (:func:`step_spans`), checked as a replay checks them. What a test reads a
+    recording with."""
+    return [step for _, step in Transcript.load(path).steps]
 
 
 SHOWN = 300  # characters of a message a failure shows (--full: all)
