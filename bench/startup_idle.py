@@ -12,10 +12,12 @@ reaches all of them alike. Per binary and round:
 - with `--callgrind`, once per binary: the instructions of a start-up answering one `ping`, exec to
   exit (callgrind, all threads), which no load moves.
 
-Idle RSS counts the pages of the binary mapped so far, and how many the kernel maps around each
-fault depends on how much of the file is in the page cache (a binary just linked or copied is all
-there; one read long ago only in part): before each round every binary is read whole, so that all
-are measured in the same state, all cached, as a binary started again and again is.
+Idle RSS counts the pages of the binary mapped so far, and how many the kernel maps at each fault
+depends on the file's page cache: only cached pages are mapped around a fault, and a large folio
+(how a file written by the linker or `objcopy` may sit in the cache) can be mapped whole, up to
+2 MiB for one fault. So before each round every binary's cached pages are written back and
+dropped (`fsync`, `POSIX_FADV_DONTNEED`), and the file read whole again: all are measured in the
+same state, all cached by reading, as a binary started again and again is, whatever wrote it.
 
     python3 bench/startup_idle.py --rounds 3 before=/tmp/a/vmhost after=.build-release/release/vmhost
 
@@ -54,8 +56,11 @@ def idle(cmd, n):
 
 
 def cache(binary):
-    """Reads the file whole, so that every page of it is in the page cache."""
+    """Drops the file's pages from the page cache and reads it whole again: every page of it is
+    cached, in the folios a sequential read makes, whatever wrote the file (see above)."""
     with open(binary, "rb") as file:
+        os.fsync(file.fileno())
+        os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
         while file.read(1 << 20):
             pass
 
