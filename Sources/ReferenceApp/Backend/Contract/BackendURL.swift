@@ -36,17 +36,24 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         }
         guard separator + 2 < bytes.count else { return nil }
         let scheme: String
-        if separator == 4, lowercasedEquals(bytes[0..<4], "http") {
+        if separator == 4, lowercasedEquals(bytes, 4, "http") {
             scheme = "http"
-        } else if separator == 5, lowercasedEquals(bytes[0..<5], "https") {
+        } else if separator == 5, lowercasedEquals(bytes, 5, "https") {
             scheme = "https"
         } else {
             return nil
         }
         // No query, no fragment; the authority ends at the first "/".
         let restStart = separator + 3
-        guard !bytes[restStart...].contains(where: { $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "?") }) else { return nil }
-        let authorityEnd = bytes[restStart...].firstIndex(of: slash) ?? bytes.count
+        var firstSlash: Int?
+        for index in restStart..<bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "#"), UInt8(ascii: "?"): return nil
+            case slash: firstSlash = firstSlash ?? index
+            default: break
+            }
+        }
+        let authorityEnd = firstSlash ?? bytes.count
         var lastColon: Int?
         for index in restStart..<authorityEnd {
             switch bytes[index] {
@@ -72,9 +79,10 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
             port = number
         }
         // The host and the path: ASCII without white space; brackets around an IPv6 literal or none.
-        guard hostEnd > restStart, bytes[restStart..<hostEnd].allSatisfy(isASCIIOtherThanWhiteSpace),
-              bytes[authorityEnd...].allSatisfy(isASCIIOtherThanWhiteSpace)
-        else { return nil }
+        guard hostEnd > restStart else { return nil }
+        for index in restStart..<bytes.count where index < hostEnd || index >= authorityEnd {
+            guard isASCIIOtherThanWhiteSpace(bytes[index]) else { return nil }
+        }
         if (bytes[restStart] == UInt8(ascii: "[")) != (bytes[hostEnd - 1] == UInt8(ascii: "]")) { return nil }
         let host = String(unsafeUninitializedCapacity: hostEnd - restStart) { buffer in
             for index in restStart..<hostEnd {
@@ -96,10 +104,17 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 
-    /// Whether `bytes`, ASCII upper case read as lower, are `lower` (lower-case ASCII).
-    private static func lowercasedEquals(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ lower: StaticString) -> Bool {
-        bytes.count == lower.utf8CodeUnitCount
-            && bytes.indices.allSatisfy { lowercased(bytes[$0]) == lower.utf8Start[$0 - bytes.startIndex] }
+    /// Whether the first `count` of `bytes`, ASCII upper case read as lower, are `lower` (lower-case
+    /// ASCII). A plain loop: a generic one over a slice's indices instantiated type metadata (130k
+    /// instructions at start-up).
+    private static func lowercasedEquals(_ bytes: UnsafeBufferPointer<UInt8>, _ count: Int, _ lower: StaticString) -> Bool {
+        guard count == lower.utf8CodeUnitCount, count <= bytes.count else { return false }
+        var index = 0
+        while index < count {
+            guard lowercased(bytes[index]) == lower.utf8Start[index] else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// The port connected to: the given one, or 80 / 443.
