@@ -12,8 +12,10 @@ reaches all of them alike. Per binary and round:
 - with `--callgrind`, once per binary: the instructions of a start-up answering one `ping`, exec to
   exit (callgrind, all threads), which no load moves;
 - with `--c-floor`, the C + jansson echo server (bench/echo_server.c, built with `cc -O2`) measured
-  in the same rounds, first in each, and each binary's start-up and idle RSS as a multiple of it
-  (the embedded backend's; issue 38 sets start-up at most 2.0x C).
+  in the same rounds, first in each, and each binary's start-up as a multiple of it (the embedded
+  backend's; issue 38 sets start-up at most 2.0x C): in wall-clock time, and in CPU time (user +
+  system, the kernel's exec, mappings and page faults included, exec to exit), which a loaded
+  machine moves far less.
 
 Idle RSS counts the pages of the binary mapped so far, and how many the kernel maps at each fault
 depends on the file's page cache: only cached pages are mapped around a fault, and a large folio
@@ -33,9 +35,11 @@ change from the first one. Python standard library only; Linux (/proc).
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -77,17 +81,39 @@ def measure(binary, args):
     for name, extra in (("embedded", []), ("http", HTTP)):
         cmd = [binary] + extra
         startup = median_startup_ms(cmd, args.startups)
+        cpu = cpu_per_startup_us(cmd, args.startups)
         rss, curl, threads = idle(cmd, args.idle)
-        figures[name] = {"startup_ms": round(startup, 2), "idle_rss_mib": round(rss / 1024, 2),
+        figures[name] = {"startup_ms": round(startup, 2), "startup_cpu_us": cpu, "idle_rss_mib": round(rss / 1024, 2),
                          "libcurl_mapped": curl, "threads": threads}
     return figures
+
+
+def cpu_per_startup_us(cmd, n):
+    """CPU time (µs, all threads, user and kernel) of a start-up answering one ping, exec to exit,
+    median of n: perf's task-clock, which the scheduler measures to the nanosecond (getrusage's
+    times are sampled at the timer tick: a start-up of a millisecond or two is charged in whole
+    ticks or not at all). None without perf."""
+    if not shutil.which("perf"):
+        return None
+    times = []
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "perf.csv")
+        for _ in range(n):
+            host = Server(["perf", "stat", "-x", ",", "-e", "task-clock", "-o", out, "--"] + cmd)
+            host.send(ping_line(1))
+            host.readline()
+            host.close()
+            with open(out) as lines:
+                times += [float(line.split(",")[0]) * 1000 for line in lines if "task-clock" in line]
+    return statistics.median(times) if times else None
 
 
 def measure_c(binary, args):
     """The C echo server's start-up and idle RSS, measured as a binary's embedded figures are."""
     cache(binary, args.cold)
     rss, _, _ = idle([binary], args.idle)
-    return {"startup_ms": round(median_startup_ms([binary], args.startups), 2), "idle_rss_mib": round(rss / 1024, 2)}
+    return {"startup_ms": round(median_startup_ms([binary], args.startups), 2),
+            "startup_cpu_us": cpu_per_startup_us([binary], args.startups), "idle_rss_mib": round(rss / 1024, 2)}
 
 
 def main():
@@ -124,7 +150,9 @@ def main():
     first = binaries[0][0]
     print(f"\nmedians of {args.rounds} rounds (start-up: median of {args.startups} each; idle RSS: median of {args.idle} hosts each)")
     for backend in ("embedded", "http"):
-        for key, unit in (("startup_ms", "ms"), ("idle_rss_mib", "MiB")):
+        for key, unit in (("startup_ms", "ms"), ("startup_cpu_us", "µs"), ("idle_rss_mib", "MiB")):
+            if any(r[backend][key] is None for rs in rounds.values() for r in rs):
+                continue  # no perf: no CPU figure
             base = statistics.median(r[backend][key] for r in rounds[first])
             cells = []
             for name, _ in binaries:
@@ -135,12 +163,17 @@ def main():
     if floor:
         c_startup = statistics.median(f["startup_ms"] for f in floor)
         c_rss = statistics.median(f["idle_rss_mib"] for f in floor)
-        print(f"C echo server: start-up {c_startup:.2f} ms, idle RSS {c_rss:.2f} MiB (medians of {args.rounds} rounds)")
+        c_cpu = statistics.median(f["startup_cpu_us"] or 0 for f in floor)
+        print(f"C echo server: start-up {c_startup:.2f} ms, {c_cpu:.0f} µs CPU, idle RSS {c_rss:.2f} MiB "
+              f"(medians of {args.rounds} rounds)")
         for name, _ in binaries:
             # Per round, the binary's start-up over C's of the same round; then the median.
-            ratios = [r["embedded"]["startup_ms"] / f["startup_ms"] for r, f in zip(rounds[name], floor)]
-            print(f"{name}: start-up {statistics.median(ratios):.2f}x C (per round: "
-                  + ", ".join(f"{x:.2f}" for x in ratios) + ")")
+            for key, what in (("startup_ms", "wall clock"), ("startup_cpu_us", "CPU")):
+                ratios = [r["embedded"][key] / f[key] for r, f in zip(rounds[name], floor) if f[key] and r["embedded"][key]]
+                if not ratios:
+                    continue
+                print(f"{name}: start-up {statistics.median(ratios):.2f}x C in {what} (per round: "
+                      + ", ".join(f"{x:.2f}" for x in ratios) + ")")
     for name, _ in binaries:
         mapped = {backend: any(r[backend]["libcurl_mapped"] for r in rounds[name]) for backend in ("embedded", "http")}
         threads = {backend: max(r[backend]["threads"] for r in rounds[name]) for backend in ("embedded", "http")}
