@@ -18,7 +18,7 @@ check() {
         echo "check-build-release: $*: expected $count commands and $count paths, got:"; echo "$output"; failed=1; return
     fi
     for line in "${commands[@]}"; do
-        for flag in -cross-module-optimization --static-swift-stdlib --disable-local-rpath -no-pie; do
+        for flag in -cross-module-optimization --static-swift-stdlib --disable-local-rpath -no-pie --no-export-dynamic -disable-concrete-type-metadata-mangled-name-accessors; do
             grep -q -- " $flag " <<<"$line " || { echo "check-build-release: no $flag in: $line"; failed=1; }
         done
         if ! bin_path=$(eval "$line --show-bin-path" 2>&1); then

@@ -18,13 +18,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// The value of the first field named `name`; setting replaces every field of that name (nil removes them).
     public subscript(name: String) -> String? {
         get {
-            let key = name.lowercased()
-            return fields.first { $0.name.lowercased() == key }?.value
+            fields.first { Self.sameName($0.name, name) }?.value
         }
         set {
-            let key = name.lowercased()
-            let index = fields.firstIndex { $0.name.lowercased() == key }
-            fields.removeAll { $0.name.lowercased() == key }
+            let index = fields.firstIndex { Self.sameName($0.name, name) }
+            if index != nil { fields.removeAll { Self.sameName($0.name, name) } }
             if let newValue { fields.insert((name, newValue), at: index ?? fields.count) }
         }
     }
@@ -43,9 +41,22 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// `self` with the fields of `other` set over it, name by name.
     func merging(_ other: HTTPHeaders) -> HTTPHeaders {
         var merged = self
-        for field in other.fields { merged.fields.removeAll { $0.name.lowercased() == field.name.lowercased() } }
+        for field in other.fields { merged.fields.removeAll { Self.sameName($0.name, field.name) } }
         merged.fields += other.fields
         return merged
+    }
+
+    /// Whether two names are the same without regard to case: ASCII compared byte by byte, with
+    /// no string made (a client's headers are set at start-up); any other text lower-cased.
+    static func sameName(_ first: String, _ second: String) -> Bool {
+        guard first.utf8.allSatisfy({ $0 < 0x80 }), second.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return first.lowercased() == second.lowercased()
+        }
+        return first.utf8.elementsEqual(second.utf8) { lowercased($0) == lowercased($1) }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }

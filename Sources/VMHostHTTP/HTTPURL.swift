@@ -20,33 +20,108 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
     public let pathAndQuery: String
 
     /// Parses an absolute `http` or `https` URL; nil for anything else.
+    ///
+    /// Read as UTF-8 bytes: every part that is kept must be ASCII, so no character needs to be
+    /// formed (a client is made at start-up, where this runs once per client).
     public init?(_ text: String) {
-        guard let separator = text.firstRange(of: "://") else { return nil }
-        let scheme = text[..<separator.lowerBound].lowercased()
-        guard scheme == "http" || scheme == "https" else { return nil }
-        var rest = text[separator.upperBound...]
-        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
-        guard !authority.contains("@") else { return nil }
-        var host = Substring(authority)
+        var text = text
+        guard let parts = text.withUTF8({ Self.split($0) }) else { return nil }
+        (scheme, host, port, pathAndQuery) = parts
+    }
+
+    /// The parts of `bytes`, lower-cased where they must be; nil where ``init(_:)`` refuses.
+    private static func split(
+        _ bytes: UnsafeBufferPointer<UInt8>
+    ) -> (scheme: String, host: String, port: Int?, pathAndQuery: String)? {
+        let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/")
+        // The scheme, before the first "://".
+        var separator = 0
+        while separator + 2 < bytes.count,
+              !(bytes[separator] == colon && bytes[separator + 1] == slash && bytes[separator + 2] == slash) {
+            separator += 1
+        }
+        guard separator + 2 < bytes.count else { return nil }
+        let scheme: String
+        if separator == 4, asciiLowercasedEquals(bytes, 0..<4, "http") {
+            scheme = "http"
+        } else if separator == 5, asciiLowercasedEquals(bytes, 0..<5, "https") {
+            scheme = "https"
+        } else {
+            return nil
+        }
+        // The rest, without a fragment; the authority ends at the first "/" or "?".
+        let restStart = separator + 3
+        var end = restStart
+        while end < bytes.count, bytes[end] != UInt8(ascii: "#") { end += 1 }
+        var authorityEnd = restStart
+        while authorityEnd < end, bytes[authorityEnd] != slash, bytes[authorityEnd] != UInt8(ascii: "?") {
+            authorityEnd += 1
+        }
+        var hostEnd = authorityEnd
+        var lastColon: Int?
+        for index in restStart..<authorityEnd {
+            switch bytes[index] {
+            case UInt8(ascii: "@"): return nil  // user info: a password in a URL ends up in logs
+            case colon: lastColon = index
+            case UInt8(ascii: "]"): lastColon = nil  // a colon inside an IPv6 literal
+            default: break
+            }
+        }
         var port: Int?
-        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
-            host = authority[..<colon]
-            let digits = authority[authority.index(after: colon)...]
-            guard !digits.isEmpty, digits.count <= 5, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let number = Int(digits), (1...65535).contains(number)
-            else { return nil }
+        if let lastColon {
+            hostEnd = lastColon
+            let digits = lastColon + 1..<authorityEnd
+            guard !digits.isEmpty, digits.count <= 5 else { return nil }
+            var number = 0
+            for index in digits {
+                let byte = bytes[index]
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                number = number * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            guard (1...65535).contains(number) else { return nil }
             port = number
         }
-        guard !host.isEmpty, host.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "/" }) else { return nil }
-        if host.hasPrefix("[") != host.hasSuffix("]") { return nil }
-        let tail = rest[authorityEnd...]
-        guard tail.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value != 0x7F }) else { return nil }
-        self.scheme = scheme
-        self.host = host.lowercased()
-        self.port = port
-        pathAndQuery = tail.isEmpty ? "/" : (tail.hasPrefix("/") ? String(tail) : "/" + tail)
+        // The host: ASCII without white space (a "/" ended the authority), brackets around an IPv6
+        // literal or none.
+        guard hostEnd > restStart else { return nil }
+        for index in restStart..<hostEnd {
+            let byte = bytes[index]
+            guard byte < 0x80, byte != 0x20, !(0x09...0x0D).contains(byte) else { return nil }
+        }
+        if (bytes[restStart] == UInt8(ascii: "[")) != (bytes[hostEnd - 1] == UInt8(ascii: "]")) { return nil }
+        // The path and query, sent as written: printable ASCII only.
+        for index in authorityEnd..<end {
+            let byte = bytes[index]
+            guard byte > 0x20, byte < 0x7F else { return nil }
+        }
+        let host = String(unsafeUninitializedCapacity: hostEnd - restStart) { buffer in
+            for index in restStart..<hostEnd {
+                let byte = bytes[index]
+                buffer[index - restStart] = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+            }
+            return hostEnd - restStart
+        }
+        let pathAndQuery: String
+        if authorityEnd == end {
+            pathAndQuery = "/"
+        } else if bytes[authorityEnd] == slash {
+            pathAndQuery = String(decoding: UnsafeBufferPointer(rebasing: bytes[authorityEnd..<end]), as: UTF8.self)
+        } else {
+            pathAndQuery = "/" + String(decoding: UnsafeBufferPointer(rebasing: bytes[authorityEnd..<end]), as: UTF8.self)
+        }
+        return (scheme, host, port, pathAndQuery)
+    }
+
+    /// Whether `bytes[range]`, ASCII upper case read as lower, is `lower` (lower-case ASCII).
+    private static func asciiLowercasedEquals(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ lower: StaticString) -> Bool {
+        guard range.count == lower.utf8CodeUnitCount else { return false }
+        let expected = lower.utf8Start
+        for (offset, index) in range.enumerated() {
+            let byte = bytes[index]
+            let folded = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+            guard folded == expected[offset] else { return false }
+        }
+        return true
     }
 
     /// The port connected to: the given one, or 80 / 443.

@@ -17,11 +17,19 @@ import Testing
         #expect(try #require(BackendURL("https://h")).effectivePort == 443)
         #expect(try #require(BackendURL("http://h")).effectivePort == 80)
         #expect(try #require(BackendURL("http://[::1]:9")).host == "[::1]")
+        #expect(try #require(BackendURL("http://[::1]:9")).port == 9)
+        #expect(try #require(BackendURL("http://[::1]/x")).port == nil)
+    }
+
+    @Test func trailingSlashesAreDropped() throws {
+        #expect(try #require(BackendURL("https://H//")).description == "https://h")
+        #expect(try #require(BackendURL("hTtPs://h:00443/a//")).pathPrefix == "/a")
     }
 
     @Test(arguments: [
         "", "embedded", "ftp://h", "http://", "http:///path", "http://h:0", "http://h:65536", "http://h:+80",
         "http://h:", "http://user:pw@h", "http://h/a?b=c", "http://h/#x", "http://h h", "http://[::1",
+        "http://::1]", "http://é", "http://h/é", "http://h/a\tb", "http://h:123456", "https:/h", "httpx://h", "://h",
     ])
     func anythingElseIsRefused(text: String) {
         #expect(BackendURL(text) == nil)

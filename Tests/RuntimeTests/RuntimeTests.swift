@@ -274,6 +274,11 @@ struct LocaleTests {
         #expect(AppLocale.match(requested, in: Self.offered) == nil)
     }
 
+    @Test(arguments: [("zh-Hans", "zh"), ("DE-ch", "de"), ("EN", "en"), ("", ""), ("-x", ""), ("Ärger-x", "ärger")])
+    func theLanguageIsTheFirstSubtagLowercased(tag: String, language: String) {
+        #expect(AppLocale(tag).language == language)
+    }
+
     @Test @HostActor func anAppThatSaysNothingOffersEnglish() {
         #expect(Host.Configuration(clock: ManualClock(), factories: []).locales == [.en])
     }

@@ -11,7 +11,24 @@ struct HTTPURLTests {
         #expect(HTTPURL("http://h:80/x")?.origin == "http://h")
     }
 
-    @Test(arguments: ["ftp://h/x", "http://user:pw@h/x", "http:///x", "http://h:0", "http://h:70000", "http://h/a b", "h/x"])
+    @Test func hostsPortsAndQueriesAreReadAsWritten() throws {
+        let literal = try #require(HTTPURL("http://[::1]:8080/x"))
+        #expect(literal.host == "[::1]")
+        #expect(literal.port == 8080)
+        #expect(HTTPURL("http://[::1]/x")?.port == nil)
+        #expect(HTTPURL("http://H?q=1")?.pathAndQuery == "/?q=1")
+        #expect(HTTPURL("https://h:00443")?.effectivePort == 443)
+        #expect(HTTPURL("http://h/a#b c")?.text == "http://h/a")
+        // "#" starts the fragment whatever follows it (a combining mark too: bytes, not characters).
+        #expect(HTTPURL("http://h/a#\u{301}x")?.text == "http://h/a")
+        #expect(HTTPURL("hTtP://h/a://b")?.pathAndQuery == "/a://b")
+    }
+
+    @Test(arguments: [
+        "ftp://h/x", "http://user:pw@h/x", "http:///x", "http://h:0", "http://h:70000", "http://h/a b", "h/x",
+        "http://h:", "http://h:8a", "http://h:123456", "http://é/x", "http://h\tx/", "http://h/\u{7F}", "http://h/é",
+        "http://[::1/x", "http://::1]/x", "httpx://h", "http:/h", "://h", "",
+    ])
     func anythingElseIsRefused(text: String) {
         #expect(HTTPURL(text) == nil)
     }

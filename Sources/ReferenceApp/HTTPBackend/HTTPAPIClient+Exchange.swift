@@ -12,14 +12,18 @@ extension HTTPAPIClient {
     }
 
     /// The HTTP request of `request`: the base URL's origin and path prefix, the contract's path and
-    /// query, the token, the JSON body. Throws rather than send a token a line break would cut.
+    /// query, `Accept`, the device id, the token, the JSON body. Throws rather than send a token a
+    /// line break would cut.
     func makeRequest(_ request: APIRequest) throws(BackendError) -> HTTPRequest {
-        var headers: HTTPHeaders = [:]
+        var headers = HTTPHeaders()
+        headers.add("Accept", "application/json")
+        headers.add("X-Device-Id", deviceID)
+        headers.add("uuid", deviceID)
         if let token {
             guard !token.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { throw HTTPErrorMapping.headerNotSendable }
-            headers["Authorization"] = "Bearer \(token)"
+            headers.add("Authorization", "Bearer \(token)")
         }
-        if request.body != nil { headers["Content-Type"] = "application/json" }
+        if request.body != nil { headers.add("Content-Type", "application/json") }
         return HTTPRequest(
             HTTPMethod(rawValue: request.method.rawValue), baseURL.url(path: request.path, query: request.query),
             headers: headers, body: request.body?.serialized())

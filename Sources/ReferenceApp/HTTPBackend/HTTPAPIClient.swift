@@ -43,7 +43,9 @@ public final class HTTPAPIClient: APIClient {
     public var maxResponseBytes: Int { http.maxResponseBytes }
     /// The device id sent as `X-Device-Id` and `uuid` on every call.
     public let deviceID: String
-    /// The framework's client the calls go through: the device id and `Accept` are its headers.
+    /// The framework's client the calls go through. It has no headers of its own: every request
+    /// carries `Accept` and the device id (``makeRequest(_:)``), so that making a client at
+    /// start-up builds no header list.
     let http: HTTPClient
     /// The token of the last successful login, sent as `Authorization: Bearer`; nil before.
     ///
@@ -57,12 +59,11 @@ public final class HTTPAPIClient: APIClient {
     ) {
         self.baseURL = baseURL
         self.deviceID = deviceID
-        // A base URL always parses as an HTTPURL (BackendURL is the stricter of the two).
+        // A base URL parses as an HTTPURL but for control characters in its path, which no
+        // request could carry either: those fail at their first call, as an invalid URL.
         http = HTTPClient(
             baseURL: HTTPURL(baseURL.description) ?? HTTPURL("http://invalid")!, clock: clock, timeout: timeout,
-            maxResponseBytes: maxResponseBytes,
-            headers: ["Accept": "application/json", "X-Device-Id": deviceID, "uuid": deviceID],
-            failures: HTTPErrorMapping())
+            maxResponseBytes: maxResponseBytes, failures: HTTPErrorMapping())
     }
 
     /// Forgets the token: later calls go without `Authorization`.

@@ -13,7 +13,7 @@ public struct AppLocale: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
     /// The locale of `tag`, as the app spells it.
     public init(_ tag: String) {
         self.tag = tag
-        language = Self.subtags(of: tag).first ?? ""
+        language = Self.language(of: tag)
     }
 
     /// `"sr-Latn"`: the locale of that tag.
@@ -53,6 +53,20 @@ public struct AppLocale: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
         }
         if let best { return best.locale }
         return offered.first { subtags(of: $0.tag).first == wanted.first }
+    }
+
+    /// The first subtag of `tag`, lowercased. An ASCII tag (every well-formed one) is read byte by
+    /// byte, with no array of subtags made: the app's locales are made at start-up.
+    private static func language(of tag: String) -> String {
+        guard tag.utf8.allSatisfy({ $0 < 0x80 }) else { return subtags(of: tag).first ?? "" }
+        let end = tag.utf8.firstIndex(of: UInt8(ascii: "-")) ?? tag.utf8.endIndex
+        let count = tag.utf8.distance(from: tag.utf8.startIndex, to: end)
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            for (offset, byte) in tag.utf8[..<end].enumerated() {
+                buffer[offset] = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+            }
+            return count
+        }
     }
 
     private static func subtags(of tag: String) -> [String] {
