@@ -80,6 +80,22 @@ public final class Connection {
         host.endTurn(outer: outer)
     }
 
+    /// Handles one whole message parsed already (``ParsedFrame``, read with ``parsing``), as
+    /// ``receive(message:)`` handles its text: for a transport that parses where it reads, so that
+    /// the host thread only dispatches.
+    public func receive(parsed frame: ParsedFrame) {
+        host.outputQueue.holdWakeups()
+        defer { host.outputQueue.releaseWakeups() }
+        let outer = host.inTurn
+        host.inTurn = true
+        host.engine.receive(parsed: frame)
+        host.endTurn(outer: outer)
+    }
+
+    /// How a message is parsed for ``receive(parsed:)``: read once the session's trace and
+    /// recording are attached (they change it), then used on any thread.
+    public var parsing: ParsedFrame.Parsing { host.engine.parsing }
+
     /// Handles the end of input: a last unterminated ndjson line is still a message, and every
     /// frame still waiting is handled as usual. Then ``inputEnded`` is true.
     package func finish() {

@@ -109,24 +109,37 @@ public final class RPCEngine {
 
     // MARK: Input
 
+    /// How this engine reads a frame's text, for a transport that parses it on another thread
+    /// (``ParsedFrame``): read once the tracer is set, which changes it (a tracer sees every
+    /// message whole, so with one a batch over the bound is built).
+    public var parsing: ParsedFrame.Parsing {
+        // A batch of more members than it may hold is refused whatever they are: past the
+        // bound its members are checked (a text that is not JSON is still a parse error) but
+        // not built.
+        ParsedFrame.Parsing(keptArrayMembers: tracer == nil ? limits.maxBatchMembers : .max)
+    }
+
+    /// Frames this engine parsed itself (``receive(frame:)``), not handed parsed
+    /// (``receive(parsed:)``): a count for tests.
+    package private(set) var framesParsed = 0
+
     /// Handles one frame's bytes.
     package func receive(frame bytes: UnsafeRawBufferPointer) {
-        let message: JSONMessage
-        do {
-            // A batch of more members than it may hold is refused whatever they are: past the
-            // bound its members are checked (a text that is not JSON is still a parse error) but
-            // not built. A tracer sees every message whole, so with one the batch is built.
-            message = try JSON.parseMessage(bytes, keepingArrayMembers: tracer == nil ? limits.maxBatchMembers : .max)
-        } catch {
+        framesParsed &+= 1
+        receive(parsed: ParsedFrame(bytes, rules: parsing))
+    }
+
+    /// Handles one frame parsed already (on any thread, with this engine's ``parsing``), as
+    /// ``receive(frame:)`` handles its text: the same replies, parse errors and trace.
+    public func receive(parsed frame: ParsedFrame) {
+        switch frame.content {
+        case .unparsable(let error, let byteCount):
             // The unparsable text is not repeated (the parse error's message never quotes it):
             // it cannot be redacted, and it may hold a password.
-            tracer?(["unparsable": .int(Int64(bytes.count))])
+            tracer?(["unparsable": .int(Int64(byteCount))])
             send(errorResponse(id: nil, .parseError("\(error.message) at line \(error.line), column \(error.column)")))
-            return
-        }
-        switch message {
-        case .value(let value): receive(value)
-        case .longArray(let members): refuseBatch(members: members)
+        case .message(.value(let value)): receive(value)
+        case .message(.longArray(let members)): refuseBatch(members: members)
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Transport) import VMHost
 @_spi(Transport) import VMHostCore
+@_spi(Transport) import VMHostJSONRPC
 import VMHostTesting
 import VMHostWire
 
@@ -56,6 +57,40 @@ import VMHostWire
     func feed(_ core: SessionCore, _ lines: [String]) {
         let bytes = Array(lines.map { $0 + "\n" }.joined().utf8)
         bytes.withUnsafeBytes { core.connection.consume($0) }
+    }
+
+    /// A transport of many sessions on one host thread (WebSocket) parses each message where it
+    /// reads it: the host thread dispatches the message parsed, parses nothing itself, and the
+    /// replies are those of the same text read on the host thread.
+    @Test func aMessageParsedByTheTransportsReaderIsDispatchedWithoutTheHostParsingIt() async throws {
+        let numbers = "[" + Array(repeating: "1", count: 200_000).joined(separator: ",") + "]"
+        let texts = [
+            #"{"jsonrpc":"2.0","method":"flood","params":\#(numbers)}"#,
+            #"{"jsonrpc":"2.0","id":1,"method":"ping","params":\#(numbers)}"#,
+            request(2, "ping"),
+            "[" + Array(repeating: request(3, "ping"), count: 1001).joined(separator: ",") + "]",
+            #"{"jsonrpc":"2.0","id":4,"method":"ping""#,
+        ]
+        let (read, readTransport) = try open([])
+        feed(read, texts)
+        read.end(.peerClosed, status: 0)
+
+        let (parsed, parsedTransport) = try open([])
+        let parsing = parsed.connection.parsing
+        // Parsed off the host thread, as a reader does.
+        let frames = await Task.detached {
+            texts.map { text in Array(text.utf8).withUnsafeBytes { ParsedFrame($0, rules: parsing) } }
+        }.value
+        for frame in frames { parsed.connection.receive(parsed: frame) }
+        parsed.end(.peerClosed, status: 0)
+
+        #expect(parsed.host.engine.framesParsed == 0)
+        #expect(read.host.engine.framesParsed == texts.count)
+        #expect(parsedTransport.written == readTransport.written)
+        // The ping with params, the ping, the refused batch, the parse error.
+        #expect(parsedTransport.written.map { $0["id"] } == [1, 2, .null, .null])
+        #expect(parsedTransport.written[0]["error"]?["code"] == -32602)
+        #expect(parsedTransport.written[1]["result"] == [:])
     }
 
     @Test func aManualClockEndsAtTheEndOfInputCancellingWhatWaits() throws {

@@ -269,6 +269,50 @@ struct RPCEngineTests {
         }
     }
 
+    /// A frame parsed elsewhere (a transport's reader thread) with the engine's ``RPCEngine/parsing``
+    /// is answered and traced as its text is, and the engine parses nothing itself.
+    @Test(arguments: [false, true])
+    func aFrameParsedElsewhereIsAnsweredAndTracedAsItsText(traced: Bool) {
+        let texts = [
+            #"{"jsonrpc":"2.0","id":1,"method":"echo","params":[1,2.5,"x",{"a":null}]}"#,
+            #"{"jsonrpc":"2.0","method":"echo","params":[1]}"#,
+            #"{"jsonrpc":"2.0","id":2,"method":"unknown"}"#,
+            batch(5), batch(6), "[1,1,1,1,1,1,1]", "[1,1,1,1,1,1,x]", "[]", "[1]", "42", "", "{", "\"x\"",
+            #"{"jsonrpc":"2.0","id":3,"method":"echo","params":"no"}"#,
+        ]
+        let fromText = Harness(), fromParsed = Harness()
+        let textTraced = Traced(), parsedTraced = Traced()
+        for (harness, trace) in [(fromText, textTraced), (fromParsed, parsedTraced)] {
+            harness.engine.limits.maxBatchMembers = 5
+            if traced { harness.engine.tracer = { trace.messages.append($0) } }
+        }
+        let parsing = fromParsed.engine.parsing
+        for text in texts {
+            let expected = fromText.send(text)
+            let frame = Array(text.utf8).withUnsafeBytes { ParsedFrame($0, rules: parsing) }
+            fromParsed.engine.receive(parsed: frame)
+            #expect(fromParsed.written == expected, "\(text)")
+            fromParsed.written.removeAll()
+        }
+        #expect(parsedTraced.messages == textTraced.messages)
+        #expect(textTraced.messages.count == (traced ? texts.count : 0))
+        #expect(fromText.engine.framesParsed == texts.count)
+        #expect(fromParsed.engine.framesParsed == 0)
+    }
+
+    /// With a tracer, a batch over the bound is built (the tracer sees it whole); without one it
+    /// is counted: the parsing a transport takes from the engine says which.
+    @Test func theParsingTakenFromTheEngineBuildsABatchOverTheBoundOnlyForATracer() {
+        let h = Harness()
+        h.engine.limits.maxBatchMembers = 5
+        let text = Array("[1,1,1,1,1,1]".utf8)
+        let counted = text.withUnsafeBytes { ParsedFrame($0, rules: h.engine.parsing) }
+        #expect(counted.estimatedBytes == text.count)
+        h.engine.tracer = { _ in }
+        let built = text.withUnsafeBytes { ParsedFrame($0, rules: h.engine.parsing) }
+        #expect(built.estimatedBytes > 6 * MemoryLayout<JSON>.stride)
+    }
+
     @Test func pastTheBoundOfItsRepliesABatchsRequestsAreAnsweredWithoutBeingHandled() {
         let h = Harness()
         // Each echo reply of a 100-character string is about 140 bytes: the third reaches 300.

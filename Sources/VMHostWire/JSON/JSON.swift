@@ -203,3 +203,39 @@ extension JSON {
         }
     }
 }
+
+extension JSON {
+    /// About the bytes this value holds in memory: each value's own slot, the buffers of arrays,
+    /// objects and strings too long to be stored inline (with their headers and unused capacity).
+    /// An estimate for bounds on memory, not an exact count (the allocator's rounding is left out).
+    package var estimatedMemory: Int {
+        let slot = MemoryLayout<JSON>.stride
+        switch self {
+        case .null, .bool, .int, .double: return slot
+        case .string(let string): return slot + Self.heapBytes(of: string)
+        case .array(let elements):
+            guard elements.capacity > 0 else { return slot }
+            var total = slot + Self.bufferHeader + (elements.capacity - elements.count) * slot
+            for index in elements.indices { total &+= elements[index].estimatedMemory }
+            return total
+        case .object(let object):
+            let members = object.members
+            guard members.capacity > 0 else { return slot }
+            let memberSlot = MemoryLayout<JSONObject.Member>.stride
+            var total = slot + Self.bufferHeader + members.capacity * memberSlot
+            for index in members.indices {
+                total &+= Self.heapBytes(of: members[index].key) &+ members[index].value.estimatedMemory &- slot
+            }
+            return total
+        }
+    }
+
+    /// The header of an array's buffer (its count, capacity and object header).
+    private static let bufferHeader = 32
+
+    /// The bytes of `string`'s buffer: none for a short string (stored in place).
+    private static func heapBytes(of string: String) -> Int {
+        let count = string.utf8.count
+        return count <= 15 ? 0 : bufferHeader + count + 1
+    }
+}

@@ -24,12 +24,19 @@ import NIOCore
 /// ``Limits/sessionMessages`` messages and less than ``Limits/sessionBytes`` bytes waiting for the
 /// session, and less than ``Limits/workerBytes`` bytes waiting for every session of the worker
 /// together. A page that sends faster than the host handles is slowed by TCP, not buffered without
-/// bound. What waits, besides the last message each session read (at most the largest message
-/// allowed): less than ``Limits/sessionBytes`` per session, and less than ``Limits/workerBytes``
-/// for every session of the worker together (each was counted when its session's reader last
-/// looked for room). A session with nothing waiting is never held back by the others: its message
-/// is read, and served in turn.
-final class Inbox<Receiver: AnyObject & Sendable>: Sendable {
+/// bound. A message waits parsed (the session's reader parses it, so that the host thread only
+/// dispatches it), and counts for the memory it holds so (``InboxMessage/inboxBytes``, at least its
+/// text's size). What waits, besides the last message each session read: less than
+/// ``Limits/sessionBytes`` per session, and less than ``Limits/workerBytes`` for every session of
+/// the worker together (each was counted when its session's reader last looked for room). A
+/// session with nothing waiting is never held back by the others: its message is read, and served
+/// in turn.
+///
+/// **Parsing.** A message of more than ``Limits/parsedAloneBytes`` of text is parsed only while
+/// the worker has room (``reserveToParse(_:_:textBytes:)``), with the bytes its parse may make
+/// reserved until it is queued: the readers of many sessions do not build large messages all at
+/// once beyond the worker's bound. A smaller message is parsed at once.
+final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendable {
     struct Limits: Sendable {
         /// Messages one session may have waiting before its reader waits for room.
         var sessionMessages = 64
@@ -38,15 +45,25 @@ final class Inbox<Receiver: AnyObject & Sendable>: Sendable {
         /// Bytes every session of the worker may have waiting before a reader whose session has a
         /// message waiting waits for room.
         var workerBytes = 64 * 1024 * 1024
+        /// Text up to this size is parsed without waiting for the worker's room.
+        var parsedAloneBytes = 64 * 1024
+    }
+
+    /// Bytes reserved for parsing a message of `textBytes` bytes of text: about its tree when it
+    /// is an array of one-digit numbers (two bytes of text each, ``JSON``'s slot each).
+    static func parseReservation(textBytes: Int) -> Int {
+        textBytes.multipliedReportingOverflow(by: 12).overflow ? Int.max / 2 : textBytes * 12
     }
 
     private struct Input {
         let receiver: Receiver
         /// Received, not yet taken by the pump, in order.
-        var queued = CircularBuffer<[UInt8]>()
+        var queued = CircularBuffer<Message>()
         /// Received, not yet handled: queued, taken, or waiting behind an unfinished batch.
         var count = 0
         var bytes = 0
+        /// Reserved by its reader for the message it parses (``reserveToParse(_:_:textBytes:)``).
+        var reserved = 0
         /// Listed for a turn (or taking it).
         var listed = false
         /// The reader, waiting for room.
@@ -64,6 +81,9 @@ final class Inbox<Receiver: AnyObject & Sendable>: Sendable {
         var scheduled = false
         /// Sessions whose readers wait for room.
         var waiting: [Int] = []
+        /// Readers waiting for the worker's room to parse a large message, in order: the session
+        /// and the bytes to reserve.
+        var parsers: [(id: Int, receiver: Receiver, bytes: Int, reader: CheckedContinuation<Void, Never>)] = []
     }
 
     let limits: Limits
@@ -73,30 +93,74 @@ final class Inbox<Receiver: AnyObject & Sendable>: Sendable {
         self.limits = limits
     }
 
-    /// Queues a message of session `id`; true when the caller must post the pump.
-    func append(_ id: Int, _ receiver: Receiver, _ bytes: [UInt8]) -> Bool {
-        state.withLockedValue { state in
+    /// Queues a message of session `id` (what its reader reserved to parse it is given back);
+    /// true when the caller must post the pump.
+    func append(_ id: Int, _ receiver: Receiver, _ message: Message) -> Bool {
+        let byteCount = message.inboxBytes
+        let (pump, parsers) = state.withLockedValue { state -> (Bool, [CheckedContinuation<Void, Never>]) in
             var input = state.inputs.removeValue(forKey: id) ?? Input(receiver: receiver)
-            input.queued.append(bytes)
+            input.queued.append(message)
             input.count += 1
-            input.bytes += bytes.count
-            state.bytes += bytes.count
+            input.bytes += byteCount
+            state.bytes += byteCount - input.reserved
+            input.reserved = 0
+            // A reservation larger than the message parsed: its room comes back.
+            let parsers = state.bytes < limits.workerBytes ? takeParsers(&state) : []
             if !input.listed {
                 input.listed = true
                 state.turns.append(id)
             }
             state.inputs[id] = input
-            if state.scheduled { return false }
+            if state.scheduled { return (false, parsers) }
             state.scheduled = true
-            return true
+            return (true, parsers)
         }
+        for parser in parsers { parser.resume() }
+        return pump
+    }
+
+    /// Session `id`'s reader, before it parses a message of `textBytes` bytes of text: a large one
+    /// waits until the worker has room, then reserves the bytes its parse may make, until it is
+    /// queued (``append(_:_:_:)``) or its session removed.
+    func reserveToParse(_ id: Int, _ receiver: Receiver, textBytes: Int) async {
+        guard textBytes > limits.parsedAloneBytes else { return }
+        let bytes = Self.parseReservation(textBytes: textBytes)
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLockedValue { state -> Bool in
+                if state.parsers.isEmpty, state.bytes < limits.workerBytes {
+                    reserve(id, receiver, bytes, &state)
+                    return true
+                }
+                state.parsers.append((id, receiver, bytes, continuation))
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// Readers waiting to parse, taken in order while the worker has room, each with its bytes reserved.
+    private func takeParsers(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        var readers: [CheckedContinuation<Void, Never>] = []
+        while !state.parsers.isEmpty, state.bytes < limits.workerBytes {
+            let parser = state.parsers.removeFirst()
+            reserve(parser.id, parser.receiver, parser.bytes, &state)
+            readers.append(parser.reader)
+        }
+        return readers
+    }
+
+    private func reserve(_ id: Int, _ receiver: Receiver, _ bytes: Int, _ state: inout State) {
+        var input = state.inputs[id] ?? Input(receiver: receiver)
+        input.reserved += bytes
+        state.bytes += bytes
+        state.inputs[id] = input
     }
 
     /// The next message in turn and its session, or nil when none is queued (the pump must then
     /// be posted again next time). The session of the message taken before is listed again first,
     /// at the back, if it has more. `lastListed`: no other session was listed (a turn of every
     /// session with input ends there).
-    func next() -> (receiver: Receiver, bytes: [UInt8], lastListed: Bool)? {
+    func next() -> (receiver: Receiver, message: Message, lastListed: Bool)? {
         state.withLockedValue { state in
             if let last = state.taking {
                 state.taking = nil
@@ -110,10 +174,10 @@ final class Inbox<Receiver: AnyObject & Sendable>: Sendable {
                 }
             }
             while let id = state.turns.popFirst() {
-                guard var input = state.inputs[id], let bytes = input.queued.popFirst() else { continue }
+                guard var input = state.inputs[id], let message = input.queued.popFirst() else { continue }
                 state.inputs[id] = input
                 state.taking = id
-                return (input.receiver, bytes, state.turns.isEmpty)
+                return (input.receiver, message, state.turns.isEmpty)
             }
             state.scheduled = false
             return nil
@@ -136,6 +200,7 @@ final class Inbox<Receiver: AnyObject & Sendable>: Sendable {
             if wasFull, state.bytes < limits.workerBytes {
                 for other in state.waiting { if let reader = take(other, &state) { readers.append(reader) } }
             }
+            readers += takeParsers(&state)
             return readers
         }
         for reader in readers { reader.resume() }
@@ -156,17 +221,23 @@ final class Inbox<Receiver: AnyObject & Sendable>: Sendable {
         }
     }
 
-    /// Forgets session `id` (closed): its queued messages are dropped, and its reader, if it
+    /// Forgets session `id` (closed): its queued messages are dropped (returned, for the caller
+    /// to free where it wants), what its reader reserved is given back, and its reader, if it
     /// waits, goes on.
-    func remove(_ id: Int) {
-        let reader = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
-            guard let input = state.inputs.removeValue(forKey: id) else { return nil }
-            state.bytes -= input.bytes
+    @discardableResult
+    func remove(_ id: Int) -> [Message] {
+        let (readers, dropped) = state.withLockedValue { state -> ([CheckedContinuation<Void, Never>], [Message]) in
+            var readers = state.parsers.filter { $0.id == id }.map(\.reader)
+            state.parsers.removeAll { $0.id == id }
+            guard let input = state.inputs.removeValue(forKey: id) else { return (readers, []) }
+            state.bytes -= input.bytes + input.reserved
             state.waiting.removeAll { $0 == id }
             if state.taking == id { state.taking = nil }
-            return input.reader
+            if let reader = input.reader { readers.append(reader) }
+            return (readers + takeParsers(&state), Array(input.queued))
         }
-        reader?.resume()
+        for reader in readers { reader.resume() }
+        return dropped
     }
 
     /// Whether session `id`'s reader may read its next message now.
@@ -185,6 +256,9 @@ final class Inbox<Receiver: AnyObject & Sendable>: Sendable {
     /// Readers waiting for room.
     var waitingReaders: Int { state.withLockedValue { $0.waiting.count } }
 
+    /// Readers waiting for the worker's room to parse a large message.
+    var waitingParsers: Int { state.withLockedValue { $0.parsers.count } }
+
     private func hasRoom(_ input: Input, _ state: State) -> Bool {
         input.count == 0
             || (input.count < limits.sessionMessages && input.bytes < limits.sessionBytes && state.bytes < limits.workerBytes)
@@ -198,5 +272,16 @@ final class Inbox<Receiver: AnyObject & Sendable>: Sendable {
         state.waiting.removeAll { $0 == id }
         return reader
     }
+}
+
+/// What an ``Inbox`` queues: a message and the bytes it counts for while it waits.
+protocol InboxMessage: Sendable {
+    /// The bytes the message counts for against the inbox's bounds.
+    var inboxBytes: Int { get }
+}
+
+/// A message's text (the inbox's own tests).
+extension [UInt8]: InboxMessage {
+    var inboxBytes: Int { count }
 }
 #endif

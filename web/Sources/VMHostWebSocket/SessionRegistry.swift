@@ -23,7 +23,7 @@ final class SessionRegistry: Sendable {
     let worker: Int
 
     /// The messages received, on their way to the host thread (one inbox per worker).
-    let inbox = Inbox<WebSocketSession>()
+    let inbox = Inbox<WebSocketSession, ReceivedMessage>()
     /// The worker's sessions.
     let table: SessionTable
 
@@ -169,10 +169,15 @@ final class SessionRegistry: Sendable {
                             }
                             continue
                         }
-                        guard resumption.receive(on: link, deliver: { pump = inbox.append(session.id, session, bytes) })
+                    }
+                    // Parsed here, not on the host thread (``ReceivedMessage``).
+                    await inbox.reserveToParse(session.id, session, textBytes: bytes.count)
+                    let message = ReceivedMessage(bytes, parsing: session.parsing)
+                    if let resumption {
+                        guard resumption.receive(on: link, deliver: { pump = inbox.append(session.id, session, message) })
                         else { break reading }
                     } else {
-                        pump = inbox.append(session.id, session, bytes)
+                        pump = inbox.append(session.id, session, message)
                     }
                     if pump {
                         EventLoop.shared.execute { HostActor.assumeIsolated { table.pump() } }
@@ -220,7 +225,7 @@ final class SessionRegistry: Sendable {
 @HostActor
 final class SessionTable {
     nonisolated init(
-        inbox: Inbox<WebSocketSession>, logger: Logger, maxPendingBytes: Int, maxSuspended: Int, folder: SessionFolder? = nil,
+        inbox: Inbox<WebSocketSession, ReceivedMessage>, logger: Logger, maxPendingBytes: Int, maxSuspended: Int, folder: SessionFolder? = nil,
         grace: Duration = .seconds(30), resumeBufferBytes: Int = 1024 * 1024, slots: SuspendedSlots? = nil
     ) {
         self.slots = slots
@@ -258,14 +263,14 @@ final class SessionTable {
     /// before they are open (and then closed as the others) or their connections closed.
     var upgrading = 0
     /// The messages received, on their way to the host thread (one inbox per process: a worker's).
-    let inbox: Inbox<WebSocketSession>
+    let inbox: Inbox<WebSocketSession, ReceivedMessage>
 
     /// Handles what the sessions received, a message of each session in turn, until the inbox is
     /// empty; wakes the writers after each turn of the sessions with input, so that a steady
     /// stream of input does not hold the output back.
     func pump() {
-        while let (session, bytes, lastListed) = inbox.next() {
-            session.receive(bytes)
+        while let (session, message, lastListed) = inbox.next() {
+            session.receive(consume message)
             if lastListed { wakeWriters() }
         }
         wakeWriters()
@@ -321,7 +326,7 @@ final class SessionTable {
         session.dropKept()
         session.close()
         // Again: a session closed early (its page stopped reading) may have had messages read after.
-        inbox.remove(session.id)
+        for message in inbox.remove(session.id) { ReceivedMessage.release(message) }
         sessions[session.id] = nil
         if let token = session.resumeToken { resumeTokens[token] = nil }
         session.resumeToken = nil

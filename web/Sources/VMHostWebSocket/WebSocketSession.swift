@@ -57,7 +57,10 @@ final class WebSocketSession: SessionTransport {
     /// Listed among the sessions whose writers the idle hook wakes.
     var hasOutputListed = false
     /// Messages received while a batch of this session was still being handled, in order.
-    var backlog: [[UInt8]] = []
+    var backlog: [ReceivedMessage] = []
+    /// How the session's reader parses a message (``ReceivedMessage``): the engine's, read once
+    /// the trace and the recording are attached.
+    nonisolated let parsing: ParsedFrame.Parsing
     /// What a resumable session keeps to be resumed (protocol/SPEC.md §12, "Resume"); nil for a
     /// session that ends with its connection.
     nonisolated let resumption: Resumption?
@@ -93,6 +96,7 @@ final class WebSocketSession: SessionTransport {
         self.resumption = resumption
         resumption?.attach(link)
         host.engine.batchSlice = WebSocketTransport.batchSlice
+        self.parsing = connection.parsing
         core.transport = self
         // Pushes come from the host thread (the session's host).
         queue.onPush { [weak self] in
@@ -107,23 +111,34 @@ final class WebSocketSession: SessionTransport {
     /// Whether the session is suspended: its connection dropped and a page may resume it.
     var isSuspended: Bool { link == nil && !closed }
 
-    /// Handles one text frame, or keeps it for later while a batch of this session is unfinished.
-    func receive(_ bytes: [UInt8]) {
+    /// Handles one message (parsed by the session's reader), or keeps it for later while a batch
+    /// of this session is unfinished.
+    func receive(_ message: consuming ReceivedMessage) {
         guard !closed, !hasEnded else {
-            table.inbox.handled(id, byteCount: bytes.count)
+            table.inbox.handled(id, byteCount: message.inboxBytes)
+            ReceivedMessage.release(message)
             return
         }
         if host.engine.hasPendingBatch || !backlog.isEmpty {
-            backlog.append(bytes)
+            backlog.append(message)
             return
         }
-        handle(bytes)
+        handle(message)
     }
 
-    private func handle(_ bytes: [UInt8]) {
-        defer { table.inbox.handled(id, byteCount: bytes.count) }
-        bytes.withUnsafeBytes { connection.receive(message: $0) }
+    private func handle(_ message: consuming ReceivedMessage) {
+        connection.receive(parsed: message.frame)
+        table.inbox.handled(id, byteCount: message.inboxBytes)
+        ReceivedMessage.release(message)
         if host.engine.hasPendingBatch { table.resumeLater(self) }
+    }
+
+    /// Drops the messages that waited behind an unfinished batch, freeing the large ones off the
+    /// host thread.
+    private func releaseBacklog() {
+        let dropped = backlog
+        backlog = []
+        for message in dropped { ReceivedMessage.release(message) }
     }
 
     /// Handles the next slice of the unfinished batch; once it is done, the messages that waited.
@@ -165,9 +180,9 @@ final class WebSocketSession: SessionTransport {
     func close() {
         guard !closed else { return }
         closed = true
-        backlog = []
         // Its messages still queued are dropped, and their count with those of the backlog.
-        table.inbox.remove(id)
+        releaseBacklog()
+        for message in table.inbox.remove(id) { ReceivedMessage.release(message) }
         let requests = host.engine.pendingCount, viewModels = host.liveViewModelCount
         if core.ending == nil {
             // What was queued and not written (the page never got it) is recorded before the end.
@@ -215,8 +230,8 @@ final class WebSocketSession: SessionTransport {
         case .inputRefused(let reason): endCode = (refusalCode ?? .policyViolation, reason)
         default: endCode = (.goingAway, end.description)
         }
-        for bytes in backlog { table.inbox.handled(id, byteCount: bytes.count) }
-        backlog = []
+        for message in backlog { table.inbox.handled(id, byteCount: message.inboxBytes) }
+        releaseBacklog()
     }
 
     /// The writer is told at the next idle turn (``SessionRegistry/wakeWriters()``), once the work

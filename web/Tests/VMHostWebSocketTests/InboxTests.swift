@@ -18,7 +18,7 @@ import Testing
     }
 
     /// Takes the next message, handles it at once, and says whose it was and its tag.
-    static func serve(_ inbox: Inbox<Page>, ids: [String: Int]) -> String? {
+    static func serve(_ inbox: Inbox<Page, [UInt8]>, ids: [String: Int]) -> String? {
         guard let (page, bytes, _) = inbox.next() else { return nil }
         inbox.handled(ids[page.name]!, byteCount: bytes.count)
         return "\(page.name.first!)\(Character(UnicodeScalar(bytes[0])))"
@@ -27,7 +27,7 @@ import Testing
     static let ids = ["flooder": 1, "healthy": 2, "a": 3, "b": 4, "c": 5]
 
     @Test func sessionsAreServedOneMessageEachInTurn() {
-        let inbox = Inbox<Page>()
+        let inbox = Inbox<Page, [UInt8]>()
         let (a, b, c) = (Page("a"), Page("b"), Page("c"))
         for tag in ["1", "2", "3"] as [Character] { _ = inbox.append(3, a, Self.message(tag)) }
         for tag in ["1", "2"] as [Character] { _ = inbox.append(4, b, Self.message(tag)) }
@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func aMessageArrivingDuringAFloodersTurnComesBeforeTheFloodersNext() {
-        let inbox = Inbox<Page>()
+        let inbox = Inbox<Page, [UInt8]>()
         for tag in ["1", "2", "3"] as [Character] { _ = inbox.append(Self.flooder.id, Self.flooder.page, Self.message(tag, bytes: 4096)) }
         // The flooder's first message is being handled when the healthy page's arrives.
         let first = inbox.next()
@@ -55,7 +55,7 @@ import Testing
     /// before it (the one being handled then).
     @Test(arguments: 0..<12)
     func aHealthyMessageWaitsForOneTurnOfTheFlooderAtMost(arrivesAfter: Int) {
-        let inbox = Inbox<Page>()
+        let inbox = Inbox<Page, [UInt8]>()
         var sent = 0
         func flood() {
             sent += 1
@@ -84,7 +84,7 @@ import Testing
     }
 
     @Test func lastListedTellsTheEndOfATurnOfEverySession() {
-        let inbox = Inbox<Page>()
+        let inbox = Inbox<Page, [UInt8]>()
         _ = inbox.append(3, Page("a"), Self.message("1"))
         _ = inbox.append(4, Page("b"), Self.message("1"))
         #expect(inbox.next()?.lastListed == false)
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func thePumpIsPostedOnceUntilItFindsTheInboxEmpty() {
-        let inbox = Inbox<Page>()
+        let inbox = Inbox<Page, [UInt8]>()
         let page = Page("a")
         #expect(inbox.append(3, page, Self.message("1")))
         #expect(!inbox.append(3, page, Self.message("2")))
@@ -107,10 +107,10 @@ import Testing
 
     // MARK: Room
 
-    static let small = Inbox<Page>.Limits(sessionMessages: 3, sessionBytes: 100, workerBytes: 250)
+    static let small = Inbox<Page, [UInt8]>.Limits(sessionMessages: 3, sessionBytes: 100, workerBytes: 250)
 
     @Test func aSessionHasRoomBelowItsCountOfMessagesAndNotAtIt() {
-        let inbox = Inbox<Page>(limits: Self.small)
+        let inbox = Inbox<Page, [UInt8]>(limits: Self.small)
         let page = Page("a")
         _ = inbox.append(3, page, Self.message("1"))
         _ = inbox.append(3, page, Self.message("2"))
@@ -122,7 +122,7 @@ import Testing
     }
 
     @Test func aSessionHasRoomBelowItsBytesAndNotAtThem() {
-        let inbox = Inbox<Page>(limits: Self.small)
+        let inbox = Inbox<Page, [UInt8]>(limits: Self.small)
         let page = Page("a")
         _ = inbox.append(3, page, Self.message("1", bytes: 99))
         #expect(inbox.hasRoom(3))
@@ -134,7 +134,7 @@ import Testing
     }
 
     @Test func theLargestMessageIsReadAloneAndThenTheReaderWaits() {
-        let inbox = Inbox<Page>(limits: Self.small)
+        let inbox = Inbox<Page, [UInt8]>(limits: Self.small)
         // A session with nothing waiting always reads on, whatever the message's size.
         #expect(inbox.hasRoom(3))
         _ = inbox.append(3, Page("a"), Self.message("1", bytes: 1000))
@@ -142,7 +142,7 @@ import Testing
     }
 
     @Test func theWorkersBytesHoldBackEverySessionWithAMessageWaitingButNotAnIdleOne() {
-        let inbox = Inbox<Page>(limits: Self.small)
+        let inbox = Inbox<Page, [UInt8]>(limits: Self.small)
         _ = inbox.append(3, Page("a"), Self.message("1", bytes: 90))
         _ = inbox.append(4, Page("b"), Self.message("1", bytes: 90))
         #expect(inbox.hasRoom(3) && inbox.hasRoom(4))
@@ -157,7 +157,7 @@ import Testing
     }
 
     @Test func aWaitingReaderGoesOnWhenItsMessageIsHandled() async {
-        let inbox = Inbox<Page>(limits: Self.small)
+        let inbox = Inbox<Page, [UInt8]>(limits: Self.small)
         _ = inbox.append(3, Page("a"), Self.message("1", bytes: 1000))
         let reader = Task { await inbox.waitForRoom(3) }
         #expect(await Self.readersWaiting(inbox, 1))
@@ -167,7 +167,7 @@ import Testing
     }
 
     @Test func readersWaitingForTheWorkersRoomGoOnWhenItComesBack() async {
-        let inbox = Inbox<Page>(limits: Self.small)
+        let inbox = Inbox<Page, [UInt8]>(limits: Self.small)
         let (a, b) = (Page("a"), Page("b"))
         _ = inbox.append(3, a, Self.message("1", bytes: 50))
         _ = inbox.append(3, a, Self.message("2", bytes: 10))
@@ -182,7 +182,7 @@ import Testing
     }
 
     @Test func aClosedSessionsMessagesAreDroppedAndItsReaderGoesOn() async {
-        let inbox = Inbox<Page>(limits: Self.small)
+        let inbox = Inbox<Page, [UInt8]>(limits: Self.small)
         let (a, b) = (Page("a"), Page("b"))
         _ = inbox.append(3, a, Self.message("1", bytes: 200))
         _ = inbox.append(4, b, Self.message("1"))
@@ -199,7 +199,7 @@ import Testing
     }
 
     @Test func aSessionClosedDuringItsTurnIsNotListedAgain() {
-        let inbox = Inbox<Page>()
+        let inbox = Inbox<Page, [UInt8]>()
         let (a, b) = (Page("a"), Page("b"))
         _ = inbox.append(3, a, Self.message("1"))
         _ = inbox.append(3, a, Self.message("2"))
@@ -210,8 +210,74 @@ import Testing
         #expect(inbox.next() == nil)
     }
 
+    // MARK: Parsing
+
+    static let parsing = Inbox<Page, [UInt8]>.Limits(sessionMessages: 3, sessionBytes: 100, workerBytes: 250, parsedAloneBytes: 10)
+
+    @Test func aSmallMessageIsParsedAtOnceWhateverTheWorkerHolds() async {
+        let inbox = Inbox<Page, [UInt8]>(limits: Self.parsing)
+        _ = inbox.append(3, Page("a"), Self.message("1", bytes: 250))
+        await inbox.reserveToParse(4, Page("b"), textBytes: 10)
+        #expect(inbox.waiting() == (messages: 1, bytes: 250))
+    }
+
+    /// A large message is parsed once the worker has room, with the bytes its parse may make
+    /// reserved until it is queued: then it counts for its own size.
+    @Test func aLargeMessageIsParsedOnceTheWorkerHasRoomWithItsBytesReserved() async {
+        let inbox = Inbox<Page, [UInt8]>(limits: Self.parsing)
+        let (a, b) = (Page("a"), Page("b"))
+        _ = inbox.append(3, a, Self.message("1", bytes: 250))
+        let parser = Task { await inbox.reserveToParse(4, b, textBytes: 11) }
+        #expect(await Self.parsersWaiting(inbox, 1))
+        #expect(inbox.next()?.receiver === a)
+        inbox.handled(3, byteCount: 250)
+        await parser.value
+        let reserved = Inbox<Page, [UInt8]>.parseReservation(textBytes: 11)
+        #expect(reserved == 132)
+        #expect(inbox.waiting() == (messages: 0, bytes: reserved))
+        // While it parses, a second large message waits: the first one's reservation counts.
+        _ = inbox.append(5, Page("c"), Self.message("1", bytes: 120))
+        let second = Task { await inbox.reserveToParse(6, Page("d"), textBytes: 11) }
+        #expect(await Self.parsersWaiting(inbox, 1))
+        // Queued, the first counts for what it holds: the reservation is given back.
+        _ = inbox.append(4, b, Self.message("2", bytes: 11))
+        await second.value
+        #expect(inbox.waiting() == (messages: 2, bytes: 11 + 120 + reserved))
+    }
+
+    @Test func aClosedSessionGivesBackItsReservationAndItsMessages() async {
+        let inbox = Inbox<Page, [UInt8]>(limits: Self.parsing)
+        let (a, b) = (Page("a"), Page("b"))
+        _ = inbox.append(3, a, Self.message("1", bytes: 10))
+        await inbox.reserveToParse(3, a, textBytes: 20)
+        #expect(inbox.waiting() == (messages: 1, bytes: 10 + 240))
+        let parser = Task { await inbox.reserveToParse(4, b, textBytes: 20) }
+        #expect(await Self.parsersWaiting(inbox, 1))
+        #expect(inbox.remove(3) == [Self.message("1", bytes: 10)])
+        await parser.value
+        #expect(inbox.waiting() == (messages: 0, bytes: 240))
+        // A parser of a session closed while it waits goes on, and reserves nothing.
+        _ = inbox.append(7, Page("d"), Self.message("1", bytes: 10))
+        let closing = Task { await inbox.reserveToParse(5, Page("c"), textBytes: 20) }
+        #expect(await Self.parsersWaiting(inbox, 1))
+        inbox.remove(5)
+        await closing.value
+        #expect(inbox.waitingParsers == 0)
+        #expect(inbox.waiting() == (messages: 1, bytes: 250))
+    }
+
+    /// Lets other tasks run until `count` parsers wait (a bounded number of turns, no clock).
+    static func parsersWaiting(_ inbox: Inbox<Page, [UInt8]>, _ count: Int) async -> Bool {
+        for _ in 0..<100_000 {
+            if inbox.waitingParsers == count { return true }
+            await Task.yield()
+        }
+        Issue.record("\(count) parser(s) never waited: \(inbox.waitingParsers) did")
+        return false
+    }
+
     /// Lets other tasks run until `count` readers wait (a bounded number of turns, no clock).
-    static func readersWaiting(_ inbox: Inbox<Page>, _ count: Int) async -> Bool {
+    static func readersWaiting(_ inbox: Inbox<Page, [UInt8]>, _ count: Int) async -> Bool {
         for _ in 0..<100_000 {
             if inbox.waitingReaders == count { return true }
             await Task.yield()
