@@ -179,7 +179,7 @@ struct StoredStateTests {
     @Test func aConnectionsLoginListsGoWithItsLogoutItsReplacementAndItsConnection() async throws {
         let state = try run()
         func connection() -> (AppSession, SessionLists) {
-            let login = ConnectionLogin(state: state)
+            let login = ConnectionLogin(state: state, storesLogin: false)
             let session = AppSession(storage: login)
             return (session, SessionLists(state: state, session: session, holder: login))
         }
@@ -212,6 +212,50 @@ struct StoredStateTests {
         }
         await EventLoop.shared.settle()
         #expect(try keys().count == 1)
+    }
+
+    /// With sessions kept for a restart (`vmhost-web --session-dir`): a connection's login is
+    /// stored, kept at a stop, taken back by the session made again, and deleted by the next start
+    /// once its grace period passed without the session coming back.
+    @Test func aLoginKeptForARestartIsTakenBackOrDeletedOnceItsGracePassed() async throws {
+        let grace = Duration.seconds(30)
+        func connection(_ state: StoredState) -> (AppSession, ConnectionLogin) {
+            let login = ConnectionLogin(state: state, storesLogin: true)
+            return (AppSession(storage: login), login)
+        }
+        func logins() throws -> [String] { try keys(ConnectionLogin.keyPrefix) }
+        // Two sessions logged in, kept at a stop.
+        let stopping = try run()
+        let (first, firstLogin) = connection(stopping)
+        let (second, secondLogin) = connection(stopping)
+        try await first.signIn(token: "T-1", username: "13800138000")
+        try await second.signIn(token: "T-2", username: "13912345678")
+        let firstID = try #require(first.loginID), secondID = try #require(second.loginID)
+        first.keepForRestart()
+        second.keepForRestart()
+        _ = (firstLogin, secondLogin)
+        #expect(try logins().filter { $0.hasSuffix(".kept") }.count == 2)
+        // The restart, within the grace period: the sweep leaves both; the first comes back.
+        await clock.advance(by: .seconds(10))
+        let restarted = try run()
+        ConnectionSessions(state: restarted, restartGrace: grace).endAll(.logout)
+        #expect(try logins().count == 6)
+        let (back, _) = connection(restarted)
+        back.restore(loginID: firstID)
+        #expect(back.loginID == firstID)
+        #expect(back.token == "T-1")
+        #expect(try logins().filter { $0.hasSuffix(".kept") } == [ConnectionLogin.keptKey(secondID)])
+        // The next start past the grace period: the second never came back, its login goes; the
+        // first, taken back, stays.
+        await clock.advance(by: .seconds(25))
+        _ = ConnectionSessions(state: try run(), restartGrace: grace)
+        #expect(try logins() == [ConnectionLogin.tokenKey(firstID), ConnectionLogin.usernameKey(firstID)])
+        // A start that keeps no session for a restart sweeps nothing, and stores no login.
+        _ = ConnectionSessions(state: try run(), restartGrace: nil)
+        #expect(try logins().count == 2)
+        let unkept = AppSession(storage: ConnectionLogin(state: try run(), storesLogin: false))
+        try await unkept.signIn(token: "T-3", username: "13800138000")
+        #expect(try logins().count == 2)
     }
 
     // MARK: Several hosts on one directory

@@ -112,7 +112,7 @@ public enum ReferenceApp {
         let lists = storage.map { SessionLists(state: $0, session: session, holder: $0) }
         // The sessions of the connections (WebSocket): each its own login, none stored; what a
         // login saves in the state directory is its own (``ConnectionLogin``).
-        let connectionSessions = ConnectionSessions(state: storage)
+        let connectionSessions = ConnectionSessions(state: storage, restartGrace: environment.restartGrace)
         var controls: [TestControl] = []
         if let embedded = transport as? EmbeddedBackend {
             controls = [
@@ -220,13 +220,22 @@ final class ConnectionSessions {
     }
     private var sessions: [Weak] = []
     private let state: StoredState?
+    /// Whether the server keeps sessions for its restart (their logins are then stored).
+    private let keepsSessions: Bool
 
-    init(state: StoredState?) { self.state = state }
+    /// The sessions of `state`'s connections; `restartGrace`: how long a session kept for a
+    /// restart may come back (``ServerEnvironment/restartGrace``): the logins kept longer ago are
+    /// deleted now.
+    init(state: StoredState?, restartGrace: Duration?) {
+        self.state = state
+        keepsSessions = restartGrace != nil
+        if let state, let restartGrace { ConnectionLogin.sweepKept(in: state, grace: restartGrace) }
+    }
 
     /// A new, logged-out session, and the lists its logins save (nil without a state directory).
     func make() -> (AppSession, (any ListCache)?) {
         sessions.removeAll { $0.session == nil }
-        let login = state.map(ConnectionLogin.init(state:))
+        let login = state.map { ConnectionLogin(state: $0, storesLogin: keepsSessions) }
         let session = AppSession(storage: login)
         sessions.append(Weak(session))
         guard let state, let login else { return (session, nil) }

@@ -69,16 +69,18 @@ extension Server {
     /// connections makes one host per connection with ``PreparedApp/connectionHost(recorder:)``,
     /// sharing the clock and the app's backend), and the app's summary for the start-up log line.
     /// `recorder`: the recording of the run's one session (stdio, in process), given to the app
-    /// (``ServerEnvironment/recorder``). Throws the app's usage errors.
+    /// (``ServerEnvironment/recorder``). `restartGrace`: how long a session kept for a restart
+    /// may come back (``ServerEnvironment/restartGrace``). Throws the app's usage errors.
     @_spi(Transport)
     @HostActor
     public func prepareApp(
-        settings: StandardSettings, arguments: ParsedArguments, logger: Logger, recorder: SessionRecorder? = nil
+        settings: StandardSettings, arguments: ParsedArguments, logger: Logger, recorder: SessionRecorder? = nil,
+        restartGrace: Duration? = nil
     ) throws(UsageError) -> PreparedApp {
         let clock: any HostClock = settings.manualClock ? ManualClock() : SystemClock()
         let environment = ServerEnvironment(
             clock: clock, arguments: arguments, locale: configuration.defaultLocale,
-            testControls: settings.testControls, logger: logger, recorder: recorder)
+            testControls: settings.testControls, logger: logger, recorder: recorder, restartGrace: restartGrace)
         let httpReplay = try Self.httpReplay(settings: settings)
         let httpSecrets = HTTPSecrets(headers: configuration.secretHeaders, members: configuration.secretMembers)
         let httpTransport = Self.httpSessionTransport(replay: httpReplay, recorder: recorder, secrets: httpSecrets)

@@ -29,4 +29,9 @@ public struct ServerEnvironment: Sendable {
     /// sessions (WebSocket), whose app is shared: each connection's recording comes to
     /// ``ServedApp/connectionKinds``.
     public let recorder: SessionRecorder?
+    /// How long after the server stopped a session it kept for its restart may still come back
+    /// (`vmhost-web --session-dir`: the grace period, `--resume-grace-ms`); nil when the server
+    /// keeps no session across a restart. What the app stores for such a session (a login) is
+    /// the app's to delete once this has passed and the session did not come back.
+    public let restartGrace: Duration?
 }

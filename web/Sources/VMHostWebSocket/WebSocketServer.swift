@@ -313,10 +313,15 @@ public struct WebSocketServer: Sendable {
         let secretMembers = server.configuration.secretMembers
         let appRegion = HostThreadValue(value: link.appRegion)
         let attach = additions.attachSharedRegion
+        // Sessions kept for a restart come back within the grace period, or never: the app may
+        // then delete what it stored for them.
+        let restartGrace: Duration? =
+            transport.sessionDirectory != nil && transport.resumeGraceMilliseconds > 0
+            ? .milliseconds(transport.resumeGraceMilliseconds) : nil
         let made = await onHostThread { () -> Result<PreparedApp, UsageError> in
             if let region = appRegion.value { attach?(region) }
             do throws(UsageError) {
-                return .success(try server.prepareApp(settings: settings, arguments: parsed, logger: logger))
+                return .success(try server.prepareApp(settings: settings, arguments: parsed, logger: logger, restartGrace: restartGrace))
             } catch {
                 return .failure(error)
             }
