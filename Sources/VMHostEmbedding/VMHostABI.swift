@@ -103,6 +103,10 @@ public func vmhostClose(_ handle: vmhost_handle, _ status: UnsafeMutablePointer<
         }
         let code = host.waitForEnd()
         HostTable.shared.forget(handle)
+        // The host thread may still be unwinding the turn that ended the host, whose stack holds
+        // the last references to its session: one more turn of it, so that the host is freed
+        // before this call returns (a process that exits next leaves nothing of it behind).
+        EventLoop.shared.runAndWait {}
         status?.pointee = code
         return Int32(VMHOST_OK)
     }
