@@ -49,7 +49,25 @@
 #      its process (Tests/Embedding: test_c.py, test_process.py) through it
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Each suite's wall time, and the CPU time of what it ran (user + system, of the processes it
+# waited for), are printed when it ends and again in a table at the end, so that every CI log shows
+# what each suite costs (CPU time over wall time: how many of the cores it kept busy).
+started=$SECONDS
+# The CPU time of every child process this shell waited for so far, in whole seconds: cutime and
+# cstime of /proc/PID/stat, in clock ticks (fields 16 and 17; 14 and 15 after the command's name).
+ticks=$(getconf CLK_TCK)
+cpu_seconds() {
+    local stat
+    stat=$(cat /proc/$$/stat)
+    echo "${stat##*) }" | awk -v hz="$ticks" '{ printf "%d", ($14 + $15) / hz }'
+}
+timings=()
+timed() {
+    timings+=("$(printf '%-18s %-7s %6d %6d' "$1" "$2" "$3" "$4")")
+}
+setup_cpu=$(cpu_seconds)
 scripts/setup.sh --tests || exit 1
+timed setup done "$((SECONDS - started))" "$(($(cpu_seconds) - setup_cpu))"
 # The Python suites run in the virtual environment setup.sh made (.venv): `python3` is its Python.
 export PATH="$PWD/.venv/bin:$PATH"
 
@@ -59,13 +77,19 @@ failed=()
 logs=.build/test-logs
 mkdir -p "$logs"
 run() {
-    local name=$1; shift
+    local name=$1 start=$SECONDS cpu result; shift
+    cpu=$(cpu_seconds)
     echo "=== $name: $*"
-    if "$@" 2>&1 | tee "$logs/$name.log"; then
-        echo "=== $name: passed"
-    else
-        echo "=== $name: FAILED"; failed+=("$name")
-    fi
+    if "$@" 2>&1 | tee "$logs/$name.log"; then result=passed; else result=FAILED; failed+=("$name"); fi
+    echo "=== $name: $result in $((SECONDS - start)) s"
+    timed "$name" "$result" "$((SECONDS - start))" "$(($(cpu_seconds) - cpu))"
+}
+# The table of every suite's wall and CPU seconds, and the whole command's.
+table() {
+    echo "--- time of each suite (seconds)"
+    printf '%-18s %-7s %6s %6s\n' suite result wall cpu
+    printf '%s\n' "${timings[@]}"
+    printf '%-18s %-7s %6d %6d\n' total "" "$((SECONDS - started))" "$(cpu_seconds)"
 }
 # The lines of a failed suite's log that say what failed (test frameworks' failure lines, compiler
 # errors, crashes), then its last lines.
@@ -200,6 +224,7 @@ library() {
 }
 run library library
 
+table
 if [ ${#failed[@]} -gt 0 ]; then
     for name in "${failed[@]}"; do why "$name"; done
     echo "FAILED suites: ${failed[*]}"
