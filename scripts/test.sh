@@ -24,9 +24,11 @@
 #   6b. browser: the web demo served by vmhost-web (the package in web/, built here first), driven in
 #      headless Chromium by selenium (pytest, Tests/Browser; screenshots of each screen in
 #      .build/browser-screenshots), and the WebSocket transport's handshake, close codes and sessions
-#   7. tagged-dependency: a consumer package depending on vmhost `from: "1.0.0"` (a local tag of HEAD)
-#      builds, resolves swift-log and nothing else, and answers through the server entry
-#      (Tests/Dependency); the trait `WebSocket` from a tag is Examples/TodoWeb's (suite examples)
+#   7. tagged-dependency: a consumer package depending on vmhost by version (a tag of HEAD), on
+#      `VMHost` and `VMHostTesting`, resolves swift-log and nothing else, compiles only the framework
+#      and swift-log, and answers through the server entry (Tests/Dependency). The consumer is
+#      Examples/SearchApp, as built (and its kit tests run) by suite examples, so that the framework
+#      is compiled from a tag once for both; the trait `WebSocket` from a tag is Examples/TodoWeb's
 #   8. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
 #      .build-fuzz and run seeded and bounded: -seed=1 and a count of inputs, -max_total_time as a
 #      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine, then a whole host
@@ -135,9 +137,6 @@ run bindings bindings
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
 export VMHOST_WEB_BIN="$PWD/web/.build/debug/vmhost-web"
 run browser python3 -m pytest -q -p no:cacheprovider Tests/Browser
-# A package that depends on a version tag of vmhost resolves, builds (the framework and swift-log
-# only) and serves (Tests/Dependency: a clone of HEAD tagged 1.0.0 in a temporary directory).
-run tagged-dependency python3 -m pytest -q -p no:cacheprovider Tests/Dependency
 
 examples() {
     # Every example depends on vmhost by URL and version, as an app outside this repository does:
@@ -183,6 +182,10 @@ examples() {
     )
 }
 run examples examples
+# A package that depends on a version tag of vmhost resolves, builds (the framework and swift-log
+# only) and serves (Tests/Dependency): Examples/SearchApp, which suite examples built from the tag
+# of HEAD (built here if that suite stopped before it).
+run tagged-dependency python3 -m pytest -q -p no:cacheprovider Tests/Dependency
 
 # One libFuzzer target: replays its corpus with the plain build, then fuzzes it seeded and bounded.
 fuzz_target() {
