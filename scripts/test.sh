@@ -49,23 +49,31 @@
 #      in, the five calls of vmhost.h exported and nothing else, no run path, no path of this
 #      machine), checked by scripts/check-library.sh, then the C example and what a host does to
 #      its process (Tests/Embedding: test_c.py, test_process.py) through it
+#
+# On 2 cores a build leaves one idle part of its time (a module waiting for the one it imports, a
+# link) and a test run most of its time, so three builds run in the background, one at a time,
+# beside suites in front: web/ beside swift-test, Examples/TodoWeb beside the other examples (inside
+# suite examples), and the AddressSanitizer build then the shipped library beside libfuzzer,
+# embedding and sanitize-embedded. Each suite prints its wall and CPU seconds as it ends, and a table
+# of them all comes at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-# Each suite's wall time, and the CPU time of what it ran (user + system, of the processes it
-# waited for), are printed when it ends and again in a table at the end, so that every CI log shows
-# what each suite costs (CPU time over wall time: how many of the cores it kept busy).
+# Each suite's wall time, and the CPU time of what it ran (user + system, of its processes), are
+# printed when it ends and again in a table at the end, so that every CI log shows what each suite
+# costs (CPU time over wall time: how many of the 2 cores it kept busy).
 started=$SECONDS
-# The CPU time of every child process this shell waited for so far, in whole seconds: cutime and
-# cstime of /proc/PID/stat, in clock ticks (fields 16 and 17; 14 and 15 after the command's name).
+# The CPU time of every child process the shell PID (default: this script's) waited for so far, in
+# whole seconds: cutime and cstime of /proc/PID/stat, in clock ticks (fields 16 and 17; 14 and 15
+# after the command's name).
 ticks=$(getconf CLK_TCK)
 cpu_seconds() {
     local stat
-    stat=$(cat /proc/$$/stat)
+    stat=$(cat "/proc/${1:-$$}/stat")
     echo "${stat##*) }" | awk -v hz="$ticks" '{ printf "%d", ($14 + $15) / hz }'
 }
 timings=()
 timed() {
-    timings+=("$(printf '%-18s %-7s %6d %6d' "$1" "$2" "$3" "$4")")
+    timings+=("$(printf '%-22s %-7s %6d %6d' "$1" "$2" "$3" "$4")")
 }
 setup_cpu=$(cpu_seconds)
 scripts/setup.sh --tests || exit 1
@@ -78,20 +86,55 @@ failed=()
 # repeat why a suite failed: a CI log is often read from its tail.
 logs=.build/test-logs
 mkdir -p "$logs"
+# Runs COMMAND (in the subshell it is called in), then writes its status, its CPU seconds and the
+# time it ended (the script's SECONDS) to FILE, and returns its status: the CPU time of a suite is
+# its own, even when a background build ends while it runs.
+measured() {
+    local file=$1 status me=$BASHPID; shift
+    "$@"; status=$?
+    echo "$status $(cpu_seconds "$me") $SECONDS" > "$file"
+    return "$status"
+}
 run() {
-    local name=$1 start=$SECONDS cpu result; shift
-    cpu=$(cpu_seconds)
+    local name=$1 start=$SECONDS result status cpu; shift
     echo "=== $name: $*"
-    if "$@" 2>&1 | tee "$logs/$name.log"; then result=passed; else result=FAILED; failed+=("$name"); fi
+    ( measured "$logs/$name.cpu" "$@" ) 2>&1 | tee "$logs/$name.log"
+    read -r status cpu _ < "$logs/$name.cpu" || { status=1 cpu=0; }
+    if [ "$status" -eq 0 ]; then result=passed; else result=FAILED; failed+=("$name"); fi
     echo "=== $name: $result in $((SECONDS - start)) s"
-    timed "$name" "$result" "$((SECONDS - start))" "$(($(cpu_seconds) - cpu))"
+    timed "$name" "$result" "$((SECONDS - start))" "$cpu"
+}
+# A suite that is a build, run in the background beside the suites in front while they leave a
+# core idle (a test run waiting on its processes, a fuzzer on one core): `background NAME COMMAND`
+# starts it (its output in .build/test-logs/NAME.log), `await_background NAME` waits for it,
+# prints its output and counts it as a suite. One runs at a time; the suite that needs it awaits it
+# first, and its own build command then builds nothing.
+declare -A background_pid background_start
+background() {
+    local name=$1; shift
+    echo "=== $name (in the background): $*"
+    ( measured "$logs/$name.cpu" "$@" ) > "$logs/$name.log" 2>&1 &
+    background_pid[$name]=$!
+    background_start[$name]=$SECONDS
+}
+await_background() {
+    local name=$1 result status cpu ended waited=$SECONDS
+    [ -n "${background_pid[$name]:-}" ] || return 0
+    wait "${background_pid[$name]}"
+    unset "background_pid[$name]"
+    echo "=== $name (in the background, awaited for $((SECONDS - waited)) s):"
+    cat "$logs/$name.log"
+    read -r status cpu ended < "$logs/$name.cpu" || { status=1 cpu=0 ended=$SECONDS; }
+    if [ "$status" -eq 0 ]; then result=passed; else result=FAILED; failed+=("$name"); fi
+    echo "=== $name: $result in $((ended - ${background_start[$name]})) s (in the background)"
+    timed "$name (background)" "$result" "$((ended - ${background_start[$name]}))" "$cpu"
 }
 # The table of every suite's wall and CPU seconds, and the whole command's.
 table() {
-    echo "--- time of each suite (seconds)"
-    printf '%-18s %-7s %6s %6s\n' suite result wall cpu
+    echo "--- time of each suite (seconds; a background one ran beside the suites after it)"
+    printf '%-22s %-7s %6s %6s\n' suite result wall cpu
     printf '%s\n' "${timings[@]}"
-    printf '%-18s %-7s %6d %6d\n' total "" "$((SECONDS - started))" "$(cpu_seconds)"
+    printf '%-22s %-7s %6d %6d\n' total "" "$((SECONDS - started))" "$(cpu_seconds)"
 }
 # The lines of a failed suite's log that say what failed (test frameworks' failure lines, compiler
 # errors, crashes), then its last lines.
@@ -106,8 +149,10 @@ why() {
 }
 
 run swift-build swift build
+# web/ (hummingbird and SwiftNIO, cold: a build of minutes) beside swift test's build and run.
+background web-build swift build --package-path web --build-tests
 run swift-test swift test
-run web-build swift build --package-path web --build-tests
+await_background web-build
 # The WebSocket transport's own tests (web/Tests: the handshake gate, the frame scanner, message
 # assembly, static file guarding, the fair inbox), then scripts/build-release.sh's commands parsed by
 # SwiftPM without building (a release build of web/ takes many minutes).
@@ -142,6 +187,26 @@ examples() {
     # Every example depends on vmhost by URL and version, as an app outside this repository does:
     # the URL is mirrored to a clone of HEAD tagged with VERSION (scripts/use-tagged-vmhost.sh).
     scripts/use-tagged-vmhost.sh >/dev/null || return 1
+    # Examples/TodoWeb's build (vmhost from the tag with the trait `WebSocket`: hummingbird and
+    # SwiftNIO, the longest of the examples) runs in the background beside the other examples'
+    # builds and tests; its output is printed when it is awaited, before its own tests.
+    local web_log=$logs/examples-TodoWeb-build.log web_build web_status=0 status=0
+    (cd Examples/TodoWeb && swift build) > "$web_log" 2>&1 &
+    web_build=$!
+    examples_in_front || status=1
+    wait "$web_build" || web_status=1
+    echo "--- Examples/TodoWeb: swift build (in the background)"
+    cat "$web_log"
+    [ "$status" -eq 0 ] && [ "$web_status" -eq 0 ] || return 1
+    (
+        # The todo app's kinds served to Chromium through the public WebSocket entry, from the
+        # version tag with the trait `WebSocket`: the one build of hummingbird and SwiftNIO from a tag.
+        cd Examples/TodoWeb || exit 1
+        swift build || exit 1
+        TODO_WEB_BIN=.build/debug/todo-web python3 -m pytest -q -p no:cacheprovider tests
+    )
+}
+examples_in_front() {
     # The Guide's quick start, its three files as written, built as a package of their own and
     # piped (kept in .build/quickstart, so that a repeat run builds only what changed).
     python3 scripts/quickstart.py --keep .build/quickstart || return 1
@@ -172,13 +237,6 @@ examples() {
         swift build || exit 1
         python3 -m pytest -q -p no:cacheprovider tests || exit 1
         python3 scripts/client.py .build/debug/chat-host
-    ) || return 1
-    (
-        # The todo app's kinds served to Chromium through the public WebSocket entry, from the
-        # version tag with the trait `WebSocket`: the one build of hummingbird and SwiftNIO from a tag.
-        cd Examples/TodoWeb || exit 1
-        swift build || exit 1
-        TODO_WEB_BIN=.build/debug/todo-web python3 -m pytest -q -p no:cacheprovider tests
     )
 }
 run examples examples
@@ -214,10 +272,16 @@ libfuzzer() {
     fuzz_target vmhost-fuzz-backend Tests/Hardening/backend-corpus Tests/Hardening/backend.dict \
         "${VMHOST_LIBFUZZER_BACKEND_RUNS:-30000}" 4096
 }
+# The library built with AddressSanitizer, then the library as it ships, each in the background
+# beside suites that keep one core busy (the fuzzers, the embedding tests, the sanitized tests).
+background asan-build scripts/sanitize-embedded.sh --build-only
 run libfuzzer libfuzzer
+await_background asan-build
+background library-build scripts/build-library.sh
 
 run embedding python3 -m pytest -q -p no:cacheprovider Tests/Embedding
 run sanitize-embedded scripts/sanitize-embedded.sh
+await_background library-build
 
 library() {
     local shipped
