@@ -50,12 +50,11 @@
 #      machine), checked by scripts/check-library.sh, then the C example and what a host does to
 #      its process (Tests/Embedding: test_c.py, test_process.py) through it
 #
-# On 2 cores a build leaves one idle part of its time (a module waiting for the one it imports, a
-# link) and a test run most of its time, so three builds run in the background, one at a time,
-# beside suites in front: web/ beside swift-test, Examples/TodoWeb beside the other examples (inside
-# suite examples), and the AddressSanitizer build then the shipped library beside libfuzzer,
-# embedding and sanitize-embedded. Each suite prints its wall and CPU seconds as it ends, and a table
-# of them all comes at the end.
+# The fuzzers run on one core: beside them, in the background, the AddressSanitizer build of the
+# library then the library as it ships are built. Two builds side by side gain little on 2 cores
+# and take more CPU time (measured once: suite examples with Examples/TodoWeb's build beside the
+# others' took 288 s and 404 CPU seconds, one after another 260 s and 339). Each suite prints its
+# wall and CPU seconds as it ends, and a table of them all comes at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Each suite's wall time, and the CPU time of what it ran (user + system, of its processes), are
@@ -105,10 +104,11 @@ run() {
     timed "$name" "$result" "$((SECONDS - start))" "$cpu"
 }
 # A suite that is a build, run in the background beside the suites in front while they leave a
-# core idle (a test run waiting on its processes, a fuzzer on one core): `background NAME COMMAND`
+# core idle (a fuzzer runs on one core): `background NAME COMMAND`
 # starts it (its output in .build/test-logs/NAME.log), `await_background NAME` waits for it,
 # prints its output and counts it as a suite. One runs at a time; the suite that needs it awaits it
-# first, and its own build command then builds nothing.
+# first (or its build waits on SwiftPM's lock of the build folder), and its own build command then
+# builds nothing.
 declare -A background_pid background_start
 background() {
     local name=$1; shift
@@ -149,10 +149,8 @@ why() {
 }
 
 run swift-build swift build
-# web/ (hummingbird and SwiftNIO, cold: a build of minutes) beside swift test's build and run.
-background web-build swift build --package-path web --build-tests
 run swift-test swift test
-await_background web-build
+run web-build swift build --package-path web --build-tests
 # The WebSocket transport's own tests (web/Tests: the handshake gate, the frame scanner, message
 # assembly, static file guarding, the fair inbox), then scripts/build-release.sh's commands parsed by
 # SwiftPM without building (a release build of web/ takes many minutes).
@@ -187,26 +185,6 @@ examples() {
     # Every example depends on vmhost by URL and version, as an app outside this repository does:
     # the URL is mirrored to a clone of HEAD tagged with VERSION (scripts/use-tagged-vmhost.sh).
     scripts/use-tagged-vmhost.sh >/dev/null || return 1
-    # Examples/TodoWeb's build (vmhost from the tag with the trait `WebSocket`: hummingbird and
-    # SwiftNIO, the longest of the examples) runs in the background beside the other examples'
-    # builds and tests; its output is printed when it is awaited, before its own tests.
-    local web_log=$logs/examples-TodoWeb-build.log web_build web_status=0 status=0
-    (cd Examples/TodoWeb && swift build) > "$web_log" 2>&1 &
-    web_build=$!
-    examples_in_front || status=1
-    wait "$web_build" || web_status=1
-    echo "--- Examples/TodoWeb: swift build (in the background)"
-    cat "$web_log"
-    [ "$status" -eq 0 ] && [ "$web_status" -eq 0 ] || return 1
-    (
-        # The todo app's kinds served to Chromium through the public WebSocket entry, from the
-        # version tag with the trait `WebSocket`: the one build of hummingbird and SwiftNIO from a tag.
-        cd Examples/TodoWeb || exit 1
-        swift build || exit 1
-        TODO_WEB_BIN=.build/debug/todo-web python3 -m pytest -q -p no:cacheprovider tests
-    )
-}
-examples_in_front() {
     # The Guide's quick start, its three files as written, built as a package of their own and
     # piped (kept in .build/quickstart, so that a repeat run builds only what changed).
     python3 scripts/quickstart.py --keep .build/quickstart || return 1
@@ -237,6 +215,13 @@ examples_in_front() {
         swift build || exit 1
         python3 -m pytest -q -p no:cacheprovider tests || exit 1
         python3 scripts/client.py .build/debug/chat-host
+    ) || return 1
+    (
+        # The todo app's kinds served to Chromium through the public WebSocket entry, from the
+        # version tag with the trait `WebSocket`: the one build of hummingbird and SwiftNIO from a tag.
+        cd Examples/TodoWeb || exit 1
+        swift build || exit 1
+        TODO_WEB_BIN=.build/debug/todo-web python3 -m pytest -q -p no:cacheprovider tests
     )
 }
 run examples examples
@@ -272,16 +257,22 @@ libfuzzer() {
     fuzz_target vmhost-fuzz-backend Tests/Hardening/backend-corpus Tests/Hardening/backend.dict \
         "${VMHOST_LIBFUZZER_BACKEND_RUNS:-30000}" 4096
 }
-# The library built with AddressSanitizer, then the library as it ships, each in the background
-# beside suites that keep one core busy (the fuzzers, the embedding tests, the sanitized tests).
-background asan-build scripts/sanitize-embedded.sh --build-only
+# The library built with AddressSanitizer, then the library as it ships, in the background beside
+# suites that keep one core busy (the fuzzers, the sanitized tests, the embedding tests).
+# sanitize-embedded, which comes before the await, builds .build-asan itself first: a SwiftPM
+# running on a build folder locks it, so that build waits for the background one if it has not
+# ended (it usually has: the fuzzers take longer than that build), then builds nothing.
+release_builds() {
+    scripts/sanitize-embedded.sh --build-only || return 1
+    echo "--- scripts/build-library.sh"
+    scripts/build-library.sh
+}
+background release-builds release_builds
 run libfuzzer libfuzzer
-await_background asan-build
-background library-build scripts/build-library.sh
 
-run embedding python3 -m pytest -q -p no:cacheprovider Tests/Embedding
 run sanitize-embedded scripts/sanitize-embedded.sh
-await_background library-build
+run embedding python3 -m pytest -q -p no:cacheprovider Tests/Embedding
+await_background release-builds
 
 library() {
     local shipped
