@@ -72,7 +72,7 @@ cpu_seconds() {
 }
 timings=()
 timed() {
-    timings+=("$(printf '%-22s %-7s %6d %6d' "$1" "$2" "$3" "$4")")
+    timings+=("$(printf '%-28s %-7s %6d %6d' "$1" "$2" "$3" "$4")")
 }
 setup_cpu=$(cpu_seconds)
 scripts/setup.sh --tests || exit 1
@@ -132,9 +132,9 @@ await_background() {
 # The table of every suite's wall and CPU seconds, and the whole command's.
 table() {
     echo "--- time of each suite (seconds; a background one ran beside the suites after it)"
-    printf '%-22s %-7s %6s %6s\n' suite result wall cpu
+    printf '%-28s %-7s %6s %6s\n' suite result wall cpu
     printf '%s\n' "${timings[@]}"
-    printf '%-22s %-7s %6d %6d\n' total "" "$((SECONDS - started))" "$(cpu_seconds)"
+    printf '%-28s %-7s %6d %6d\n' total "" "$((SECONDS - started))" "$(cpu_seconds)"
 }
 # The lines of a failed suite's log that say what failed (test frameworks' failure lines, compiler
 # errors, crashes), then its last lines.
