@@ -12,11 +12,15 @@
 #      through the ABI (Tests/Hardening/test_fuzz.py, its embedded configurations) in a Python that
 #      has the ASan runtime preloaded, on the sanitized library. A leak fails the process (status 23).
 # Any report fails the script; the reports are in .build-asan/logs/.
+#
+#   scripts/sanitize-embedded.sh [--build-only]   (--build-only: step 1 alone; scripts/test.sh runs
+#                                                  it in the background while other suites run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scratch=.build-asan
 mkdir -p "$scratch/logs"
 swift build --product vmhost-embedded --sanitize=address --scratch-path "$scratch"
+if [ "${1:-}" = --build-only ]; then exit 0; fi
 lib=$PWD/$scratch/debug
 # The toolchain's clang: the same sanitizer runtime as the Swift code was built for.
 clang=$(dirname "$(readlink -f "$(command -v swift)")")/clang

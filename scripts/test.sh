@@ -24,9 +24,11 @@
 #   6b. browser: the web demo served by vmhost-web (the package in web/, built here first), driven in
 #      headless Chromium by selenium (pytest, Tests/Browser; screenshots of each screen in
 #      .build/browser-screenshots), and the WebSocket transport's handshake, close codes and sessions
-#   7. tagged-dependency: a consumer package depending on vmhost `from: "1.0.0"` (a local tag of HEAD)
-#      builds, resolves swift-log and nothing else, and answers through the server entry
-#      (Tests/Dependency); the trait `WebSocket` from a tag is Examples/TodoWeb's (suite examples)
+#   7. tagged-dependency: a consumer package depending on vmhost by version (a tag of HEAD), on
+#      `VMHost` and `VMHostTesting`, resolves swift-log and nothing else, compiles only the framework
+#      and swift-log, and answers through the server entry (Tests/Dependency). The consumer is
+#      Examples/SearchApp, as built (and its kit tests run) by suite examples, so that the framework
+#      is compiled from a tag once for both; the trait `WebSocket` from a tag is Examples/TodoWeb's
 #   8. libfuzzer: two fuzz targets, each replaying its corpus, then built with -sanitize=fuzzer into
 #      .build-fuzz and run seeded and bounded: -seed=1 and a count of inputs, -max_total_time as a
 #      guard. The wire's (Sources/vmhost-fuzz: frame reader + JSON-RPC engine, then a whole host
@@ -47,9 +49,34 @@
 #      in, the five calls of vmhost.h exported and nothing else, no run path, no path of this
 #      machine), checked by scripts/check-library.sh, then the C example and what a host does to
 #      its process (Tests/Embedding: test_c.py, test_process.py) through it
+#
+# The fuzzers run on one core: beside them, in the background, the AddressSanitizer build of the
+# library then the library as it ships are built. Two builds side by side gain little on 2 cores
+# and take more CPU time (measured once: suite examples with Examples/TodoWeb's build beside the
+# others' took 288 s and 404 CPU seconds, one after another 260 s and 339). Each suite prints its
+# wall and CPU seconds as it ends, and a table of them all comes at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Each suite's wall time, and the CPU time of what it ran (user + system, of its processes), are
+# printed when it ends and again in a table at the end, so that every CI log shows what each suite
+# costs (CPU time over wall time: how many of the 2 cores it kept busy).
+started=$SECONDS
+# The CPU time of every child process the shell PID (default: this script's) waited for so far, in
+# whole seconds: cutime and cstime of /proc/PID/stat, in clock ticks (fields 16 and 17; 14 and 15
+# after the command's name).
+ticks=$(getconf CLK_TCK)
+cpu_seconds() {
+    local stat
+    stat=$(cat "/proc/${1:-$$}/stat")
+    echo "${stat##*) }" | awk -v hz="$ticks" '{ printf "%d", ($14 + $15) / hz }'
+}
+timings=()
+timed() {
+    timings+=("$(printf '%-28s %-7s %6d %6d' "$1" "$2" "$3" "$4")")
+}
+setup_cpu=$(cpu_seconds)
 scripts/setup.sh --tests || exit 1
+timed setup done "$((SECONDS - started))" "$(($(cpu_seconds) - setup_cpu))"
 # The Python suites run in the virtual environment setup.sh made (.venv): `python3` is its Python.
 export PATH="$PWD/.venv/bin:$PATH"
 
@@ -58,14 +85,56 @@ failed=()
 # repeat why a suite failed: a CI log is often read from its tail.
 logs=.build/test-logs
 mkdir -p "$logs"
+# Runs COMMAND (in the subshell it is called in), then writes its status, its CPU seconds and the
+# time it ended (the script's SECONDS) to FILE, and returns its status: the CPU time of a suite is
+# its own, even when a background build ends while it runs.
+measured() {
+    local file=$1 status me=$BASHPID; shift
+    "$@"; status=$?
+    echo "$status $(cpu_seconds "$me") $SECONDS" > "$file"
+    return "$status"
+}
 run() {
-    local name=$1; shift
+    local name=$1 start=$SECONDS result status cpu; shift
     echo "=== $name: $*"
-    if "$@" 2>&1 | tee "$logs/$name.log"; then
-        echo "=== $name: passed"
-    else
-        echo "=== $name: FAILED"; failed+=("$name")
-    fi
+    ( measured "$logs/$name.cpu" "$@" ) 2>&1 | tee "$logs/$name.log"
+    read -r status cpu _ < "$logs/$name.cpu" || { status=1 cpu=0; }
+    if [ "$status" -eq 0 ]; then result=passed; else result=FAILED; failed+=("$name"); fi
+    echo "=== $name: $result in $((SECONDS - start)) s"
+    timed "$name" "$result" "$((SECONDS - start))" "$cpu"
+}
+# A suite that is a build, run in the background beside the suites in front while they leave a
+# core idle (a fuzzer runs on one core): `background NAME COMMAND`
+# starts it (its output in .build/test-logs/NAME.log), `await_background NAME` waits for it,
+# prints its output and counts it as a suite. One runs at a time; the suite that needs it awaits it
+# first (or its build waits on SwiftPM's lock of the build folder), and its own build command then
+# builds nothing.
+declare -A background_pid background_start
+background() {
+    local name=$1; shift
+    echo "=== $name (in the background): $*"
+    ( measured "$logs/$name.cpu" "$@" ) > "$logs/$name.log" 2>&1 &
+    background_pid[$name]=$!
+    background_start[$name]=$SECONDS
+}
+await_background() {
+    local name=$1 result status cpu ended waited=$SECONDS
+    [ -n "${background_pid[$name]:-}" ] || return 0
+    wait "${background_pid[$name]}"
+    unset "background_pid[$name]"
+    echo "=== $name (in the background, awaited for $((SECONDS - waited)) s):"
+    cat "$logs/$name.log"
+    read -r status cpu ended < "$logs/$name.cpu" || { status=1 cpu=0 ended=$SECONDS; }
+    if [ "$status" -eq 0 ]; then result=passed; else result=FAILED; failed+=("$name"); fi
+    echo "=== $name: $result in $((ended - ${background_start[$name]})) s (in the background)"
+    timed "$name (background)" "$result" "$((ended - ${background_start[$name]}))" "$cpu"
+}
+# The table of every suite's wall and CPU seconds, and the whole command's.
+table() {
+    echo "--- time of each suite (seconds; a background one ran beside the suites after it)"
+    printf '%-28s %-7s %6s %6s\n' suite result wall cpu
+    printf '%s\n' "${timings[@]}"
+    printf '%-28s %-7s %6d %6d\n' total "" "$((SECONDS - started))" "$(cpu_seconds)"
 }
 # The lines of a failed suite's log that say what failed (test frameworks' failure lines, compiler
 # errors, crashes), then its last lines.
@@ -111,9 +180,6 @@ run bindings bindings
 run hardening python3 -m pytest -q -p no:cacheprovider Tests/Hardening
 export VMHOST_WEB_BIN="$PWD/web/.build/debug/vmhost-web"
 run browser python3 -m pytest -q -p no:cacheprovider Tests/Browser
-# A package that depends on a version tag of vmhost resolves, builds (the framework and swift-log
-# only) and serves (Tests/Dependency: a clone of HEAD tagged 1.0.0 in a temporary directory).
-run tagged-dependency python3 -m pytest -q -p no:cacheprovider Tests/Dependency
 
 examples() {
     # Every example depends on vmhost by URL and version, as an app outside this repository does:
@@ -159,6 +225,10 @@ examples() {
     )
 }
 run examples examples
+# A package that depends on a version tag of vmhost resolves, builds (the framework and swift-log
+# only) and serves (Tests/Dependency): Examples/SearchApp, which suite examples built from the tag
+# of HEAD (built here if that suite stopped before it).
+run tagged-dependency python3 -m pytest -q -p no:cacheprovider Tests/Dependency
 
 # One libFuzzer target: replays its corpus with the plain build, then fuzzes it seeded and bounded.
 fuzz_target() {
@@ -187,10 +257,22 @@ libfuzzer() {
     fuzz_target vmhost-fuzz-backend Tests/Hardening/backend-corpus Tests/Hardening/backend.dict \
         "${VMHOST_LIBFUZZER_BACKEND_RUNS:-30000}" 4096
 }
+# The library built with AddressSanitizer, then the library as it ships, in the background beside
+# suites that keep one core busy (the fuzzers, the sanitized tests, the embedding tests).
+# sanitize-embedded, which comes before the await, builds .build-asan itself first: a SwiftPM
+# running on a build folder locks it, so that build waits for the background one if it has not
+# ended (it usually has: the fuzzers take longer than that build), then builds nothing.
+release_builds() {
+    scripts/sanitize-embedded.sh --build-only || return 1
+    echo "--- scripts/build-library.sh"
+    scripts/build-library.sh
+}
+background release-builds release_builds
 run libfuzzer libfuzzer
 
-run embedding python3 -m pytest -q -p no:cacheprovider Tests/Embedding
 run sanitize-embedded scripts/sanitize-embedded.sh
+run embedding python3 -m pytest -q -p no:cacheprovider Tests/Embedding
+await_background release-builds
 
 library() {
     local shipped
@@ -200,6 +282,7 @@ library() {
 }
 run library library
 
+table
 if [ ${#failed[@]} -gt 0 ]; then
     for name in "${failed[@]}"; do why "$name"; done
     echo "FAILED suites: ${failed[*]}"
