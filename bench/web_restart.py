@@ -28,32 +28,9 @@ from urllib.parse import quote
 
 import websocket
 
+from web_resume import Page
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class Page:
-    def __init__(self, port: int, query: str):
-        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}/rpc?{query}", timeout=60)
-        self.received = 0
-        self.token = None
-
-    def frame(self):
-        while True:
-            message = json.loads(self.ws.recv())
-            if isinstance(message, dict) and message.get("method") == "$/session":
-                self.token = message["params"]["token"]
-                return message
-            if isinstance(message, dict) and message.get("method") == "$/ack":
-                continue
-            self.received += 1
-            return message
-
-    def call(self, id: int, method: str, params: dict):
-        self.ws.send(json.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-        while True:
-            message = self.frame()
-            if message.get("id") == id:
-                return message
 
 
 def start(binary: str, folder: str, listen: str):
@@ -80,7 +57,7 @@ def main() -> int:
         pages = []
         try:
             for _ in range(options.sessions):
-                page = Page(port, "resume=new")
+                page = Page(port, "resume=new", timeout=60)
                 page.frame()
                 page.call(1, "vm.create", {"kind": "Login", "id": "login"})
                 page.call(2, "vm.subscribe", {"vm": "login", "outputs": ["usernameValid", "canSubmit"]})
@@ -107,7 +84,7 @@ def main() -> int:
             began = time.perf_counter()
             for page in pages:
                 opened = time.perf_counter()
-                again = Page(port, f"resume={quote(page.token)}&received={page.received}")
+                again = Page(port, f"resume={quote(page.token)}&received={page.received}", timeout=60)
                 session = again.frame()
                 assert session["params"]["resumed"]["resync"] is True, session
                 changed = again.frame()

@@ -37,8 +37,11 @@ def rss_kib(pid: int) -> int:
 
 
 class Page:
-    def __init__(self, port: int, query: str):
-        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}/rpc?{query}", timeout=30)
+    """A page's connection to `/rpc?QUERY`: the frames it received counted, its resume token kept
+    (bench/web_restart.py uses it too)."""
+
+    def __init__(self, port: int, query: str, timeout: float = 30):
+        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}/rpc?{query}", timeout=timeout)
         self.received = 0
         self.token = None
 
