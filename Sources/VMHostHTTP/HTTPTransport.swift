@@ -48,12 +48,11 @@ public struct HTTPCall: Sendable {
     }
 }
 
-/// The transports the server chooses for a session's clients (`--record`, `--http-replay`): bound
-/// by the server while it makes a session's kinds (``HTTPSessionTransport/$current``'s
-/// `withValue`), and taken by every ``HTTPClient`` made meanwhile, around the transport it would
-/// use. A task-local value, never a global: two sessions made at once each see their own.
+/// The transports the server chooses for a session's clients (`--record`, `--http-replay`): set by
+/// the server while an app's kinds are made (on stdio for the whole run), and taken by every
+/// ``HTTPClient`` made meanwhile, around the transport it would use.
 @_spi(Transport)
 public enum HTTPSessionTransport {
     /// Makes a client's transport of its own one (nil: the client's own is used as it is).
-    @TaskLocal public static var current: (@HostActor @Sendable (any HTTPTransport) -> any HTTPTransport)?
+    @HostActor public static var current: (@HostActor (any HTTPTransport) -> any HTTPTransport)?
 }

@@ -27,6 +27,9 @@ public struct PreparedApp {
     package var summary: String?
     /// ``ServedApp/connectionKinds``.
     package var connectionKinds: (@HostActor (SessionRecorder?) -> [ViewModelFactory])?
+    /// What the app's HTTP clients are carried by (`--record`, `--http-replay`): set while
+    /// its kinds are made; a transport of one session (stdio) keeps it set for the run.
+    package var httpTransport: (@HostActor (any HTTPTransport) -> any HTTPTransport)?
     /// `--http-replay`'s answers, shared by every connection.
     var httpReplay: HTTPReplay?
     /// The secrets of a recording of the app's HTTP exchanges.
@@ -39,9 +42,11 @@ public struct PreparedApp {
     public func connectionHost(recorder: SessionRecorder? = nil) -> Host.Configuration {
         guard let connectionKinds else { return host }
         var configuration = host
-        configuration.factories = HTTPSessionTransport.$current.withValue(
-            Server.httpSessionTransport(replay: httpReplay, recorder: recorder, secrets: httpSecrets)
-        ) { connectionKinds(recorder) }
+        let previous = HTTPSessionTransport.current
+        HTTPSessionTransport.current = Server.httpSessionTransport(
+            replay: httpReplay, recorder: recorder, secrets: httpSecrets)
+        defer { HTTPSessionTransport.current = previous }
+        configuration.factories = connectionKinds(recorder)
         return configuration
     }
 }
@@ -79,12 +84,10 @@ extension Server {
         let httpReplay = try Self.httpReplay(settings: settings)
         let httpSecrets = HTTPSecrets(headers: configuration.secretHeaders, members: configuration.secretMembers)
         let httpTransport = Self.httpSessionTransport(replay: httpReplay, recorder: recorder, secrets: httpSecrets)
-        // The app's HTTP clients made while its kinds are made take the session's transport.
-        let made = HTTPSessionTransport.$current.withValue(httpTransport ?? HTTPSessionTransport.current) {
-            () -> Result<ServedApp, UsageError> in
-            do throws(UsageError) { return .success(try configuration.kinds(environment)) } catch { return .failure(error) }
-        }
-        let app = try made.get()
+        let previous = HTTPSessionTransport.current
+        if let httpTransport { HTTPSessionTransport.current = httpTransport }
+        defer { HTTPSessionTransport.current = previous }
+        let app = try configuration.kinds(environment)
         let host = Host.Configuration(
             clock: clock, factories: app.kinds, testControls: settings.testControls,
             controlMethods: app.controls.map { ($0.name, $0.handler) },
@@ -92,7 +95,7 @@ extension Server {
             defaultLocale: configuration.defaultLocale, locales: configuration.locales,
             errorKinds: configuration.errorKinds)
         return PreparedApp(
-            host: host, summary: app.summary, connectionKinds: app.connectionKinds,
+            host: host, summary: app.summary, connectionKinds: app.connectionKinds, httpTransport: httpTransport,
             httpReplay: httpReplay, httpSecrets: httpSecrets)
     }
 
@@ -115,7 +118,7 @@ extension Server {
     @HostActor
     static func httpSessionTransport(
         replay: HTTPReplay?, recorder: SessionRecorder?, secrets: HTTPSecrets
-    ) -> (@HostActor @Sendable (any HTTPTransport) -> any HTTPTransport)? {
+    ) -> (@HostActor (any HTTPTransport) -> any HTTPTransport)? {
         var recording: HTTPExchangeRecording?
         if let recorder {
             // Set before the kinds are made: an app that replays its backend its own way names its
