@@ -49,8 +49,9 @@ public struct HTTPCall: Sendable {
 }
 
 /// The transports the server chooses for a session's clients (`--record`, `--http-replay`): set by
-/// the server while an app's kinds are made (on stdio for the whole run), and taken by every
-/// ``HTTPClient`` made meanwhile, around the transport it would use.
+/// the server only while it makes a session's kinds, on the host thread, and put back at once (on
+/// every transport), and taken by every ``HTTPClient`` made meanwhile, around the transport it
+/// would use. Nil at any other time: no session's state stays in it.
 @_spi(Transport)
 public enum HTTPSessionTransport {
     /// Makes a client's transport of its own one (nil: the client's own is used as it is).

@@ -27,9 +27,6 @@ public struct PreparedApp {
     package var summary: String?
     /// ``ServedApp/connectionKinds``.
     package var connectionKinds: (@HostActor (SessionRecorder?) -> [ViewModelFactory])?
-    /// What the app's HTTP clients are carried by (`--record`, `--http-replay`): set while
-    /// its kinds are made; a transport of one session (stdio) keeps it set for the run.
-    package var httpTransport: (@HostActor (any HTTPTransport) -> any HTTPTransport)?
     /// `--http-replay`'s answers, shared by every connection.
     var httpReplay: HTTPReplay?
     /// The secrets of a recording of the app's HTTP exchanges.
@@ -95,7 +92,7 @@ extension Server {
             defaultLocale: configuration.defaultLocale, locales: configuration.locales,
             errorKinds: configuration.errorKinds)
         return PreparedApp(
-            host: host, summary: app.summary, connectionKinds: app.connectionKinds, httpTransport: httpTransport,
+            host: host, summary: app.summary, connectionKinds: app.connectionKinds,
             httpReplay: httpReplay, httpSecrets: httpSecrets)
     }
 

@@ -38,9 +38,6 @@ package final class SessionCore {
     /// in flight (``checkWorkDone()``).
     package private(set) var inputHandled = false
     private var finished = false
-    /// What carries the app's HTTP clients in this session (`--record`, `--http-replay`), for a
-    /// transport of one session per process, which keeps it for every client made later.
-    package private(set) var httpTransport: (@HostActor (any HTTPTransport) -> any HTTPTransport)?
 
     /// The session of a transport that serves one app per session (stdio, in process), served
     /// `servingOn` (`on stdio`, for the start-up log line): makes the app of `server` for
@@ -78,7 +75,6 @@ package final class SessionCore {
         self.init(
             host: host, connection: connection, secretMembers: configuration.secretMembers,
             recorder: recorder, trace: trace, logger: logger)
-        httpTransport = app.httpTransport
         let summary = app.summary.map { ", \($0)" } ?? ""
         logger.debug(
             "\(configuration.name) \(configuration.version) serving \(servingOn) (framing \(settings.framing.rawValue)\(summary))")

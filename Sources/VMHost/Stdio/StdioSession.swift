@@ -51,8 +51,6 @@ final class StdioSession: SessionTransport {
         }
         self.core = core
         core.transport = self
-        // One session for the run: an HTTP client the app makes later is recorded or replayed too.
-        HTTPSessionTransport.current = core.httpTransport
         let host = core.host
         let connection = core.connection
         let onClosed: @Sendable () -> Void = {
