@@ -71,3 +71,20 @@ class DemoPage:
         self.click("submit")
         self.ready("products")
         self.count_is("product-list", 20)
+
+    def open_and_type_username(self, typed: int = 3):
+        """Opens the page, types the demo account's username and waits until the server answered it
+        (the page has received `typed` frames): where a session is cut or restarted mid-form."""
+        self.open()
+        self.type("username", "13800138000")
+        self.until(lambda d: d.execute_script("return window.vmhost.received") >= typed,
+                   "the username was never answered")
+
+    def finish_login_with_kept_username(self):
+        """Back on the same session (its login screen never mounted again) with the username the
+        server kept: the password alone makes the form valid, and the products come."""
+        self.ready("login", 1)
+        self.element("password").send_keys("123456")
+        self.click("submit")
+        self.ready("products", 1)
+        self.count_is("product-list", 20)

@@ -119,18 +119,10 @@ def test_a_foreign_file_in_the_folder_never_stops_the_server(restartable):
 def test_a_restart_mid_form_brings_the_page_back_on_its_form(browser, restartable):
     from page import DemoPage
     page = DemoPage(browser, restartable.web)
-    page.open()
-    page.type("username", "13800138000")
-    page.until(lambda d: d.execute_script("return window.vmhost.received") >= 4, "the username was never answered")
+    page.open_and_type_username(typed=4)
     restartable.restart()
     resumed(page)
-    # The same session (its screen never mounted again), with the username the server kept: the
-    # password alone makes the form valid.
-    page.ready("login", 1)
-    page.element("password").send_keys("123456")
-    page.click("submit")
-    page.ready("products", 1)
-    page.count_is("product-list", 20)
+    page.finish_login_with_kept_username()
 
 
 def test_a_restart_brings_back_the_login_and_the_pages_of_a_list(browser, restartable):
