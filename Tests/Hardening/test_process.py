@@ -328,8 +328,8 @@ def test_a_closed_stdout_ends_the_host_while_requests_keep_coming(tmp_path, fram
 @pytest.mark.parametrize("then", ["silent", "keeps-writing"])
 def test_a_reader_that_closes_a_full_stdout_ends_the_host(tmp_path, then):
     """The client stops reading until stdout is full (the writer waits for room), then closes its
-    end. The host must notice without any further input (stdin stays open), and must not spin on
-    the dead pipe: it exits 0. Replies to 400 `host.describe` are several MiB, far more than any
+    end. The host must notice without any further input (stdin stays open), or while more keeps
+    coming (it ends between two frames), and must not spin on the dead pipe: it exits 0. Replies to 400 `host.describe` are several MiB, far more than any
     pipe holds, so the writer is blocked on the full pipe when the reader goes (or will be, an
     instant later: the outcome is the same)."""
     host = start(tmp_path, "--clock", "manual", "--test-controls")
@@ -340,7 +340,17 @@ def test_a_reader_that_closes_a_full_stdout_ends_the_host(tmp_path, then):
     host.write_raw(b"".join(frame(json.dumps(request(i, "host.describe")).encode(), "ndjson") for i in range(400)))
     close_reader(host)
     if then == "keeps-writing":
-        keep_writing(host, "ndjson", 100_000)
+        # Written 64 KiB at a time, faster than the host handles them: its stdin never runs dry,
+        # so it must notice the closed stdout between frames, not once the input stops coming.
+        chunk = b"".join(frame(json.dumps(request("after-%d" % i, "ping")).encode(), "ndjson") for i in range(1600))
+        sent = 0
+        try:
+            while sent < 64:
+                host.write_raw(chunk)
+                sent += 1
+        except BrokenPipeError:
+            pass
+        assert sent < 64, "the host read %d pings after its stdout was closed" % (sent * 1600)
     assert exit_status(host) == 0
     assert_no_crash(tmp_path)
 

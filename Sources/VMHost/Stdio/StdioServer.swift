@@ -97,10 +97,7 @@ enum StdioServer {
             var signals = waited
             var received: Int32 = 0
             while sigwait(&signals, &received) == 0 {
-                let number = received
-                EventLoop.shared.execute {
-                    HostActor.assumeIsolated { session.terminate(code: 0, end: .signal(number)) }
-                }
+                session.requestEnd(received)
                 // The host thread ends the process after flushing; if it is still busy (a long
                 // handler) when the second is up, the process ends here.
                 var remaining = timespec(tv_sec: 1, tv_nsec: 0)
@@ -131,9 +128,7 @@ enum StdioServer {
                 let ready = poll(&watched, 1, -1)
                 if ready < 0 && errno == EINTR { continue }
                 guard ready > 0, Int32(watched.revents) & (POLLERR | POLLHUP) != 0 else { return }
-                EventLoop.shared.execute {
-                    HostActor.assumeIsolated { session.terminate(code: 0, end: .outputClosed) }
-                }
+                session.requestEnd(StdioSession.outputClosed)
                 return
             }
         }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Logging
+import Synchronization
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 @_spi(Transport) import VMHostHTTP
@@ -21,6 +22,10 @@ final class StdioSession: SessionTransport {
     private var writer: OutputWriter<ChangedMessage>?
     /// Set once the session ends: the process exits.
     private var exiting = false
+    /// An end asked for from another thread (``requestEnd(_:)``): 0 none, -1 stdout closed, else
+    /// the signal's number. Read between frames too, so that input that keeps coming never holds
+    /// the end back (and a closed stdout not even the frames read).
+    nonisolated private let requestedEnd = Atomic<Int32>(0)
     /// ``Connection/handledBytes`` and the monotonic clock when the input was last read ahead.
     private var readAheadMark: (bytes: Int, time: UInt64) = (0, 0)
     /// Read into without being zeroed (as the event loop's input buffer), on first use.
@@ -53,9 +58,7 @@ final class StdioSession: SessionTransport {
         core.transport = self
         let host = core.host
         let connection = core.connection
-        let onClosed: @Sendable () -> Void = {
-            EventLoop.shared.execute { HostActor.assumeIsolated { self.terminate(code: 0, end: .outputClosed) } }
-        }
+        let onClosed: @Sendable () -> Void = { self.requestEnd(Self.outputClosed) }
         let writer = OutputWriter<ChangedMessage>(
             fd: protocolFD, framing: settings.framing == .lsp ? .lsp : .ndjson, queue: host.outputQueue,
             producerWrites: true, observe: core.observeOutgoing, onClosed: onClosed)
@@ -65,6 +68,10 @@ final class StdioSession: SessionTransport {
         _ = EventLoop.shared.addIdleHook { writer.flush() }
         connection.onFramingDetected = { framing in writer.framing = framing }
         connection.betweenFrames = { [unowned self] in
+            // stdout closed while frames are handled: the session ends now, not once every frame
+            // read (and every frame still arriving) is handled (SPEC §7). After a signal, what was
+            // read is answered, and no more is read (``readAhead(_:)``).
+            if requestedEnd.load(ordering: .relaxed) == Self.outputClosed { endAsRequested() }
             // A long backlog keeps its output moving, so that a client that reads sees it go.
             if host.outputQueue.pendingCount >= 256 { writer.flush() }
             // Looking for more input costs a system call: it is done after each 64 KiB of frames
@@ -93,7 +100,9 @@ final class StdioSession: SessionTransport {
     /// client's pipe keeps moving while a backlog is handled. Where the end of input is seen changes
     /// nothing of what is written (SPEC §7).
     private func readAhead(_ connection: Connection) {
-        while !connection.inputEnded, !exiting, connection.waitingBytes < Self.readAheadLimit {
+        while !connection.inputEnded, !exiting, requestedEnd.load(ordering: .relaxed) == 0,
+            connection.waitingBytes < Self.readAheadLimit
+        {
             var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
             guard poll(&ready, 1, 0) > 0 else { return }
             let count = read(0, readAheadBuffer.baseAddress, readAheadBuffer.count)
@@ -107,9 +116,26 @@ final class StdioSession: SessionTransport {
         }
     }
 
+    /// The value of ``requestedEnd`` for a closed stdout.
+    nonisolated static let outputClosed: Int32 = -1
+
+    /// Asks, from any thread, for the session to end: `signal`'s number, or ``outputClosed``. The
+    /// host thread ends it at its next turn; input is no longer read ahead, and a closed stdout
+    /// ends it after the frame being handled.
+    nonisolated func requestEnd(_ signal: Int32) {
+        guard requestedEnd.compareExchange(expected: 0, desired: signal, ordering: .relaxed).exchanged else { return }
+        EventLoop.shared.execute { HostActor.assumeIsolated { self.endAsRequested() } }
+    }
+
+    /// Ends the session as ``requestEnd(_:)`` asked.
+    private func endAsRequested() {
+        let asked = requestedEnd.load(ordering: .relaxed)
+        terminate(code: 0, end: asked == Self.outputClosed ? .outputClosed : .signal(asked))
+    }
+
     /// Ends the session as `end` (a signal, a closed output), or the process at once when no
     /// session was made yet; exits with `code`.
-    func terminate(code: Int32, end: SessionEnd) {
+    private func terminate(code: Int32, end: SessionEnd) {
         guard let core else {
             guard !exiting else { return }
             exiting = true
