@@ -130,14 +130,19 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         _ = fcntl(wakeRead, F_SETFD, FD_CLOEXEC)
         _ = fcntl(wakeWrite, F_SETFD, FD_CLOEXEC)
         taskExecutor.loop = self
+        let started = Latch()
         startThread(stackSize: 8 << 20) { [unowned(unsafe) self] in
             let id = Self.currentThreadID()
             self.owner.store(id, ordering: .releasing)
             self.loopThread.store(id, ordering: .releasing)
+            started.open()
             self.run()
         }
         // Wait for the thread to publish its identity: `inLoop` must be exact from the first job on.
-        while loopThread.load(ordering: .acquiring) == 0 { sched_yield() }
+        // Blocked, not spinning: on a busy machine the new thread may wait for a CPU, and a thread
+        // calling sched_yield in a loop kept its own (a start-up spent up to 8,000 calls and 10 ms
+        // of CPU there while the machine's other work ran).
+        started.wait()
     }
 
     /// The calling thread's identity, as ``owner`` holds it.
