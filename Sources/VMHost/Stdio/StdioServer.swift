@@ -89,8 +89,11 @@ enum StdioServer {
         dup2(2, 1)
 
         let level = settings.logLevel
-        LoggingSystem.bootstrap { label in StderrLogHandler(logLevel: level, label: label) }
-        let logger = Logger(label: name)
+        let makeHandler: @Sendable (String) -> any LogHandler = { label in StderrLogHandler(logLevel: level, label: label) }
+        LoggingSystem.bootstrap(makeHandler)
+        // The same handler, made without reading the logging system back: its factory and metadata
+        // provider cost a start-up 16,000 instructions (the provider's generic metadata).
+        let logger = Logger(label: name, factory: makeHandler)
 
         let session = StdioSession(protocolFD: protocolFD, logger: logger)
         EventLoop.shared.execute {
