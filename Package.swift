@@ -176,10 +176,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/ReferenceApp/Composition", swiftSettings: settings),
+        // The command line the standard library reads, from the C library's initialiser arguments:
+        // with the runtime linked statically, its own reads /proc/self/maps at every start-up
+        // (ProcessArguments.c).
+        .target(name: "ProcessArguments", path: "Sources/ReferenceApp/ProcessArguments"),
         // The executable: the reference app's kinds served on stdio.
         .executableTarget(
             name: "vmhost",
-            dependencies: ["VMHost", "AppComposition"],
+            dependencies: ["VMHost", "AppComposition", "ProcessArguments"],
             path: "Sources/ReferenceApp/vmhost",
             swiftSettings: settings
         ),

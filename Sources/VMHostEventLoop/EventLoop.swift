@@ -93,6 +93,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     @exclusivity(unchecked) private var holdingClosures = 0
     @exclusivity(unchecked) private var runningJob = false
     @exclusivity(unchecked) private var input: (fd: Int32, handler: @HostActor (InputEvent) -> Void)?
+    /// A descriptor watched for the error or hang-up its reader's going away reports, and what to
+    /// call then (``watchHangUp(fd:handler:)``).
+    @exclusivity(unchecked) private var hangUp: (fd: Int32, handler: @HostActor () -> Void)?
     @exclusivity(unchecked) private var timers = TimerHeap()
     /// Input is read into this (never zeroed: only the bytes a read wrote are looked at, and the
     /// pages a short read never reaches are never touched). The loop lives as long as the process.
@@ -106,6 +109,7 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// wakes it, so that it waits for the right things.
     @exclusivity(unchecked) private var polledDeadline = UInt64.max
     @exclusivity(unchecked) private var polledInput: Int32 = -1
+    @exclusivity(unchecked) private var polledHangUp: Int32 = -1
 
     /// What the input handler is told.
     package enum InputEvent {
@@ -126,14 +130,19 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         _ = fcntl(wakeRead, F_SETFD, FD_CLOEXEC)
         _ = fcntl(wakeWrite, F_SETFD, FD_CLOEXEC)
         taskExecutor.loop = self
+        let started = Latch()
         startThread(stackSize: 8 << 20) { [unowned(unsafe) self] in
             let id = Self.currentThreadID()
             self.owner.store(id, ordering: .releasing)
             self.loopThread.store(id, ordering: .releasing)
+            started.open()
             self.run()
         }
         // Wait for the thread to publish its identity: `inLoop` must be exact from the first job on.
-        while loopThread.load(ordering: .acquiring) == 0 { sched_yield() }
+        // Blocked, not spinning: on a busy machine the new thread may wait for a CPU, and a thread
+        // calling sched_yield in a loop kept its own (a start-up spent up to 8,000 calls and 10 ms
+        // of CPU there while the machine's other work ran).
+        started.wait()
     }
 
     /// The calling thread's identity, as ``owner`` holds it.
@@ -214,6 +223,15 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     /// Stops watching the input descriptor.
     @HostActor
     package func stopWatchingInput() { input = nil }
+
+    /// Watches `fd`, an output, for its reader going away: `handler` is called once, on the host
+    /// thread, when `poll` reports an error or hang-up on it (no event is asked for, so a reader
+    /// that is merely slow never wakes the loop; a regular file never reports one). The loop's own
+    /// `poll` watches it, so that no thread waits for it alone. Call from the host thread.
+    @HostActor
+    package func watchHangUp(fd: Int32, handler: @escaping @HostActor () -> Void) {
+        hangUp = (fd, handler)
+    }
 
     // MARK: Timers (monotonic nanoseconds)
 
@@ -446,11 +464,12 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
     }
 
     private func run() {
-        var pollFDs = [pollfd](repeating: pollfd(), count: 2)
+        var pollFDs = [pollfd](repeating: pollfd(), count: 3)
         while true {
             // One turn with the ownership held, then the wait in `poll` without it: a thread
             // that borrows the loop meanwhile (``runHere(_:)``) runs its work itself.
-            let wait: (timeout: Int32, count: Int)? = ownership.withLock { _ in
+            // The input's and the hang-up watch's index in `pollFDs`, or -1.
+            let wait: (timeout: Int32, count: Int, input: Int, hangUp: Int)? = ownership.withLock { _ in
                 turn()
                 // Go to sleep only if nothing was posted meanwhile.
                 if heldHead < held.count { return nil }
@@ -472,14 +491,25 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
                     polledDeadline = next
                 }
                 pollFDs[0] = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
+                var count = 1
+                var inputIndex = -1
+                var hangUpIndex = -1
                 polledInput = input?.fd ?? -1
-                guard let input else { return (timeout, 1) }
-                pollFDs[1] = pollfd(fd: input.fd, events: Int16(POLLIN), revents: 0)
-                return (timeout, 2)
+                if let input {
+                    pollFDs[count] = pollfd(fd: input.fd, events: Int16(POLLIN), revents: 0)
+                    inputIndex = count
+                    count += 1
+                }
+                polledHangUp = hangUp?.fd ?? -1
+                if let hangUp {
+                    pollFDs[count] = pollfd(fd: hangUp.fd, events: 0, revents: 0)
+                    hangUpIndex = count
+                    count += 1
+                }
+                return (timeout, count, inputIndex, hangUpIndex)
             }
             guard let wait else { continue }
-            let count = wait.count
-            let ready = poll(&pollFDs, nfds_t(count), wait.timeout)
+            let ready = poll(&pollFDs, nfds_t(wait.count), wait.timeout)
             state.withLock {
                 $0.sleeping = false
                 $0.polling = false
@@ -488,8 +518,16 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
             ownership.withLock { _ in
                 if pollFDs[0].revents != 0 { drainWakePipe() }
                 // The input may have changed while a borrower ran: read only the one still watched.
-                if count == 2, pollFDs[1].revents != 0, let input, input.fd == pollFDs[1].fd {
+                if wait.input >= 0, pollFDs[wait.input].revents != 0, let input, input.fd == pollFDs[wait.input].fd {
                     readInput(fd: input.fd, handler: input.handler)
+                }
+                if wait.hangUp >= 0, Int32(pollFDs[wait.hangUp].revents) & (POLLERR | POLLHUP) != 0,
+                    let hangUp, hangUp.fd == pollFDs[wait.hangUp].fd
+                {
+                    self.hangUp = nil
+                    holdingClosures += 1
+                    callAsOwner(hangUp.handler)
+                    holdingClosures -= 1
                 }
             }
         }
@@ -571,7 +609,9 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         }
         guard polling else { return }
         let deadline = timers.nextDeadline ?? .max
-        if posted || heldHead < held.count || deadline < polledDeadline || (input?.fd ?? -1) != polledInput {
+        if posted || heldHead < held.count || deadline < polledDeadline || (input?.fd ?? -1) != polledInput
+            || (hangUp?.fd ?? -1) != polledHangUp
+        {
             var byte: UInt8 = 1
             _ = write(wakeWrite, &byte, 1)
         }

@@ -6,8 +6,9 @@ import Darwin
 
 /// Starts a detached POSIX thread running `body`. Traps if the thread cannot be created.
 ///
-/// The host uses three threads in all: the host thread (``EventLoop``), the output writer and, with
-/// the HTTP backend, the thread of its client (started by the first call).
+/// A stdio host starts one: the host thread (``EventLoop``), besides the main thread, which waits
+/// for signals. The output writer's thread starts only when stdout first fills (or is a file or a
+/// terminal), and the HTTP client's at its first call.
 public func startThread(stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Void) {
     final class Box: @unchecked Sendable {
         let body: @Sendable () -> Void

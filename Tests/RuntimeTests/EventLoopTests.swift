@@ -98,6 +98,35 @@ struct EventLoopTests {
         #expect(posted == true, "the released task was not on the host thread's queue (nil: the loop was never idle)")
         #expect(try await task.value == 7)
     }
+
+    /// The loop's own `poll` watches an output for its reader going away (a closed stdout ends
+    /// the host, SPEC §7): the handler runs once, on the host thread, when the read end of a pipe
+    /// is closed, and not while the reader is merely there.
+    @Test func aWatchedOutputWhoseReaderGoesAwayCallsItsHandlerOnce() async {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        defer { close(writeEnd) }
+        let calls = await withCheckedContinuation { (done: CheckedContinuation<Int, Never>) in
+            EventLoop.shared.execute {
+                HostActor.assumeIsolated {
+                    let log = Log()
+                    EventLoop.shared.watchHangUp(fd: writeEnd) {
+                        log.entries.append("hang-up")
+                        // A later turn of the loop (a timer) must not call it again.
+                        let later = EventLoop.monotonicNanoseconds() + 5_000_000
+                        _ = EventLoop.shared.schedule(at: later) { done.resume(returning: log.entries.count) }
+                    }
+                    // The reader is there: a turn of the loop passes without a call.
+                    _ = EventLoop.shared.schedule(at: 0) {
+                        #expect(log.entries.isEmpty)
+                        close(readEnd)
+                    }
+                }
+            }
+        }
+        #expect(calls == 1)
+    }
 }
 
 private final class ReleaseFlag: Sendable {

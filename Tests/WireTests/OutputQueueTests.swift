@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @_spi(Transport) @testable import VMHostWire
 
@@ -6,6 +7,10 @@ private struct Values: MergeableMessage, Equatable {
     var values: [String: Int]
     mutating func merge(_ newer: Values) { values.merge(newer.values) { $1 } }
     func encode() -> [UInt8] { Array(values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",").utf8) }
+}
+
+private final class StartCount: Sendable {
+    let value = Atomic<Int>(0)
 }
 
 private func texts(_ bodies: [[UInt8]]) -> [String] { bodies.map { String(decoding: $0, as: UTF8.self) } }
@@ -116,6 +121,25 @@ struct OutputQueueTests {
         queue.push(Array("held".utf8))
         queue.close()
         #expect(texts(queue.takeAll()) == ["held"])
+    }
+
+    /// Written by its producer, a queue starts its taker thread only when it is first needed: at
+    /// the first hand-off of a full output, or at the close; once.
+    @Test func theTakerIsStartedByTheFirstHandOffOrTheCloseOnly() {
+        for end in ["hand-off", "close"] {
+            let queue = OutputQueue<Values>()
+            let starts = StartCount()
+            queue.writeOnProducerThread { starts.value.add(1, ordering: .relaxed) }
+            queue.push(Array("one".utf8))
+            #expect(texts(queue.takeForProducer() ?? []) == ["one"])
+            queue.push(merging: Values(values: ["n": 1]), key: 1)
+            _ = queue.takeForProducer()
+            #expect(starts.value.load(ordering: .relaxed) == 0, "started before \(end)")
+            if end == "hand-off" { queue.handOff(Array("rest".utf8)) }
+            queue.close()
+            queue.close()
+            #expect(starts.value.load(ordering: .relaxed) == 1, "\(end)")
+        }
     }
 
     @Test func writersTakeABacklogInSlicesInOrder() {

@@ -15,7 +15,7 @@ extension BackendOption {
         case .embedded: EmbeddedBackend(clock: clock, timeout: timeout, productCount: demoProductCount)
         case .http(let url): HTTPAPIClient(
             baseURL: url, clock: clock, timeout: timeout, maxResponseBytes: maxResponseBytes,
-            deviceID: deviceID ?? HTTPAPIClient.processDeviceID)
+            deviceID: deviceID)
         }
     }
 }

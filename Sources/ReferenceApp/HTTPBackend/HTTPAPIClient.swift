@@ -28,7 +28,9 @@ import VMHostHTTP
 ///   outcome comes back to the waiting task on the host thread, which never blocks.
 @HostActor
 public final class HTTPAPIClient: APIClient {
-    /// The device id of a client given none: a random UUID, stable until the process exits.
+    /// The device id of a client given none: a random UUID, stable until the process exits. Made
+    /// at its first use, the first call of such a client: a host that never calls reads no random
+    /// bytes (a window of the C library's code fewer in an idle host's memory).
     public nonisolated static let processDeviceID: String = DeviceID.random()
 
     /// The largest response body read by default: 8 MiB.
@@ -41,8 +43,10 @@ public final class HTTPAPIClient: APIClient {
     public var clock: any HostClock { http.clock }
     /// The largest response body accepted, in bytes.
     public var maxResponseBytes: Int { http.maxResponseBytes }
-    /// The device id sent as `X-Device-Id` and `uuid` on every call.
-    public let deviceID: String
+    /// The device id sent as `X-Device-Id` and `uuid` on every call: the one given, else
+    /// ``processDeviceID``.
+    public var deviceID: String { givenDeviceID ?? Self.processDeviceID }
+    private let givenDeviceID: String?
     /// The framework's client the calls go through. It has no headers of its own: every request
     /// carries `Accept` and the device id (``makeRequest(_:)``), so that making a client at
     /// start-up builds no header list.
@@ -52,13 +56,14 @@ public final class HTTPAPIClient: APIClient {
     /// - Important: A secret: never log it.
     public var token: String?
 
-    /// Makes a client for the server at `baseURL`. Nothing is started before the first call.
+    /// Makes a client for the server at `baseURL`, sending `deviceID` (nil: ``processDeviceID``).
+    /// Nothing is started before the first call.
     public init(
         baseURL: BackendURL, clock: any HostClock, timeout: Duration = .milliseconds(15000),
-        maxResponseBytes: Int = HTTPAPIClient.defaultMaxResponseBytes, deviceID: String = HTTPAPIClient.processDeviceID
+        maxResponseBytes: Int = HTTPAPIClient.defaultMaxResponseBytes, deviceID: String? = nil
     ) {
         self.baseURL = baseURL
-        self.deviceID = deviceID
+        givenDeviceID = deviceID
         // A base URL parses as an HTTPURL but for control characters in its path, which no
         // request could carry either: those fail at their first call, as an invalid URL.
         http = HTTPClient(

@@ -20,9 +20,10 @@ import VMHostRuntime
 /// - stdout is duplicated (to a descriptor above 2) and fd 1 pointed at stderr, so a stray `print`
 ///   from any library lands in the logs and never in the protocol stream; only the output writer
 ///   writes frames (from the host thread, or from its own thread while stdout is full).
-/// - SIGPIPE is ignored; a closed stdout ends the host quietly with status 0, at once: a thread
-///   watches stdout for its reader going away, so a host that writes nothing (its output paused,
-///   or waiting for its commands after EOF) notices too; a write that fails with EPIPE does.
+/// - SIGPIPE is ignored; a closed stdout ends the host quietly with status 0, at once: the host
+///   thread's `poll` watches stdout for its reader going away, so a host that writes nothing (its
+///   output paused, or waiting for its commands after EOF) notices too; a write that fails with
+///   EPIPE does.
 /// - Started with stdin on a terminal, it prints one line on stderr saying what it reads.
 /// - EOF on stdin means no more input, not stop: every message read is handled, commands
 ///   included, and the host waits until every request is answered and every command sent has
@@ -71,7 +72,7 @@ enum StdioServer {
             exit(fileErrorStatus)
         }
 
-        // Block SIGTERM/SIGINT in every thread; one thread waits for them with sigwait.
+        // Block SIGTERM/SIGINT in every thread; the main thread waits for them with sigwait (below).
         var signals = sigset_t()
         sigemptyset(&signals)
         sigaddset(&signals, SIGTERM)
@@ -88,50 +89,33 @@ enum StdioServer {
         dup2(2, 1)
 
         let level = settings.logLevel
-        LoggingSystem.bootstrap { label in StderrLogHandler(logLevel: level, label: label) }
-        let logger = Logger(label: name)
+        let makeHandler: @Sendable (String) -> any LogHandler = { label in StderrLogHandler(logLevel: level, label: label) }
+        LoggingSystem.bootstrap(makeHandler)
+        // The same handler, made without reading the logging system back: its factory and metadata
+        // provider cost a start-up 16,000 instructions (the provider's generic metadata).
+        let logger = Logger(label: name, factory: makeHandler)
 
         let session = StdioSession(protocolFD: protocolFD, logger: logger)
-        let waited = signals
-        startThread {
-            var signals = waited
-            var received: Int32 = 0
-            while sigwait(&signals, &received) == 0 {
-                session.requestEnd(received)
-                // The host thread ends the process after flushing; if it is still busy (a long
-                // handler) when the second is up, the process ends here.
-                var remaining = timespec(tv_sec: 1, tv_nsec: 0)
-                var request = remaining
-                while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
-                StderrLogHandler.flush()
-                _exit(0)
-            }
-        }
-
         EventLoop.shared.execute {
             HostActor.assumeIsolated {
+                // A closed stdout ends the host (SPEC §7), even while nothing is written: the host
+                // thread's `poll` watches it for the error or hang-up its reader's going away
+                // reports.
+                EventLoop.shared.watchHangUp(fd: protocolFD) { session.requestEnd(StdioSession.outputClosed) }
                 session.start(server: server, settings: settings, arguments: arguments, files: files)
             }
         }
-        watchForClosedOutput(fd: protocolFD, session: session)
-        while true { pause() }
-    }
-
-    /// Ends the host once the reader of `fd` is gone (SPEC §7), even while nothing is written: a
-    /// thread waits in `poll` for the error or hang-up a pipe or socket reports then (no event is
-    /// asked for, so a reader that is merely slow never wakes it; a file never reports one).
-    static func watchForClosedOutput(fd: Int32, session: StdioSession) {
-        startThread {
-            var watched = pollfd(fd: fd, events: 0, revents: 0)
-            while true {
-                watched.revents = 0
-                let ready = poll(&watched, 1, -1)
-                if ready < 0 && errno == EINTR { continue }
-                guard ready > 0, Int32(watched.revents) & (POLLERR | POLLHUP) != 0 else { return }
-                session.requestEnd(StdioSession.outputClosed)
-                return
-            }
-        }
+        // The main thread has nothing else to do: it is the one that waits for the signals (a
+        // thread of its own would cost a start-up a thread's creation and stack).
+        var received: Int32 = 0
+        guard sigwait(&signals, &received) == 0 else { while true { pause() } }
+        session.requestEnd(received)
+        // The host thread ends the process after flushing; if it is still busy (a long handler)
+        // when the second is up, the process ends here.
+        var remaining = timespec(tv_sec: 1, tv_nsec: 0)
+        var request = remaining
+        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+        StderrLogHandler.flush()
+        _exit(0)
     }
 }
-

@@ -103,12 +103,19 @@ final class StdioSession: SessionTransport {
         while !connection.inputEnded, !exiting, requestedEnd.load(ordering: .relaxed) == 0,
             connection.waitingBytes < Self.readAheadLimit
         {
-            var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-            guard poll(&ready, 1, 0) > 0 else { return }
-            let count = read(0, readAheadBuffer.baseAddress, readAheadBuffer.count)
-            if count < 0 && (errno == EINTR || errno == EAGAIN) { return }
-            if count > 0 {
-                connection.consume(UnsafeRawBufferPointer(rebasing: readAheadBuffer[..<count]))
+            // stdout is looked at too: in a turn that input keeps going, the event loop's own
+            // watch of its hang-up (SPEC §7) waits for the turn to end.
+            var ready = (pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: protocolFD, events: 0, revents: 0))
+            let count = withUnsafeMutableBytes(of: &ready) { poll($0.baseAddress!.assumingMemoryBound(to: pollfd.self), 2, 0) }
+            if Int32(ready.1.revents) & (POLLERR | POLLHUP) != 0 {
+                requestEnd(Self.outputClosed)
+                return
+            }
+            guard count > 0, ready.0.revents != 0 else { return }
+            let bytesRead = read(0, readAheadBuffer.baseAddress, readAheadBuffer.count)
+            if bytesRead < 0 && (errno == EINTR || errno == EAGAIN) { return }
+            if bytesRead > 0 {
+                connection.consume(UnsafeRawBufferPointer(rebasing: readAheadBuffer[..<bytesRead]))
             } else {
                 EventLoop.shared.stopWatchingInput()
                 connection.finish()

@@ -50,6 +50,9 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
         /// Set by ``writeOnProducerThread()``: the producer writes at its quiet points and the taker
         /// thread only finishes what a full output left over (see ``handOff(_:)``).
         var producerWrites = false
+        /// Starts the taker thread, when the producer writes: taken (and cleared) by the first
+        /// ``handOff(_:)`` or ``close()``, the first that needs the thread.
+        var startTaker: (@Sendable () -> Void)?
         /// The taker thread owns the output: it holds bytes the producer could not write, or is
         /// writing what was queued since. Until it lets go, it takes every new message.
         var takerOwns = false
@@ -154,8 +157,21 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// blocking, handing what the output could not take to the taker with ``handOff(_:)``. The
     /// taker thread (``waitAndTakeAll()``) then only writes while the output is full, and after
     /// ``close()``. A sequential request is so answered without a thread hand-off.
-    package func writeOnProducerThread() {
-        condition.withLock { state.producerWrites = true }
+    ///
+    /// `startTaker` starts the taker thread: it is called once, by the first ``handOff(_:)`` or
+    /// ``close()``, so that a host whose output never fills has no writer thread (one thread less
+    /// to start, and its stack, in an idle host).
+    package func writeOnProducerThread(startTaker: @escaping @Sendable () -> Void = {}) {
+        condition.withLock {
+            state.producerWrites = true
+            state.startTaker = startTaker
+        }
+    }
+
+    /// The taker thread's start (``writeOnProducerThread(startTaker:)``), once; nil after.
+    private func takeTakerStartLocked() -> (@Sendable () -> Void)? {
+        defer { state.startTaker = nil }
+        return state.startTaker
     }
 
     /// For the producer: takes the waiting messages, encoded, in order, a slice of about 256 KiB
@@ -174,12 +190,14 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// what the producer took) and everything queued after them. The queue is stalled meanwhile,
     /// so property changes merge.
     package func handOff(_ bytes: [UInt8]) {
-        condition.withLock {
+        let start = condition.withLock {
             state.takerOwns = true
             state.leftover = bytes
             state.stalled = true
             condition.broadcast()
+            return takeTakerStartLocked()
         }
+        start?()
     }
 
     /// Marks the reader as stalled (or not): the writer does when a write finds the output full and
@@ -300,11 +318,13 @@ public final class OutputQueue<Message: MergeableMessage>: @unchecked Sendable {
     /// Refuses further messages and wakes a waiting taker; messages already queued are still taken,
     /// held ones (``pause()``) too.
     package func close() {
-        condition.withLock {
+        let start = condition.withLock {
             state.closed = true
             state.pauseMark = nil
             condition.broadcast()
+            return takeTakerStartLocked()
         }
+        start?()
     }
 
     /// Discards everything and closes (the reader is gone).

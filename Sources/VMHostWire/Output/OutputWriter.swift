@@ -17,7 +17,8 @@ import VMHostEventLoop
 /// ``flush()`` at its quiet points (the host loop, before it waits for input), which writes
 /// everything queued without blocking. Only when the output is full does the rest go to the
 /// thread, which waits for room while the queue merges changes. A request and its reply then cost
-/// no thread hand-off.
+/// no thread hand-off, and the thread is started only when first needed: at the first hand-off,
+/// or at ``OutputQueue/close()`` to write what is left.
 package final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable {
     /// What it writes.
     package let queue: OutputQueue<Message>
@@ -66,10 +67,12 @@ package final class OutputWriter<Message: MergeableMessage>: @unchecked Sendable
         }
         self.producerWrites = producerWrites && pipeOrSocket
         if self.producerWrites {
-            queue.writeOnProducerThread()
+            // The thread starts when the output first fills, or at the close.
+            queue.writeOnProducerThread { [self] in startThread { [self] in self.run() } }
             producerBuffer.reserveCapacity(64 * 1024)
+        } else {
+            startThread { [self] in self.run() }
         }
-        startThread { [self] in self.run() }
     }
 
     /// The framing written (set once ``Framing/auto`` has been decided).

@@ -30,16 +30,21 @@ public final class EmbeddedBackend: APIClient {
 
     /// The number of demo products served (`--demo-products`; 57 by default).
     public let productCount: Int
-    /// The demo server's current state (groups created, renamed and deleted so far).
-    public internal(set) var server: DemoServer
+    /// The demo server's current state (groups created, renamed and deleted so far). Made at the
+    /// first call (or look): a host that is started and answers before any call never builds the
+    /// demo data (its menus' dictionary instantiated the metadata of three generic types, 46,000
+    /// instructions of a start-up's 760,000).
+    public internal(set) lazy var server = DemoServer(productCount: productCount)
     var scripts: [BackendEndpoint: [ScriptedOutcome]] = [:]
 
     /// - Parameter productCount: the size of the demo catalogue, in ``DemoCatalog/productCountRange``.
     public init(clock: any HostClock, timeout: Duration = .milliseconds(15000), productCount: Int = DemoCatalog.productCount) {
         self.clock = clock
         self.timeout = timeout
+        precondition(
+            DemoCatalog.productCountRange.contains(productCount),
+            "productCount \(productCount) is outside \(DemoCatalog.productCountRange)")
         self.productCount = productCount
-        server = DemoServer(productCount: productCount)
     }
 
     /// The endpoint names that ``script(endpoint:outcomes:)`` accepts.
