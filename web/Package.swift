@@ -48,13 +48,15 @@ let package = Package(
             ],
             swiftSettings: settings),
         // The transport's pure parts, fed bytes one at a time and at every limit: the handshake
-        // gate, the frame scanner, message assembly, static file guarding, the fair inbox.
+        // gate, the frame scanner, message assembly, static file guarding, the fair inbox, who writes
+        // a session's output (an embedded channel).
         .testTarget(
             name: "VMHostWebSocketTests",
             dependencies: [
                 .product(name: "VMHostWebSocket", package: "vmhost"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             swiftSettings: settings),

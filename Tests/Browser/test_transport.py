@@ -139,6 +139,25 @@ def test_a_flood_of_requests_is_answered_in_order_and_other_sessions_keep_servin
     other.close()
 
 
+def test_a_page_that_stopped_reading_gets_every_reply_in_order_once_it_reads_again(server):
+    """The host thread writes a session's replies itself while the socket takes them, and hands the
+    writing to the session's writer while it does not: neither reorders nor loses one, and the
+    host thread writes again once the page reads."""
+    ws = connect(server)
+    send(ws, "host.describe", id=0)
+    size = len(ws.recv())
+    # Several MiB of replies sent without reading: past what the sockets' buffers hold, so the
+    # server's socket stops taking them for a while, well under the 16 MiB a page may owe.
+    count = (8 << 20) // size
+    for id in range(1, count + 1):
+        send(ws, "host.describe" if id % 2 else "ping", id=id)
+    ids = [json.loads(ws.recv())["id"] for _ in range(count)]
+    assert ids == list(range(1, count + 1))
+    for id in range(count + 1, count + 101):
+        assert call(ws, "ping", id=id) == {"jsonrpc": "2.0", "id": id, "result": {}}
+    ws.close()
+
+
 ACCOUNT, PASSWORD = "13800138000", "123456"
 
 

@@ -33,7 +33,7 @@ enum EchoFloor {
         webSocket.validateUTF8 = true
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: webSocket),
+            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(http1: .init(), ws: webSocket)),
             configuration: .init(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { channel in
                 let line = "\(channel.localAddress?.port ?? 0)\n"
