@@ -149,8 +149,10 @@ function open(port, onText) {
 // Every session keeps `inFlight` messages in flight (sending one as each answer is read) until
 // `count` messages were sent in all; resolves once every one is answered.
 function run(sessions, count, inFlight = 1) {
-  return new Promise((done) => {
+  return new Promise((done, fail) => {
     let sent = 0, answered = 0;
+    const deadline = setTimeout(() => fail(new Error(`${answered} of ${count} messages answered after 300 s`)), 300_000);
+    done = ((resolveRun) => () => { clearTimeout(deadline); resolveRun(); })(done);
     const next = (session) => {
       if (sent < count) { sent++; session.socket.write(pingFrame); }
     };
