@@ -289,14 +289,14 @@ final class SessionTable {
     let inbox: Inbox<WebSocketSession, ReceivedMessage>
 
     /// Handles what the sessions received, a message of each session in turn, until the inbox is
-    /// empty; wakes the writers after each turn of the sessions with input, so that a steady
+    /// empty; writes the output of the sessions after each turn of those with input, so that a steady
     /// stream of input does not hold the output back.
     func pump() {
         while let (session, message, lastListed) = inbox.next() {
             session.receive(consume message)
-            if lastListed { wakeWriters() }
+            if lastListed { writeListedOutput() }
         }
-        wakeWriters()
+        writeListedOutput()
     }
 
     /// Goes on with `session`'s batch in a later turn of the host thread: after the messages and
@@ -311,7 +311,7 @@ final class SessionTable {
             let sessions = resumable
             resumable = []
             for session in sessions { session.resume() }
-            wakeWriters()
+            writeListedOutput()
         }
     }
 
@@ -372,10 +372,11 @@ final class SessionTable {
     let maxPendingBytes: Int
     let logger: Logger
 
-    /// Wakes the writers whenever the host thread runs out of work (once, at the first session).
+    /// Writes the sessions' output whenever the host thread runs out of work (installed once, at
+    /// the first session).
     func installIdleHook() {
         guard idleHook == nil else { return }
-        idleHook = EventLoop.shared.addIdleHook { [weak self] in self?.wakeWriters() }
+        idleHook = EventLoop.shared.addIdleHook { [weak self] in self?.writeListedOutput() }
     }
 
     /// Writes the output of every session that queued some since the last call (the host thread
@@ -383,7 +384,7 @@ final class SessionTable {
     /// sessions with output, not every session. Closes a session whose page stopped reading (its
     /// writer found the socket full) while more than ``maxPendingBytes`` of replies and events
     /// waited for it; a page that reads is sent every reply, however large.
-    func wakeWriters() {
+    func writeListedOutput() {
         guard !withOutput.isEmpty else { return }
         let listed = withOutput
         withOutput.removeAll(keepingCapacity: listed.count <= 1024)

@@ -236,7 +236,7 @@ final class WebSocketSession: SessionTransport {
         releaseBacklog()
     }
 
-    /// The writer is told at the next idle turn (``SessionRegistry/wakeWriters()``), once the work
+    /// Its writer is started at the next idle turn (``SessionTable/writeListedOutput()``), once the work
     /// the cancelling set off has run and written its output.
     func sessionEnded(_ end: SessionEnd, status: Int32) {
         guard !closed, !hasOutputListed else { return }
