@@ -158,6 +158,27 @@ def test_a_page_that_stopped_reading_gets_every_reply_in_order_once_it_reads_aga
     ws.close()
 
 
+def test_a_page_that_stopped_reading_is_closed_once_it_owes_more_than_16_mib(server):
+    """While the socket takes nothing, the session's writer waits for it and its replies wait in
+    its queue; past 16 MiB of them the session is closed, and the other sessions are served
+    meanwhile and after."""
+    stalled = connect(server, sockopt=((socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16),))
+    other = connect(server)
+    send(stalled, "host.describe", id=0)
+    size = len(stalled.recv())
+    # Past the 16 MiB bound and what the sockets' buffers hold (the server's may grow to 4 MiB).
+    for id in range(1, (28 << 20) // size):
+        send(stalled, "host.describe", id=id)
+    assert call(other, "ping", id=1)["result"] == {}
+    server.wait_for_log(r"stopped reading with more than 16777216 bytes of output waiting; closing it")
+    assert call(other, "ping", id=2)["result"] == {}
+    # What the socket held is read, then the connection ends.
+    with pytest.raises((websocket.WebSocketConnectionClosedException, ConnectionError)):
+        while stalled.recv():
+            pass
+    other.close()
+
+
 ACCOUNT, PASSWORD = "13800138000", "123456"
 
 
