@@ -39,7 +39,7 @@
 #
 # Usage: scripts/build-release.sh [--dry-run] [--scratch-path DIR] [PRODUCT ...]
 #   (default products: vmhost vmhost-bench). Prints the path of each product built, one a line.
-# vmhost-web, a product of the package in web/, is built into DIR-web.
+# vmhost-web and web-echo-floor, products of the package in web/, are built into DIR-web.
 # --dry-run builds nothing: it prints each `swift build` command, one a line (each argument quoted
 # for the shell), then the paths; scripts/check-build-release.sh has SwiftPM parse those commands.
 set -euo pipefail
@@ -117,12 +117,12 @@ flags_in() {
 }
 paths=()
 for product in "${products[@]}"; do
-    if [ "$product" = vmhost-web ]; then
+    if [ "$product" = vmhost-web ] || [ "$product" = web-echo-floor ]; then
         $dry_run || scripts/clean-stale-build.sh "$scratch-web"
         # The WebSocket package (web/) is a root of its own: a build folder of its own.
         flags_in "$scratch-web"
-        build swift build --package-path web "${in_flags[@]}" --product vmhost-web
-        paths+=("$scratch-web/release/vmhost-web")
+        build swift build --package-path web "${in_flags[@]}" --product "$product"
+        paths+=("$scratch-web/release/$product")
     else
         flags_in "$scratch"
         build swift build "${in_flags[@]}" --product "$product"

@@ -139,6 +139,46 @@ def test_a_flood_of_requests_is_answered_in_order_and_other_sessions_keep_servin
     other.close()
 
 
+def test_a_page_that_stopped_reading_gets_every_reply_in_order_once_it_reads_again(server):
+    """The host thread writes a session's replies itself while the socket takes them, and hands the
+    writing to the session's writer while it does not: neither reorders nor loses one, and the
+    host thread writes again once the page reads."""
+    ws = connect(server)
+    send(ws, "host.describe", id=0)
+    size = len(ws.recv())
+    # Several MiB of replies sent without reading: past what the sockets' buffers hold, so the
+    # server's socket stops taking them for a while, well under the 16 MiB a page may owe.
+    count = (8 << 20) // size
+    for id in range(1, count + 1):
+        send(ws, "host.describe" if id % 2 else "ping", id=id)
+    ids = [json.loads(ws.recv())["id"] for _ in range(count)]
+    assert ids == list(range(1, count + 1))
+    for id in range(count + 1, count + 101):
+        assert call(ws, "ping", id=id) == {"jsonrpc": "2.0", "id": id, "result": {}}
+    ws.close()
+
+
+def test_a_page_that_stopped_reading_is_closed_once_it_owes_more_than_16_mib(server):
+    """While the socket takes nothing, the session's writer waits for it and its replies wait in
+    its queue; past 16 MiB of them the session is closed, and the other sessions are served
+    meanwhile and after."""
+    stalled = connect(server, sockopt=((socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16),))
+    other = connect(server)
+    send(stalled, "host.describe", id=0)
+    size = len(stalled.recv())
+    # Past the 16 MiB bound and what the sockets' buffers hold (the server's may grow to 4 MiB).
+    for id in range(1, (28 << 20) // size):
+        send(stalled, "host.describe", id=id)
+    assert call(other, "ping", id=1)["result"] == {}
+    server.wait_for_log(r"stopped reading with more than 16777216 bytes of output waiting; closing it")
+    assert call(other, "ping", id=2)["result"] == {}
+    # What the socket held is read, then the connection ends.
+    with pytest.raises((websocket.WebSocketConnectionClosedException, ConnectionError)):
+        while stalled.recv():
+            pass
+    other.close()
+
+
 ACCOUNT, PASSWORD = "13800138000", "123456"
 
 

@@ -57,8 +57,10 @@ final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendab
 
     private struct Input {
         let receiver: Receiver
-        /// Received, not yet taken by the pump, in order.
-        var queued = CircularBuffer<Message>()
+        /// Received, not yet taken by the pump, in order: at most ``Limits/sessionMessages`` and the
+        /// message read past them. Emptied without keeping its storage, so that a session with
+        /// nothing waiting holds none.
+        var queued: [Message] = []
         /// Received, not yet handled: queued, taken, or waiting behind an unfinished batch.
         var count = 0
         var bytes = 0
@@ -68,6 +70,29 @@ final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendab
         var listed = false
         /// The reader, waiting for room.
         var reader: CheckedContinuation<Void, Never>?
+
+        /// Queues `message`: what its reader had reserved to parse it, and whether the session
+        /// was listed for a turn already (it is now).
+        mutating func queue(_ message: Message, byteCount: Int) -> (reserved: Int, wasListed: Bool) {
+            queued.append(message)
+            count += 1
+            bytes += byteCount
+            defer {
+                reserved = 0
+                listed = true
+            }
+            return (reserved, listed)
+        }
+
+        /// The first message queued, taken.
+        mutating func takeFirst() -> Message? {
+            guard !queued.isEmpty else { return nil }
+            guard queued.count > 1 else {
+                defer { queued = [] }
+                return queued[0]
+            }
+            return queued.removeFirst()
+        }
     }
 
     private struct State {
@@ -98,19 +123,12 @@ final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendab
     func append(_ id: Int, _ receiver: Receiver, _ message: Message) -> Bool {
         let byteCount = message.inboxBytes
         let (pump, parsers) = state.withLockedValue { state -> (Bool, [CheckedContinuation<Void, Never>]) in
-            var input = state.inputs.removeValue(forKey: id) ?? Input(receiver: receiver)
-            input.queued.append(message)
-            input.count += 1
-            input.bytes += byteCount
-            state.bytes += byteCount - input.reserved
-            input.reserved = 0
+            // Changed in place: a copy would copy its queue.
+            let (reserved, wasListed) = state.inputs[id, default: Input(receiver: receiver)].queue(message, byteCount: byteCount)
+            state.bytes += byteCount - reserved
             // A reservation larger than the message parsed: its room comes back.
             let parsers = state.bytes < limits.workerBytes ? takeParsers(&state) : []
-            if !input.listed {
-                input.listed = true
-                state.turns.append(id)
-            }
-            state.inputs[id] = input
+            if !wasListed { state.turns.append(id) }
             if state.scheduled { return (false, parsers) }
             state.scheduled = true
             return (true, parsers)
@@ -150,10 +168,8 @@ final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendab
     }
 
     private func reserve(_ id: Int, _ receiver: Receiver, _ bytes: Int, _ state: inout State) {
-        var input = state.inputs[id] ?? Input(receiver: receiver)
-        input.reserved += bytes
+        state.inputs[id, default: Input(receiver: receiver)].reserved += bytes
         state.bytes += bytes
-        state.inputs[id] = input
     }
 
     /// The next message in turn and its session, or nil when none is queued (the pump must then
@@ -164,20 +180,19 @@ final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendab
         state.withLockedValue { state in
             if let last = state.taking {
                 state.taking = nil
-                if var input = state.inputs[last], input.listed {
+                if let input = state.inputs[last], input.listed {
                     if input.queued.isEmpty {
-                        input.listed = false
+                        state.inputs[last]?.listed = false
                     } else {
                         state.turns.append(last)
                     }
-                    state.inputs[last] = input
                 }
             }
             while let id = state.turns.popFirst() {
-                guard var input = state.inputs[id], let message = input.queued.popFirst() else { continue }
-                state.inputs[id] = input
+                // Taken in place: a copy would copy the queue.
+                guard let message = state.inputs[id]?.takeFirst(), let receiver = state.inputs[id]?.receiver else { continue }
                 state.taking = id
-                return (input.receiver, message, state.turns.isEmpty)
+                return (receiver, message, state.turns.isEmpty)
             }
             state.scheduled = false
             return nil
@@ -188,12 +203,11 @@ final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendab
     /// or the readers that waited for the worker's room, go on when there is room.
     func handled(_ id: Int, byteCount: Int) {
         let readers = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            guard var input = state.inputs[id], input.count > 0 else { return [] }
+            guard let count = state.inputs[id]?.count, count > 0 else { return [] }
             let wasFull = state.bytes >= limits.workerBytes
-            input.count -= 1
-            input.bytes -= byteCount
+            state.inputs[id]?.count -= 1
+            state.inputs[id]?.bytes -= byteCount
             state.bytes -= byteCount
-            state.inputs[id] = input
             var readers: [CheckedContinuation<Void, Never>] = []
             if let reader = take(id, &state) { readers.append(reader) }
             // The worker's room came back: every reader waiting that now has room goes on.

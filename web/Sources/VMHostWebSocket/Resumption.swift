@@ -2,45 +2,176 @@
 import NIOCore
 import NIOWebSocket
 import Synchronization
+import WSCore
 @_spi(Transport) import VMHostCore
 @_spi(Transport) import VMHostEventLoop
 import VMHostRuntime
 @_spi(Transport) import VMHostWire
 
-/// The connection a session writes to: its channel, its writer's wake-ups, and the control frames
-/// to write first. A session has one for its life, or, when resumable, one per connection that
-/// resumed it.
+/// The connection a session writes to: its channel, who writes to it, and what a connection that
+/// resumed a session writes first. A session has one for its life, or, when resumable, one per
+/// connection that resumed it.
+///
+/// Who writes: the host thread itself, as a rule (``writeOrWake(direct:take:observe:)``): it hands
+/// each turn's frames to the channel's event loop in one task with one flush; a control frame
+/// (`$/session`, `$/ack`) is handed over as it is sent. A writer task, started for the purpose
+/// (``WebSocketSession/writeOutput(link:observe:)``), writes what the host thread may not: output
+/// while the socket cannot take more (it waits for the socket through hummingbird's writer,
+/// marking the queue stalled) and the close once the session ended; then it gives the writing
+/// back and ends. One at a time, under one lock: the host thread writes only while no writer
+/// runs, and a writer woken again while it writes goes on with what was queued meanwhile, so the
+/// frames reach the event loop in the order they were taken. No task waits for output while none
+/// is owed: an idle session holds no writer.
 final class SessionLink: Sendable {
     let channel: any Channel
-    /// Wakes the writer; holds at most one wake-up.
-    let wakeups: AsyncStream<Void>
-    let wake: AsyncStream<Void>.Continuation
     /// Set by the writer while the socket cannot take more (the page is not reading).
     let stalled = Atomic<Bool>(false)
     /// Once set, the writer closes the connection with it after writing what is queued.
     let ending = Mutex<(code: WebSocketErrorCode, reason: String)?>(nil)
-    /// Frames written again to a page that resumed, before anything new (after the control frames).
-    let replay: [[UInt8]]
-    /// `$/session` and `$/ack` frames to write before the next output.
-    private let control = Mutex<[[UInt8]]>([])
+    /// Who writes, and what the writer writes first.
+    private let writing: Mutex<Writing>
+
+    struct Writing {
+        /// Whether the host thread writes (else a writer task runs, until it gives it back).
+        var byHost = true
+        /// The writer was woken again while it wrote: it goes on for another round.
+        var rewoken = false
+        /// Control frames sent while a writer runs, for it to write first.
+        var control: [[UInt8]] = []
+        /// Frames written again to a page that resumed, right after its `$/session`.
+        var replay: [[UInt8]]
+        /// hummingbird's writer of the connection, for the writer task (nil: none, in tests).
+        var outbound: WebSocketOutboundWriter?
+        /// The link is left (the connection dropped or was left for another, the session closed):
+        /// nothing more is handed to the event loop (what was handed before is written before the
+        /// close hummingbird writes once the connection's reader returns).
+        var left = false
+        /// The close is written, or the link left.
+        var finished = false
+        /// The connection's reader, waiting for the close to be written.
+        var closeWaiter: CheckedContinuation<Void, Never>?
+    }
 
     init(channel: any Channel, replay: [[UInt8]] = []) {
         self.channel = channel
-        self.replay = replay
-        (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        writing = Mutex(Writing(replay: replay))
     }
 
-    /// Queues a control frame and wakes the writer.
+    /// The connection's hummingbird writer, for the writer task (before any output is owed).
+    func attach(_ outbound: WebSocketOutboundWriter) {
+        writing.withLock { $0.outbound = outbound }
+    }
+
+    /// Writes a control frame (from any thread), before any output taken after it: handed to the
+    /// event loop at once while the host thread writes (after it, on a connection that resumed
+    /// its session, the frames written again), else written first by the writer.
     func sendControl(_ body: [UInt8]) {
-        control.withLock { $0.append(body) }
-        wake.yield()
+        writing.withLock { writing in
+            guard writing.byHost else {
+                writing.control.append(body)
+                writing.rewoken = true
+                return
+            }
+            let frames = [body] + writing.replay
+            writing.replay = []
+            hand(frames, &writing)
+        }
     }
 
-    func takeControl() -> [[UInt8]] {
-        control.withLock { frames in
-            defer { frames = [] }
-            return frames
+    /// Hands `frames` to the channel's event loop in one task, unless the link was left: written
+    /// in order, one flush. Called while the writing is held: the event loop runs its tasks in the
+    /// order given.
+    private func hand(_ frames: [[UInt8]], _ writing: inout Writing) {
+        guard !writing.left else { return }
+        let channel = channel
+        channel.eventLoop.execute {
+            for body in frames {
+                let frame = WebSocketFrame(fin: true, opcode: .text, data: channel.allocator.buffer(bytes: body))
+                channel.write(frame, promise: nil)
+            }
+            channel.flush()
         }
+    }
+
+    /// On the host thread, at the end of a turn with output for this link: while the host thread
+    /// writes, `direct` is true and the socket can take more, what `take` gives (until nil) is
+    /// seen by `observe` in order and handed to the channel's event loop in one task (after the
+    /// frames a resume writes again, if still owed). Else, when no writer runs, the writing is
+    /// the writer's: true is returned, and the caller starts one (``WebSocketSession/writeOutput(link:observe:)``);
+    /// when one runs, it goes on with what is queued.
+    func writeOrWake(direct: Bool, take: () -> [[UInt8]]?, observe: (@Sendable ([UInt8]) -> Void)?) -> Bool {
+        writing.withLock { writing -> Bool in
+            guard writing.byHost else {
+                writing.rewoken = true
+                return false
+            }
+            guard direct, channel.isWritable else {
+                writing.byHost = false
+                return true
+            }
+            var taken: [[UInt8]] = []
+            while let bodies = take() { taken += bodies }
+            if let observe { for body in taken { observe(body) } }
+            let frames = writing.replay + taken
+            writing.replay = []
+            if !frames.isEmpty { hand(frames, &writing) }
+            return false
+        }
+    }
+
+    /// In the writer, at the start of a round: the connection's hummingbird writer, and the
+    /// control frames and frames written again it writes first. Being woken from now on makes
+    /// it go on for one more round (``writerRoundDone()``).
+    func writerRound() -> (outbound: WebSocketOutboundWriter?, first: [[UInt8]]) {
+        writing.withLock { writing in
+            writing.rewoken = false
+            defer {
+                writing.control = []
+                writing.replay = []
+            }
+            return (writing.outbound, writing.control + writing.replay)
+        }
+    }
+
+    /// In the writer, done with a round (everything taken is handed to hummingbird's writer):
+    /// true when the writing is the host thread's again and the writer ends, false when it was
+    /// woken meanwhile and goes on.
+    func writerRoundDone() -> Bool {
+        writing.withLock { writing in
+            if writing.rewoken { return false }
+            writing.byHost = true
+            return true
+        }
+    }
+
+    /// The close is written, or nothing more will be: the reader waiting for it goes on.
+    func finish() {
+        let waiter = writing.withLock { writing -> CheckedContinuation<Void, Never>? in
+            writing.finished = true
+            defer { writing.closeWaiter = nil }
+            return writing.closeWaiter
+        }
+        waiter?.resume()
+    }
+
+    /// The connection's reader, once its session ended: returns when the writer wrote the close
+    /// (or the link was left), so that hummingbird does not close the connection first.
+    func closeWritten() async {
+        await withCheckedContinuation { continuation in
+            let now = writing.withLock { writing -> Bool in
+                if writing.finished { return true }
+                writing.closeWaiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// The link is left: the host thread hands nothing more to it (a writer's writes fail once
+    /// hummingbird closed the connection), and its reader does not wait for a close.
+    func leave() {
+        writing.withLock { $0.left = true }
+        finish()
     }
 }
 

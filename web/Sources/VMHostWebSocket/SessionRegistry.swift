@@ -84,56 +84,12 @@ final class SessionRegistry: Sendable {
         let table = table
         let inbox = inbox
         let opened = await Self.onHost { () -> (WebSocketSession, SessionLink)? in
-            if upgrade.settle() { table.upgrading -= 1 }
-            table.installIdleHook()
-            if case .resume(let token, let received) = resume {
-                // The token is used up whatever comes of it: a second page presenting it gets nothing.
-                guard !table.stopping else { return nil }
-                let next = Resumption.makeToken(worker: worker)
-                guard let session = table.resumeTokens.removeValue(forKey: token) else {
-                    // Not a session of this process: one kept in --session-dir before a restart?
-                    return Self.restore(
-                        token: token, received: received, origin: origin, channel: channel, next: next, table: table
-                    ) { resumption in
-                        let session = Self.makeSession(
-                            channel: channel, resumption: resumption, origin: origin, options: options,
-                            makeConfiguration: makeConfiguration, logger: logger, table: table, maxMessageBytes: maxMessageBytes)
-                        session.link = nil
-                        session.host.keptSecretMembers = options.secretMembers
-                        resumption.detach()
-                        return session
-                    }
-                }
-                guard !session.closed, !session.hasEnded, session.origin == origin else { return nil }
-                session.resumeToken = next
-                table.resumeTokens[next] = session
-                session.keptTokenChanged(to: next)
-                return (session, session.resume(on: channel, received: received, token: next))
-            }
-            var resumption: Resumption?
-            if resume == .new, options.resumeGraceMilliseconds > 0 {
-                resumption = Resumption(
-                    grace: .milliseconds(options.resumeGraceMilliseconds), maxBytes: options.resumeBufferBytes)
-            }
-            let session = Self.makeSession(
-                channel: channel, resumption: resumption, origin: origin, options: options,
-                makeConfiguration: makeConfiguration, logger: logger, table: table, maxMessageBytes: maxMessageBytes)
-            let link = session.link!
-            if let resumption {
-                let token = Resumption.makeToken(worker: worker)
-                session.resumeToken = token
-                table.resumeTokens[token] = session
-                if let folder = table.folder {
-                    session.host.keepsScreens = true
-                    session.host.keptSecretMembers = options.secretMembers
-                    session.kept = KeptScreens(folder: folder, token: token)
-                }
-                link.sendControl(Resumption.sessionFrame(token: token, grace: resumption.grace, resumed: nil))
-            }
-            logger.debug("session \(session.id) opened\(resumption == nil ? "" : " (resumable)")")
-            // A handshake that completed after the signal: closed as the others.
-            if table.stopping { session.end(.serverStopping) }
-            return (session, link)
+            let opened = Self.open(
+                channel: channel, upgrade: upgrade, resume: resume, origin: origin, options: options,
+                makeConfiguration: makeConfiguration, logger: logger, worker: worker, table: table, maxMessageBytes: maxMessageBytes)
+            // Before any output is owed: its writer, when one is needed, writes through it.
+            opened?.1.attach(outbound)
+            return opened
         }
         guard let (session, link) = opened else {
             // Never said which: a token unknown, used, expired, or from another origin.
@@ -150,11 +106,9 @@ final class SessionRegistry: Sendable {
                 }
             }
         }
-        let observe = session.observeOutgoing
         let resumption = session.resumption
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await session.writeOutput(link: link, to: outbound, observe: observe) }
-            var assembly = MessageAssembly(maxBytes: maxMessageBytes)
+        var assembly = MessageAssembly(maxBytes: maxMessageBytes)
+        do {
             reading: for try await frame in inbound {
                 switch assembly.add(frame) {
                 case .incomplete:
@@ -192,10 +146,79 @@ final class SessionRegistry: Sendable {
                     break reading
                 }
             }
-            // The page closed: the writer has nothing more to do. A session that ended closes the
-            // connection itself once its output is written.
-            if await Self.onHost({ !session.hasEnded }) { group.cancelAll() }
+        } catch {
+            // The connection failed: nothing more is handed to it.
+            link.leave()
+            throw error
         }
+        // The page closed: nothing more is written to it. A session that ended closes the
+        // connection itself once its output is written: hummingbird closes it once this returns.
+        if await Self.onHost({ !session.hasEnded }) {
+            link.leave()
+        } else {
+            await link.closeWritten()
+        }
+    }
+
+    /// Opens the session of a handshake on the host thread: a new one, or the one its resume
+    /// token names (kept here or, after a restart, in `--session-dir`); nil when there is none to
+    /// resume.
+    @HostActor
+    private static func open(
+        channel: any Channel, upgrade: PendingUpgrade, resume: ResumeRequest, origin: String?,
+        options: WebSocketTransport.Options, makeConfiguration: @HostActor @Sendable (SessionRecorder?) -> Host.Configuration,
+        logger: Logger, worker: Int, table: SessionTable, maxMessageBytes: Int
+    ) -> (WebSocketSession, SessionLink)? {
+        if upgrade.settle() { table.upgrading -= 1 }
+        table.installIdleHook()
+        if case .resume(let token, let received) = resume {
+            // The token is used up whatever comes of it: a second page presenting it gets nothing.
+            guard !table.stopping else { return nil }
+            let next = Resumption.makeToken(worker: worker)
+            guard let session = table.resumeTokens.removeValue(forKey: token) else {
+                // Not a session of this process: one kept in --session-dir before a restart?
+                return Self.restore(
+                    token: token, received: received, origin: origin, channel: channel, next: next, table: table
+                ) { resumption in
+                    let session = Self.makeSession(
+                        channel: channel, resumption: resumption, origin: origin, options: options,
+                        makeConfiguration: makeConfiguration, logger: logger, table: table, maxMessageBytes: maxMessageBytes)
+                    session.link = nil
+                    session.host.keptSecretMembers = options.secretMembers
+                    resumption.detach()
+                    return session
+                }
+            }
+            guard !session.closed, !session.hasEnded, session.origin == origin else { return nil }
+            session.resumeToken = next
+            table.resumeTokens[next] = session
+            session.keptTokenChanged(to: next)
+            return (session, session.resume(on: channel, received: received, token: next))
+        }
+        var resumption: Resumption?
+        if resume == .new, options.resumeGraceMilliseconds > 0 {
+            resumption = Resumption(
+                grace: .milliseconds(options.resumeGraceMilliseconds), maxBytes: options.resumeBufferBytes)
+        }
+        let session = Self.makeSession(
+            channel: channel, resumption: resumption, origin: origin, options: options,
+            makeConfiguration: makeConfiguration, logger: logger, table: table, maxMessageBytes: maxMessageBytes)
+        let link = session.link!
+        if let resumption {
+            let token = Resumption.makeToken(worker: worker)
+            session.resumeToken = token
+            table.resumeTokens[token] = session
+            if let folder = table.folder {
+                session.host.keepsScreens = true
+                session.host.keptSecretMembers = options.secretMembers
+                session.kept = KeptScreens(folder: folder, token: token)
+            }
+            link.sendControl(Resumption.sessionFrame(token: token, grace: resumption.grace, resumed: nil))
+        }
+        logger.debug("session \(session.id) opened\(resumption == nil ? "" : " (resumable)")")
+        // A handshake that completed after the signal: closed as the others.
+        if table.stopping { session.end(.serverStopping) }
+        return (session, link)
     }
 
     /// A new session on the connection of `channel`, listed in `table`.
@@ -266,14 +289,14 @@ final class SessionTable {
     let inbox: Inbox<WebSocketSession, ReceivedMessage>
 
     /// Handles what the sessions received, a message of each session in turn, until the inbox is
-    /// empty; wakes the writers after each turn of the sessions with input, so that a steady
+    /// empty; writes the output of the sessions after each turn of those with input, so that a steady
     /// stream of input does not hold the output back.
     func pump() {
         while let (session, message, lastListed) = inbox.next() {
             session.receive(consume message)
-            if lastListed { wakeWriters() }
+            if lastListed { writeListedOutput() }
         }
-        wakeWriters()
+        writeListedOutput()
     }
 
     /// Goes on with `session`'s batch in a later turn of the host thread: after the messages and
@@ -288,7 +311,7 @@ final class SessionTable {
             let sessions = resumable
             resumable = []
             for session in sessions { session.resume() }
-            wakeWriters()
+            writeListedOutput()
         }
     }
 
@@ -349,17 +372,19 @@ final class SessionTable {
     let maxPendingBytes: Int
     let logger: Logger
 
-    /// Wakes the writers whenever the host thread runs out of work (once, at the first session).
+    /// Writes the sessions' output whenever the host thread runs out of work (installed once, at
+    /// the first session).
     func installIdleHook() {
         guard idleHook == nil else { return }
-        idleHook = EventLoop.shared.addIdleHook { [weak self] in self?.wakeWriters() }
+        idleHook = EventLoop.shared.addIdleHook { [weak self] in self?.writeListedOutput() }
     }
 
-    /// Wakes the writer of every session that queued output since the last call: the cost is the
+    /// Writes the output of every session that queued some since the last call (the host thread
+    /// hands it to the connection, or a writer is started, ``SessionLink``): the cost is the
     /// sessions with output, not every session. Closes a session whose page stopped reading (its
     /// writer found the socket full) while more than ``maxPendingBytes`` of replies and events
     /// waited for it; a page that reads is sent every reply, however large.
-    func wakeWriters() {
+    func writeListedOutput() {
         guard !withOutput.isEmpty else { return }
         let listed = withOutput
         withOutput.removeAll(keepingCapacity: listed.count <= 1024)
@@ -384,7 +409,7 @@ final class SessionTable {
             if let end = session.endCode {
                 // Everything the session owes is queued by now: the writer writes it and closes.
                 link.ending.withLock { $0 = end }
-                link.wake.yield()
+                session.writeOrWake(link)
                 continue
             }
             guard session.queue.pendingCount > 0 else { continue }
@@ -394,7 +419,7 @@ final class SessionTable {
                 link.channel.close(promise: nil)
                 continue
             }
-            link.wake.yield()
+            session.writeOrWake(link)
         }
     }
 }

@@ -14,7 +14,7 @@ extension WebSocketSession {
     func suspend(_ link: SessionLink) -> Bool {
         guard let resumption, self.link === link, !hasEnded, !closed, !table.stopping else { return false }
         resumption.detach()
-        link.wake.finish()
+        link.leave()
         self.link = nil
         // Property changes merge while nobody reads; replies and events wait, up to the bound.
         queue.setStalled(true)
@@ -51,7 +51,7 @@ extension WebSocketSession {
         if let old = link {
             // A page that resumed while its old connection still looked open (a half-open TCP
             // connection): the old one is left.
-            old.wake.finish()
+            old.leave()
             old.channel.close(promise: nil)
         }
         var pending: [JSON] = []

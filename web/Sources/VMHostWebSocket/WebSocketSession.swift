@@ -12,16 +12,19 @@ import VMHostRuntime
 import WSCore
 
 /// One WebSocket connection: its own ``Host`` (view-models, handles, subscriptions, locale) on the
-/// host thread, fed one message per text frame, and a writer on the connection's NIO event loop.
+/// host thread, fed one message per text frame, its output written to the connection's NIO event
+/// loop.
 ///
 /// Output goes host thread → NIO: the host queues replies, events and changes in its
-/// ``OutputQueue`` as on stdio; a push lists the session as having output (once until its writer
-/// is woken); the transport's idle hook wakes the writers of the sessions listed, not of every
-/// session; the writer takes the output and writes one text frame per message. While the socket is
-/// not writable (a page that stopped reading), the queue is marked stalled, so property changes
-/// merge and only replies and events accumulate, up to ``WebSocketTransport/Options/maxPendingBytes``,
-/// beyond which the session is closed. A slow page holds only its own writer: other sessions and
-/// the host thread never wait for it.
+/// ``OutputQueue`` as on stdio; a push lists the session as having output (once per turn); at the
+/// end of a turn (the transport's idle hook, or a turn of the sessions with input) the host thread
+/// takes each listed session's output and hands it to the connection's event loop itself, a text
+/// frame per message and one flush (``SessionLink``). While the socket is not writable (a page that
+/// stopped reading), a writer task is started instead, which waits for the socket: the queue is
+/// marked stalled, so property changes merge and only replies and events accumulate, up to
+/// ``WebSocketTransport/Options/maxPendingBytes``, beyond which the session is closed; once it has
+/// written everything, the host thread writes again. A slow page holds only its own writer: other
+/// sessions and the host thread never wait for it.
 ///
 /// A batch is handled ``WebSocketTransport/batchSlice`` members at a time: between slices the host
 /// thread serves other sessions, and this session's later messages wait, in order, until the batch
@@ -29,9 +32,8 @@ import WSCore
 ///
 /// The session's host, connection, trace and recording, and how it ended, are its ``SessionCore``'s;
 /// this is the transport that carries its bytes. A session ends by `exit`, the server stopping
-/// or a frame refused: what it read before is answered, its work is cancelled, and once its
-/// writer has written everything, the connection is closed with a close code (1000, 1001, or the
-/// refusal's).
+/// or a frame refused: what it read before is answered, its work is cancelled, and a writer
+/// writes everything and closes the connection with a close code (1000, 1001, or the refusal's).
 @HostActor
 final class WebSocketSession: SessionTransport {
     let id: Int
@@ -54,7 +56,7 @@ final class WebSocketSession: SessionTransport {
     private var refusalCode: WebSocketErrorCode?
     /// How the writer closes the connection once the session ended.
     var endCode: (code: WebSocketErrorCode, reason: String)?
-    /// Listed among the sessions whose writers the idle hook wakes.
+    /// Listed among the sessions whose output is written at the end of the turn.
     var hasOutputListed = false
     /// Messages received while a batch of this session was still being handled, in order.
     var backlog: [ReceivedMessage] = []
@@ -204,7 +206,7 @@ final class WebSocketSession: SessionTransport {
         graceTimer = nil
         releaseSlot()
         resumption?.detach()
-        link?.wake.finish()
+        link?.leave()
     }
 
     /// Records what is queued and will never be written (the connection is closed).
@@ -234,7 +236,7 @@ final class WebSocketSession: SessionTransport {
         releaseBacklog()
     }
 
-    /// The writer is told at the next idle turn (``SessionRegistry/wakeWriters()``), once the work
+    /// Its writer is started at the next idle turn (``SessionTable/writeListedOutput()``), once the work
     /// the cancelling set off has run and written its output.
     func sessionEnded(_ end: SessionEnd, status: Int32) {
         guard !closed, !hasOutputListed else { return }
@@ -249,49 +251,65 @@ final class WebSocketSession: SessionTransport {
         return resumption.take(from: queue, for: link)
     }
 
-    /// The writer of `link`, on the NIO side: takes what the host queued and writes it, a text
-    /// frame per message, until the session closes or moves to another connection, or until it
-    /// ended and everything is written (then it closes the connection). `observe` sees each body
-    /// taken to be written, once (`--trace`, a recording), never a control frame nor a frame
-    /// written again to a page that resumed.
-    nonisolated func writeOutput(
-        link: SessionLink, to outbound: WebSocketOutboundWriter, observe: (@Sendable ([UInt8]) -> Void)?
-    ) async throws {
-        func write(_ body: [UInt8]) async throws {
-            let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: body))
-            try await outbound.write(.custom(frame))
-        }
-        for body in link.takeControl() { try await write(body) }
-        for body in link.replay { try await write(body) }
-        for await _ in link.wakeups {
-            // Read before the queue is emptied: everything queued before the session ended is
-            // then taken below.
-            let end = link.ending.withLock { $0 }
-            for body in link.takeControl() { try await write(body) }
-            while let bodies = take(for: link) {
-                // Seen as taken, before any is written: a write that fails (the connection
-                // dropped) leaves the rest for a page that resumes, which is sent them again
-                // unseen, so each is seen once, in order, whatever becomes of the connection.
-                if let observe { for body in bodies { observe(body) } }
-                for body in bodies {
-                    if !link.channel.isWritable {
-                        queue.setStalled(true)
-                        link.stalled.store(true, ordering: .relaxed)
+    /// On the host thread, at the end of a turn with output for this session: the host thread
+    /// writes it to the connection itself when it may (``SessionLink/writeOrWake(direct:take:observe:)``),
+    /// else a writer is started, unless one runs.
+    func writeOrWake(_ link: SessionLink) {
+        guard link.writeOrWake(direct: endCode == nil, take: { take(for: link) }, observe: observeOutgoing) else { return }
+        let observe = observeOutgoing
+        Task.detached { [self] in await writeOutput(link: link, observe: observe) }
+    }
+
+    /// A writer of `link`, started when the host thread may not write (``SessionLink``): writes
+    /// the control frames owed, then what the host queued, a text frame per message, through
+    /// hummingbird's writer (which waits while the socket cannot take more), round after round
+    /// while it is woken again; then gives the writing back to the host thread and ends, or, once
+    /// the session ended and everything is written, closes the connection. `observe` sees each
+    /// body taken to be written, once (`--trace`, a recording), never a control frame nor a frame
+    /// written again to a page that resumed. A write that fails (the connection dropped) ends it.
+    nonisolated func writeOutput(link: SessionLink, observe: (@Sendable ([UInt8]) -> Void)?) async {
+        do {
+            while true {
+                let (outbound, first) = link.writerRound()
+                guard let outbound else { return }
+                func write(_ body: [UInt8]) async throws {
+                    let frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(bytes: body))
+                    try await outbound.write(.custom(frame))
+                }
+                // Read before the queue is emptied: everything queued before the session ended is
+                // then taken below.
+                let end = link.ending.withLock { $0 }
+                for body in first { try await write(body) }
+                while let bodies = take(for: link) {
+                    // Seen as taken, before any is written: a write that fails (the connection
+                    // dropped) leaves the rest for a page that resumes, which is sent them again
+                    // unseen, so each is seen once, in order, whatever becomes of the connection.
+                    if let observe { for body in bodies { observe(body) } }
+                    for body in bodies {
+                        if !link.channel.isWritable {
+                            queue.setStalled(true)
+                            link.stalled.store(true, ordering: .relaxed)
+                        }
+                        try await write(body)
                     }
-                    try await write(body)
                 }
-            }
-            queue.setStalled(false)
-            link.stalled.store(false, ordering: .relaxed)
-            if let end {
-                try await outbound.close(end.code, reason: end.reason)
-                // A page that never answers the close does not keep the connection.
-                let channel = link.channel
-                channel.eventLoop.scheduleTask(in: .milliseconds(SessionRegistry.closeTimeoutMilliseconds)) {
-                    channel.close(promise: nil)
+                queue.setStalled(false)
+                link.stalled.store(false, ordering: .relaxed)
+                if let end {
+                    try await outbound.close(end.code, reason: end.reason)
+                    // A page that never answers the close does not keep the connection.
+                    let channel = link.channel
+                    channel.eventLoop.scheduleTask(in: .milliseconds(SessionRegistry.closeTimeoutMilliseconds)) {
+                        channel.close(promise: nil)
+                    }
+                    link.finish()
+                    return
                 }
-                return
+                // Everything taken is handed on: the host thread writes again, unless woken meanwhile.
+                if link.writerRoundDone() { return }
             }
+        } catch {
+            link.finish()
         }
     }
 }
