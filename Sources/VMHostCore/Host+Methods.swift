@@ -4,14 +4,21 @@ import VMHostRuntime
 @_spi(Transport) import VMHostWire
 
 extension Host {
-    /// The method table of protocol version 1 (protocol/SPEC.md, "Methods").
-    func registerMethods() {
-        engine.registerSync("initialize") { [unowned self] call throws(RPCError) in try self.initialize(call) }
-        engine.registerSync("ping") { call throws(RPCError) in _ = try call.params(allowing: []); return [:] }
-        engine.registerSync("host.describe") { [unowned self] call throws(RPCError) in try self.describeMethod(call) }
-        engine.register("vm.create") { [unowned self] call in
+    /// The method table of protocol version 1 (protocol/SPEC.md, "Methods"), built once and
+    /// shared by every host: each handler is given the host of the engine that received the call.
+    /// With `testControls`, the `control.*` methods too (``registerControls()`` adds the app's).
+    static func methodTable(testControls: Bool) -> RPCEngine.MethodTable {
+        testControls ? methodTableWithControls : protocolMethodTable
+    }
+
+    private static let protocolMethodTable: RPCEngine.MethodTable = {
+        var table = RPCEngine.MethodTable()
+        table.registerSync("initialize") { engine, call throws(RPCError) in try host(engine).initialize(call) }
+        table.registerSync("ping") { _, call throws(RPCError) in _ = try call.params(allowing: []); return [:] }
+        table.registerSync("host.describe") { engine, call throws(RPCError) in try host(engine).describeMethod(call) }
+        table.register("vm.create") { engine, call in
             do throws(RPCError) {
-                switch try self.create(call) {
+                switch try host(engine).create(call) {
                 case .text(let text): call.succeed(text: text)
                 case .value(let value): call.succeed(value)
                 }
@@ -19,30 +26,51 @@ extension Host {
                 call.fail(error)
             }
         }
-        engine.registerSync("vm.dispose") { [unowned self] call throws(RPCError) in try self.dispose(call) }
-        engine.registerSync("vm.list") { [unowned self] call throws(RPCError) in _ = try call.params(allowing: []); return self.list() }
-        engine.registerSync("vm.get") { [unowned self] call throws(RPCError) in try self.get(call) }
-        engine.register("vm.send") { [unowned self] call in self.send(call) }
-        engine.registerSync("vm.subscribe") { [unowned self] call throws(RPCError) in try self.subscribe(call) }
-        engine.registerSync("vm.unsubscribe") { [unowned self] call throws(RPCError) in try self.unsubscribe(call) }
-        engine.registerSync("shutdown") { [unowned self] call throws(RPCError) in
+        table.registerSync("vm.dispose") { engine, call throws(RPCError) in try host(engine).dispose(call) }
+        table.registerSync("vm.list") { engine, call throws(RPCError) in
             _ = try call.params(allowing: [])
-            self.cancelEverything(except: call)
-            self.hasShutDown = true
-            self.engine.isShutDown = true
+            return host(engine).list()
+        }
+        table.registerSync("vm.get") { engine, call throws(RPCError) in try host(engine).get(call) }
+        table.register("vm.send") { engine, call in host(engine).send(call) }
+        table.registerSync("vm.subscribe") { engine, call throws(RPCError) in try host(engine).subscribe(call) }
+        table.registerSync("vm.unsubscribe") { engine, call throws(RPCError) in try host(engine).unsubscribe(call) }
+        table.registerSync("shutdown") { engine, call throws(RPCError) in
+            _ = try call.params(allowing: [])
+            let host = host(engine)
+            host.cancelEverything(except: call)
+            host.hasShutDown = true
+            engine.isShutDown = true
             return .null
         }
-        engine.register("exit") { [unowned self] call in
+        table.register("exit") { engine, call in
+            let host = host(engine)
             call.succeed(.null)
-            self.flush()
-            self.onExit?(self.hasShutDown ? 0 : 1)
+            host.flush()
+            host.onExit?(host.hasShutDown ? 0 : 1)
         }
-        if configuration.testControls {
-            engine.registerSync("control.clock.advance") { [unowned self] call throws(RPCError) in try self.advanceClock(call) }
-            engine.register("control.output.pause") { [unowned self] call in self.pauseOutput(call, paused: true) }
-            engine.register("control.output.resume") { [unowned self] call in self.pauseOutput(call, paused: false) }
-            for method in configuration.controlMethods { engine.register(method.name, method.handler) }
-        }
+        return table
+    }()
+
+    private static let methodTableWithControls: RPCEngine.MethodTable = {
+        var table = protocolMethodTable
+        table.registerSync("control.clock.advance") { engine, call throws(RPCError) in try host(engine).advanceClock(call) }
+        table.register("control.output.pause") { engine, call in host(engine).pauseOutput(call, paused: true) }
+        table.register("control.output.resume") { engine, call in host(engine).pauseOutput(call, paused: false) }
+        return table
+    }()
+
+    /// The host `engine` works for: every engine made with ``methodTable(testControls:)`` is a
+    /// host's, its ``RPCEngine/owner`` set in ``init(configuration:)``.
+    private static func host(_ engine: RPCEngine) -> Host {
+        unsafeDowncast(engine.owner.unsafelyUnwrapped, to: Host.self)
+    }
+
+    /// Registers the app's own test-control methods (``Configuration/controlMethods``), served
+    /// only with ``Configuration/testControls``.
+    func registerControls() {
+        guard configuration.testControls else { return }
+        for method in configuration.controlMethods { engine.register(method.name, method.handler) }
     }
 
     /// The methods this host serves, sorted (checked against protocol/openrpc.json by the tests).

@@ -23,7 +23,12 @@ public final class Host {
         /// The host's clock: every timer, latency and deadline goes through it.
         package var clock: any HostClock
         /// Kinds that `vm.create` can make.
-        package var factories: [ViewModelFactory]
+        package var factories: [ViewModelFactory] {
+            didSet { catalog = Self.catalog(of: factories) }
+        }
+        /// ``factories`` by kind (the last of a kind if several), made when they are set: every
+        /// host of this configuration shares it.
+        package private(set) var catalog: [String: ViewModelFactory]
         /// Serve `control.*` methods.
         package var testControls: Bool
         /// Extra test-control methods (the app's), registered only with ``testControls``.
@@ -52,6 +57,7 @@ public final class Host {
         ) {
             self.clock = clock
             self.factories = factories
+            self.catalog = Self.catalog(of: factories)
             self.testControls = testControls
             self.controlMethods = controlMethods
             self.serverName = serverName
@@ -59,6 +65,12 @@ public final class Host {
             self.defaultLocale = defaultLocale
             self.locales = locales ?? [defaultLocale]
             self.errorKinds = errorKinds
+        }
+
+        private static func catalog(of factories: [ViewModelFactory]) -> [String: ViewModelFactory] {
+            var catalog: [String: ViewModelFactory] = [:]
+            for factory in factories { catalog[factory.kind] = factory }
+            return catalog
         }
     }
 
@@ -133,7 +145,8 @@ public final class Host {
     /// The app's secret member names (``Redaction/secretMembers``, a `token`): a value sent that
     /// holds one of them, at any depth, is not kept.
     @_spi(Transport) public var keptSecretMembers: Set<String> = []
-    var catalog: [String: ViewModelFactory] = [:]
+    /// The kinds `vm.create` can make, by name (the configuration's, shared by every host of it).
+    var catalog: [String: ViewModelFactory] { configuration.catalog }
     var describedKinds: [String: DescribedKind] = [:]
 
     /// View-models with changed properties not flushed yet, in order of first change. Like the
@@ -185,11 +198,11 @@ public final class Host {
         self.output = output
         // The engine answers through the host's one writer (Host+Output.swift), bound once the
         // host exists.
-        engine = RPCEngine { _ in }
-        for factory in configuration.factories { catalog[factory.kind] = factory }
+        engine = RPCEngine(methods: Self.methodTable(testControls: configuration.testControls)) { _ in }
+        engine.owner = self
         engine.output = { [unowned self] in self.writeReply($0) }
         engine.onProblem = { [unowned self] in self.log?($0) }
-        registerMethods()
+        registerControls()
     }
 
     /// The queue this host writes to: a writer thread (stdio) or a test takes from it.

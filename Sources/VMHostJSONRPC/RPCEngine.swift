@@ -24,11 +24,55 @@ public final class RPCEngine {
     /// Takes the response to one member of a batch (nil: none, for a notification).
     typealias Delivery = @HostActor ([UInt8]?) -> Void
 
+    /// A method table that the engines of many connections share (built once, not per engine):
+    /// each handler is given the engine that received the call, whose ``owner`` it works for.
+    package struct MethodTable {
+        /// Handles one call for the engine given.
+        package typealias SharedHandler = @HostActor (RPCEngine, Call) -> Void
+
+        enum Method {
+            /// Registered on one engine (``RPCEngine/register(_:_:)``).
+            case own(Handler)
+            /// From a shared table.
+            case shared(SharedHandler)
+        }
+
+        fileprivate var methods: [String: Method]
+
+        /// A table of `$/cancelRequest` only, the one method every engine serves.
+        package init() {
+            methods = [
+                "$/cancelRequest": .shared { engine, call in
+                    // A notification by the spec; a request is answered too, with `null`.
+                    if let raw = call.params?["id"], let id = RequestID(raw) {
+                        engine.cancel(id)
+                    }
+                    call.succeed(.null)
+                }
+            ]
+        }
+
+        /// Adds or replaces a method.
+        package mutating func register(_ method: String, _ handler: @escaping SharedHandler) {
+            methods[method] = .shared(handler)
+        }
+
+        /// Adds a method answered at once from its params.
+        package mutating func registerSync(_ method: String, _ body: @escaping @HostActor (RPCEngine, Call) throws(RPCError) -> JSON) {
+            methods[method] = .shared { engine, call in
+                do throws(RPCError) { call.succeed(try body(engine, call)) } catch { call.fail(error) }
+            }
+        }
+    }
+
     // The method table, the requests in flight, the shutdown flag and the hooks are
     // `@exclusivity(unchecked)`: each access is a read or a write (of a dictionary entry) that
     // calls out to nothing while it lasts (a handler or hook is copied out before it runs), so none
     // can overlap another (docs/Guide.md, "Exclusivity checks").
-    @exclusivity(unchecked) private var methods: [String: Handler] = [:]
+    @exclusivity(unchecked) private var methods: [String: MethodTable.Method]
+    /// What a shared table's handlers work for (the host that made this engine); set once, by
+    /// the owner, which holds the engine.
+    package unowned var owner: AnyObject?
     /// Takes every response body written (set once, by the owner that made the engine before it
     /// could name itself).
     @exclusivity(unchecked) package var output: @HostActor ([UInt8]) -> Void
@@ -68,26 +112,21 @@ public final class RPCEngine {
     /// Once true, every request but `exit` is answered -32005.
     @exclusivity(unchecked) package var isShutDown = false
 
-    /// An engine that hands every response body to `output`.
-    package init(output: @escaping @HostActor ([UInt8]) -> Void) {
+    /// An engine that hands every response body to `output`, serving `methods` (a table shared
+    /// with other engines costs this one nothing until it registers a method of its own).
+    package init(methods: MethodTable = MethodTable(), output: @escaping @HostActor ([UInt8]) -> Void) {
+        self.methods = methods.methods
         self.output = output
-        register("$/cancelRequest") { [unowned self] call in
-            // A notification by the spec; a request is answered too, with `null`.
-            if let raw = call.params?["id"], let id = RequestID(raw) {
-                self.cancel(id)
-            }
-            call.succeed(.null)
-        }
     }
 
     /// Adds or replaces a method.
     package func register(_ method: String, _ handler: @escaping Handler) {
-        methods[method] = handler
+        methods[method] = .own(handler)
     }
 
     /// Adds a method answered at once from its params.
     package func registerSync(_ method: String, _ body: @escaping @HostActor (Call) throws(RPCError) -> JSON) {
-        methods[method] = { call in
+        methods[method] = .own { call in
             do throws(RPCError) { call.succeed(try body(call)) } catch { call.fail(error) }
         }
     }
@@ -308,7 +347,7 @@ public final class RPCEngine {
             hand(id.map { errorResponse(id: $0, .shuttingDown) }, deliver)
             return
         }
-        guard let handler = methods[method] else {
+        guard let entry = methods[method] else {
             if id == nil {
                 onProblem?("ignored notification of unknown method \(method)")
                 hand(nil, deliver)
@@ -319,7 +358,10 @@ public final class RPCEngine {
         }
         let call = Call(method: method, id: id, params: params, engine: self, deliver: deliver)
         call.batch = batch
-        handler(call)
+        switch entry {
+        case .own(let handler): handler(call)
+        case .shared(let handler): handler(self, call)
+        }
         // Still running: registered for `$/cancelRequest` (nothing else runs before this, so a
         // cancellation behind it in the input finds it). A reused id adds to the requests under it.
         if let id, !call.isFinished, method != "$/cancelRequest" { inFlight[id.cancellationKey, default: []].append(call) }

@@ -50,6 +50,36 @@ struct RPCEngineTests {
         #expect(h.send(#"{"jsonrpc":"2.0","id":2.5,"method":"echo","params":{}}"#).first?["id"] == .double(2.5))
     }
 
+    @Test func aSharedMethodTableAnswersForEachEnginesOwnerAndEachEngineMayAddItsOwn() {
+        final class Owner { let name: String; init(_ name: String) { self.name = name } }
+        var table = RPCEngine.MethodTable()
+        table.registerSync("whoami") { engine, _ in .string((engine.owner as! Owner).name) }
+        var written: [String: [JSON]] = [:]
+        func engine(_ owner: Owner) -> RPCEngine {
+            let engine = RPCEngine(methods: table) { written[owner.name, default: []].append(try! JSON.parse($0)) }
+            engine.owner = owner
+            return engine
+        }
+        let a = Owner("a"), b = Owner("b")
+        let engineA = engine(a), engineB = engine(b)
+        engineB.registerSync("extra") { _ in "b's" }
+        for (engine, frame) in [
+            (engineA, #"{"jsonrpc":"2.0","id":1,"method":"whoami"}"#), (engineB, #"{"jsonrpc":"2.0","id":1,"method":"whoami"}"#),
+            (engineA, #"{"jsonrpc":"2.0","id":2,"method":"extra"}"#), (engineB, #"{"jsonrpc":"2.0","id":2,"method":"extra"}"#),
+            (engineA, #"{"jsonrpc":"2.0","id":3,"method":"$/cancelRequest","params":{"id":9}}"#),
+        ] {
+            var bytes = Array(frame.utf8)
+            bytes.withUnsafeMutableBytes { engine.receive(frame: UnsafeRawBufferPointer($0)) }
+        }
+        #expect(written["a"]?[0] == ["jsonrpc": "2.0", "id": 1, "result": "a"])
+        #expect(written["b"]?[0] == ["jsonrpc": "2.0", "id": 1, "result": "b"])
+        #expect(written["a"].map { error(-32601, id: 2)($0[1]) } == true)
+        #expect(written["b"]?[1] == ["jsonrpc": "2.0", "id": 2, "result": "b's"])
+        #expect(written["a"]?[2] == ["jsonrpc": "2.0", "id": 3, "result": nil])
+        #expect(engineA.methodNames == ["$/cancelRequest", "whoami"])
+        #expect(engineB.methodNames == ["$/cancelRequest", "extra", "whoami"])
+    }
+
     @Test func aResultThatCannotBeWrittenIsAnInternalErrorNotALostReply() {
         let h = Harness()
         let replies = h.send(#"{"jsonrpc":"2.0","id":7,"method":"nan"}"#)

@@ -166,7 +166,7 @@ public struct NoArgs: ViewModelArgs {
 @HostActor
 public struct ViewModelFactory {
     /// The kind's name.
-    package let kind: String
+    package nonisolated let kind: String
     /// The JSON Schema of the kind's args (``ViewModelArgs``), recorded the first time it is asked
     /// for (`host.describe`), not when the kind is registered.
     package var argsSchema: JSON { argsType.jsonSchema }
