@@ -33,6 +33,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { family, rssOf } from "./proc.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, arg, i, all) =>
@@ -61,16 +62,6 @@ function clientFrame(opcode, payload) {
 const pingFrame = clientFrame(1, message);
 
 // The server's processes: the one started and its children.
-const family = (pid) => {
-  const all = [pid];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1].split(" ")[1]) === pid) all.push(Number(entry));
-    } catch { /* gone meanwhile */ }
-  }
-  return all;
-};
 const ticksMs = 10; // USER_HZ 100
 const statOf = (pid) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
 // utime + stime of every thread of the process, ended ones included, in ms.
@@ -86,7 +77,7 @@ const switches = (pids) => pids.reduce((sum, pid) => {
   }
   return sum + total;
 }, 0);
-const rssKiB = (pids) => pids.reduce((sum, pid) => sum + Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]), 0);
+const rssKiB = (pids) => pids.reduce((sum, pid) => sum + rssOf(pid), 0);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (values) => { const s = [...values].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 

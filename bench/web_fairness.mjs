@@ -11,12 +11,13 @@
 // The flooded phase takes --samples pings, or stops after --flood-seconds (then fewer are reported).
 // PATH defaults to .build-release-web/release/vmhost-web (scripts/build-release.sh vmhost-web).
 import { spawn } from "node:child_process";
-import { appendFileSync, readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Host } from "../clients/web/vmhost.js";
+import { family, rssOf } from "./proc.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, arg, i, all) =>
@@ -79,17 +80,6 @@ const floodSeconds = Number(args["flood-seconds"] ?? 60);
 const workers = Number(args.workers ?? 1);
 const binary = args.bin ?? resolve(root, ".build-release-web/release/vmhost-web");
 
-const family = (pid) => {
-  const all = [pid];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1].split(" ")[1]) === pid) all.push(Number(entry));
-    } catch { /* gone meanwhile */ }
-  }
-  return all;
-};
-const rssOf = (pid) => { try { return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]); } catch { return 0; } };
 const rssKiB = (pid) => family(pid).reduce((sum, one) => sum + rssOf(one), 0);
 const cpuOf = (pid) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");

@@ -22,11 +22,12 @@
 // the tuned release build of bench/README.md). --workers is passed to the server (its default with the
 // embedded backend is 1). Memory and CPU are those of the whole server: the supervisor and its workers.
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Host } from "../clients/web/vmhost.js";
+import { family, rssOf } from "./proc.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, arg, i, all) =>
@@ -56,17 +57,6 @@ const binary = args.bin ?? resolve(root, ".build-release-web/release/vmhost-web"
 const loadAtStart = loadavg()[0];
 
 // The server's processes: the supervisor and its workers (its children).
-const family = (pid) => {
-  const all = [pid];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1].split(" ")[1]) === pid) all.push(Number(entry));
-    } catch { /* gone meanwhile */ }
-  }
-  return all;
-};
-const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
 const rssKiB = (pid) => family(pid).reduce((sum, one) => sum + rssOf(one), 0);
 // utime + stime of every thread of every process of the server, in ms (clock ticks of 10 ms).
 const cpuOf = (pid) => {
