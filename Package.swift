@@ -146,7 +146,7 @@ let package = Package(
 
         // The backend: the API contract, the HTTP client and the embedded demo backend.
         .target(
-            name: "Backend", dependencies: ["VMHost"],
+            name: "Backend", dependencies: ["VMHost", "VMHostHTTP"],
             path: "Sources/ReferenceApp/Backend", swiftSettings: settings),
         // The backend over HTTP, on the framework's client (VMHostHTTP): the contract's envelope
         // and its errors over it.

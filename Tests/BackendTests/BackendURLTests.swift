@@ -30,6 +30,8 @@ import Testing
         "", "embedded", "ftp://h", "http://", "http:///path", "http://h:0", "http://h:65536", "http://h:+80",
         "http://h:", "http://user:pw@h", "http://h/a?b=c", "http://h/#x", "http://h h", "http://[::1",
         "http://::1]", "http://é", "http://h/é", "http://h/a\tb", "http://h:123456", "https:/h", "httpx://h", "://h",
+        // A control character or DEL in the path (read as the framework's HTTPURL reads a URL).
+        "http://h/a\u{01}b", "http://h/a\u{7F}",
     ])
     func anythingElseIsRefused(text: String) {
         #expect(BackendURL(text) == nil)
