@@ -138,6 +138,15 @@ final class Supervisor: Sendable {
         var retryAt: UInt64?
     }
 
+    /// The connections a worker holds open (suspended sessions included): the connections handed
+    /// to it less its count of closed ones, both counted modulo 2^64. A session's suspension takes
+    /// one off the closed count (``WorkerLink/sessionSuspended()``), on the host thread, and its
+    /// connection's close adds one, on the event loop, in either order: the closed count may wrap
+    /// below zero for a moment, and the difference is still the count.
+    static func openConnections(passed: UInt64, closed: UInt64) -> Int {
+        Int(clamping: max(0, Int64(bitPattern: passed &- closed)))
+    }
+
     let options: WorkerPool.Options
     let listener: Int32
     let logger: Logger
@@ -459,7 +468,7 @@ final class Supervisor: Sendable {
         var open = 0
         var candidates: [(load: Int, index: Int)] = []
         for (index, slot) in current.enumerated() where slot.ready {
-            let load = slot.passed >= closed[index] ? Int(clamping: slot.passed - closed[index]) : 0
+            let load = Supervisor.openConnections(passed: slot.passed, closed: closed[index])
             open += load
             candidates.append((load, index))
         }
