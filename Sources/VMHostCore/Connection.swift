@@ -72,23 +72,25 @@ public final class Connection {
     /// Handles one whole message, for a transport that delimits messages itself (a WebSocket text
     /// frame): no framing, and the same order and flushing as a frame read from a stream.
     public func receive(message bytes: UnsafeRawBufferPointer) {
-        host.outputQueue.holdWakeups()
-        defer { host.outputQueue.releaseWakeups() }
-        let outer = host.inTurn
-        host.inTurn = true
-        host.engine.receive(frame: bytes)
-        host.endTurn(outer: outer)
+        inOneTurn { host.engine.receive(frame: bytes) }
     }
 
     /// Handles one whole message parsed already (``ParsedFrame``, read with ``parsing``), as
     /// ``receive(message:)`` handles its text: for a transport that parses where it reads, so that
     /// the host thread only dispatches.
     public func receive(parsed frame: ParsedFrame) {
+        inOneTurn { host.engine.receive(parsed: frame) }
+    }
+
+    /// Runs `handle` (one whole message) as a turn of the host, its output handed to the writer
+    /// together at the end (``OutputQueue/holdWakeups()``).
+    @inline(__always)
+    private func inOneTurn(_ handle: () -> Void) {
         host.outputQueue.holdWakeups()
         defer { host.outputQueue.releaseWakeups() }
         let outer = host.inTurn
         host.inTurn = true
-        host.engine.receive(parsed: frame)
+        handle()
         host.endTurn(outer: outer)
     }
 
