@@ -68,8 +68,8 @@ final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendab
         var reserved = 0
         /// Listed for a turn (or taking it).
         var listed = false
-        /// The reader, waiting for room.
-        var reader: CheckedContinuation<Void, Never>?
+        /// The reader, waiting for room: what lets it go on.
+        var reader: (@Sendable () -> Void)?
 
         /// Queues `message`: what its reader had reserved to parse it, and whether the session
         /// was listed for a turn already (it is now).
@@ -202,36 +202,41 @@ final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendab
     /// Counts a message of session `id` of `byteCount` bytes handled (or dropped); lets its reader,
     /// or the readers that waited for the worker's room, go on when there is room.
     func handled(_ id: Int, byteCount: Int) {
-        let readers = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            guard let count = state.inputs[id]?.count, count > 0 else { return [] }
+        let (readers, parsers) = state.withLockedValue { state -> ([@Sendable () -> Void], [CheckedContinuation<Void, Never>]) in
+            guard let count = state.inputs[id]?.count, count > 0 else { return ([], []) }
             let wasFull = state.bytes >= limits.workerBytes
             state.inputs[id]?.count -= 1
             state.inputs[id]?.bytes -= byteCount
             state.bytes -= byteCount
-            var readers: [CheckedContinuation<Void, Never>] = []
+            var readers: [@Sendable () -> Void] = []
             if let reader = take(id, &state) { readers.append(reader) }
             // The worker's room came back: every reader waiting that now has room goes on.
             if wasFull, state.bytes < limits.workerBytes {
                 for other in state.waiting { if let reader = take(other, &state) { readers.append(reader) } }
             }
-            readers += takeParsers(&state)
-            return readers
+            return (readers, takeParsers(&state))
         }
-        for reader in readers { reader.resume() }
+        for reader in readers { reader() }
+        for parser in parsers { parser.resume() }
     }
 
     /// Session `id`'s reader, once its message was appended: returns when it may read the next.
     func waitForRoom(_ id: Int) async {
         if state.withLockedValue({ state in state.inputs[id].map { hasRoom($0, state) } ?? true }) { return }
         await withCheckedContinuation { continuation in
-            let resumeNow = state.withLockedValue { state -> Bool in
-                guard var input = state.inputs[id], !hasRoom(input, state) else { return true }
-                input.reader = continuation
-                state.inputs[id] = input
-                state.waiting.append(id)
-                return false
-            }
-            if resumeNow { continuation.resume() }
+            if hasRoom(id, orWhenThere: { continuation.resume() }) { continuation.resume() }
+        }
+    }
+
+    /// Session `id`'s reader, once its message was appended: true when it may read the next now;
+    /// else false, and `goOn` runs (on the thread that made the room) once it may.
+    func hasRoom(_ id: Int, orWhenThere goOn: @escaping @Sendable () -> Void) -> Bool {
+        state.withLockedValue { state -> Bool in
+            guard var input = state.inputs[id], !hasRoom(input, state) else { return true }
+            input.reader = goOn
+            state.inputs[id] = input
+            state.waiting.append(id)
+            return false
         }
     }
 
@@ -240,17 +245,18 @@ final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendab
     /// waits, goes on.
     @discardableResult
     func remove(_ id: Int) -> [Message] {
-        let (readers, dropped) = state.withLockedValue { state -> ([CheckedContinuation<Void, Never>], [Message]) in
-            var readers = state.parsers.filter { $0.id == id }.map(\.reader)
+        let (reader, parsers, dropped) = state.withLockedValue {
+            state -> ((@Sendable () -> Void)?, [CheckedContinuation<Void, Never>], [Message]) in
+            let parsers = state.parsers.filter { $0.id == id }.map(\.reader)
             state.parsers.removeAll { $0.id == id }
-            guard let input = state.inputs.removeValue(forKey: id) else { return (readers, []) }
+            guard let input = state.inputs.removeValue(forKey: id) else { return (nil, parsers, []) }
             state.bytes -= input.bytes + input.reserved
             state.waiting.removeAll { $0 == id }
             if state.taking == id { state.taking = nil }
-            if let reader = input.reader { readers.append(reader) }
-            return (readers + takeParsers(&state), Array(input.queued))
+            return (input.reader, parsers + takeParsers(&state), Array(input.queued))
         }
-        for reader in readers { reader.resume() }
+        reader?()
+        for parser in parsers { parser.resume() }
         return dropped
     }
 
@@ -279,7 +285,7 @@ final class Inbox<Receiver: AnyObject & Sendable, Message: InboxMessage>: Sendab
     }
 
     /// Session `id`'s waiting reader, taken, when it has room.
-    private func take(_ id: Int, _ state: inout State) -> CheckedContinuation<Void, Never>? {
+    private func take(_ id: Int, _ state: inout State) -> (@Sendable () -> Void)? {
         guard var input = state.inputs[id], let reader = input.reader, hasRoom(input, state) else { return nil }
         input.reader = nil
         state.inputs[id] = input

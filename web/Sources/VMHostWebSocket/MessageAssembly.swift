@@ -1,7 +1,6 @@
 #if WebSocket
 import NIOCore
 import NIOWebSocket
-import WSCore
 
 /// Joins the frames of a WebSocket message (a text frame and its continuations) and decides what
 /// the message is: a text message of UTF-8, or a reason to close the connection.
@@ -30,16 +29,6 @@ struct MessageAssembly {
 
     init(maxBytes: Int) {
         self.maxBytes = maxBytes
-    }
-
-    mutating func add(_ frame: WebSocketDataFrame) -> Outcome {
-        let kind: Kind =
-            switch frame.opcode {
-            case .text: .text
-            case .binary: .binary
-            case .continuation: .continuation
-            }
-        return add(kind, fin: frame.fin, data: frame.data.readableBytesView)
     }
 
     /// Adds a frame of `kind` whose payload is `data`; `fin`: the last frame of its message.

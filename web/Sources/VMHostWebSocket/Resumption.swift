@@ -167,6 +167,9 @@ final class SessionLink: Sendable {
         }
     }
 
+    /// Whether the link was left (``leave()``).
+    var hasLeft: Bool { writing.withLock { $0.left } }
+
     /// The link is left: the host thread hands nothing more to it (a writer's writes fail once
     /// hummingbird closed the connection), and its reader does not wait for a close.
     func leave() {

@@ -74,8 +74,8 @@ final class SessionRegistry: Sendable {
 
 
     func serve(
-        channel: any Channel, upgrade: PendingUpgrade, inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
-        maxMessageBytes: Int, resume: ResumeRequest = .none, origin: String? = nil
+        channel: any Channel, upgrade: PendingUpgrade, reader: FrameReader<WebSocketSession>.Handle, inbound: WebSocketInboundStream,
+        outbound: WebSocketOutboundWriter, maxMessageBytes: Int, resume: ResumeRequest = .none, origin: String? = nil
     ) async throws {
         let options = options
         let makeConfiguration = makeConfiguration
@@ -92,6 +92,7 @@ final class SessionRegistry: Sendable {
             return opened
         }
         guard let (session, link) = opened else {
+            reader.discard()
             // Never said which: a token unknown, used, expired, or from another origin.
             try await outbound.close(.unknown(4404), reason: "session not resumable")
             return
@@ -106,51 +107,31 @@ final class SessionRegistry: Sendable {
                 }
             }
         }
-        let resumption = session.resumption
-        var assembly = MessageAssembly(maxBytes: maxMessageBytes)
-        do {
-            reading: for try await frame in inbound {
-                switch assembly.add(frame) {
-                case .incomplete:
-                    continue
-                case .text(let bytes):
-                    var pump = false
-                    if let resumption {
-                        if let count = AckFrame.received(in: bytes) {
-                            guard resumption.acknowledge(count) else {
-                                await Self.onHost { session.end(.inputRefused("$/ack of frames never sent"), code: .policyViolation) }
-                                break reading
-                            }
-                            continue
+        // The session's messages are read on the event loop (``FrameReader``); hummingbird's
+        // reader answers the page's pings and its close, and ends with the connection's input.
+        reader.start(
+            FrameReader.Target(
+                id: session.id, receiver: session, parsing: session.parsing, inbox: inbox, link: link,
+                resumption: session.resumption,
+                pump: { EventLoop.shared.execute { HostActor.assumeIsolated { table.pump() } } },
+                refuse: { code, reason in
+                    // What was read before is answered; then the connection closes with `code`.
+                    EventLoop.shared.execute {
+                        HostActor.assumeIsolated {
+                            table.pump()
+                            session.end(.inputRefused(reason), code: code)
                         }
                     }
-                    // Parsed here, not on the host thread (``ReceivedMessage``).
-                    await inbox.reserveToParse(session.id, session, textBytes: bytes.count)
-                    let message = ReceivedMessage(bytes, parsing: session.parsing)
-                    if let resumption {
-                        guard resumption.receive(on: link, deliver: { pump = inbox.append(session.id, session, message) })
-                        else { break reading }
-                    } else {
-                        pump = inbox.append(session.id, session, message)
-                    }
-                    if pump {
-                        EventLoop.shared.execute { HostActor.assumeIsolated { table.pump() } }
-                    }
-                    await inbox.waitForRoom(session.id)
-                case .refused(let code, let reason):
-                    // What was read before is answered; then the connection closes with `code`.
-                    await Self.onHost {
-                        table.pump()
-                        session.end(.inputRefused(reason), code: code)
-                    }
-                    break reading
-                }
-            }
+                }))
+        do {
+            for try await _ in inbound {}
         } catch {
             // The connection failed: nothing more is handed to it.
             link.leave()
             throw error
         }
+        // Every message the page sent before its close (or before the connection dropped) is queued.
+        try? await reader.drained.get()
         // The page closed: nothing more is written to it. A session that ended closes the
         // connection itself once its output is written: hummingbird closes it once this returns.
         if await Self.onHost({ !session.hasEnded }) {

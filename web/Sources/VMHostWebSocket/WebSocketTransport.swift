@@ -182,10 +182,16 @@ public enum WebSocketTransport {
             }
             let origin = request.headerFields[.origin]
             let upgrade = await registry.upgradeStarting(on: channel)
+            // The session's reader, in place before the first frame is decoded.
+            let reader = try await channel.eventLoop.submit {
+                let reader = FrameReader<WebSocketSession>(eventLoop: channel.eventLoop, maxMessageBytes: maxMessageBytes)
+                try channel.pipeline.syncOperations.addHandler(FrameReaderInstaller(reader))
+                return reader.handle
+            }.get()
             return .upgrade(workerHeader) { inbound, outbound, _ in
                 try await registry.serve(
-                    channel: channel, upgrade: upgrade, inbound: inbound, outbound: outbound, maxMessageBytes: maxMessageBytes,
-                    resume: resume, origin: origin)
+                    channel: channel, upgrade: upgrade, reader: reader, inbound: inbound, outbound: outbound,
+                    maxMessageBytes: maxMessageBytes, resume: resume, origin: origin)
             }
         }
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: timeout), ws: webSocket)
