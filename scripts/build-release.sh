@@ -12,6 +12,8 @@
 # - each function has its own section, and the functions a start-up runs (scripts/startup-order.txt,
 #   made by scripts/startup-order.py) are placed together: the kernel maps every touched page of
 #   code with its neighbours, so the fewer pages a start-up touches, the less memory an idle host holds;
+#   the compiler's private helpers, which have no symbol to name in that list, are placed together
+#   before them (scripts/startup-text.ld);
 # - modules are optimised across module boundaries;
 # - the type metadata of a concrete type is reached through its accessor, not instantiated from
 #   its mangled name (`-disable-concrete-type-metadata-mangled-name-accessors`): a mangled name is
@@ -77,6 +79,7 @@ flags=(-c release --scratch-path "$scratch" --static-swift-stdlib --disable-loca
        -Xswiftc -Xfrontend -Xswiftc -function-sections
        -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
        -Xlinker "--symbol-ordering-file=$PWD/scripts/startup-order.txt" -Xlinker --no-warn-symbol-ordering
+       -Xlinker -T -Xlinker "$PWD/scripts/startup-text.ld"
        -Xlinker --gc-sections -Xlinker --strip-debug -Xlinker --no-export-dynamic)
 # The toolchain's static link line asks for `-lstdc++`, which finds the shared library first. A
 # directory searched before the compiler's own, holding only the archive, makes it find the archive.
