@@ -141,16 +141,25 @@ flags_in() {
         in_flags+=("$argument")
     done
 }
+# SwiftPM does not know that the link reads the order file and the linker script: after a change
+# to either alone it would keep the last link. The product is removed then, so it is linked again.
+relink_if_stale() {
+    if ! $dry_run && [ -f "$1" ] && { [ scripts/startup-order.txt -nt "$1" ] || [ scripts/startup-text.ld -nt "$1" ]; }; then
+        rm -f "$1"
+    fi
+}
 paths=()
 for product in "${products[@]}"; do
     if [ "$product" = vmhost-web ] || [ "$product" = web-echo-floor ]; then
         $dry_run || scripts/clean-stale-build.sh "$scratch-web"
         # The WebSocket package (web/) is a root of its own: a build folder of its own.
         flags_in "$scratch-web"
+        relink_if_stale "$scratch-web/release/$product"
         build swift build --package-path web "${in_flags[@]}" --product "$product"
         paths+=("$scratch-web/release/$product")
     else
         flags_in "$scratch"
+        relink_if_stale "$scratch/release/$product"
         build swift build "${in_flags[@]}" --product "$product"
         paths+=("$scratch/release/$product")
         # vmhost loads libm at its first call of it (Sources/ReferenceApp/LibmOnFirstCall): a libm
