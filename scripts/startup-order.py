@@ -12,8 +12,7 @@ resident memory and page faults. Placed together, they cost a fraction (bench/RE
 Run it again after changes to the start-up path: a name that no longer exists is skipped by the
 linker, so a stale list only places fewer functions together. It appends the functions the list
 lacks to it and keeps the rest as it is: a list written afresh (`--rewrite`) held more memory both
-times it was measured (+0.12 MiB, +0.06 MiB idle: bench/RESULTS.md), the standard library's one
-large section landing elsewhere against the kernel's 64 KiB windows.
+times it was measured (+0.12 MiB idle; +0.08 MiB with an HTTP backend: bench/RESULTS.md).
 """
 import os
 import re
