@@ -5,7 +5,7 @@
 // start-up, relocates it and runs its 21 IFUNC resolvers (each picks an FMA or AVX2 variant),
 // which touch 0.3–0.4 MiB of its code that an idle host keeps resident, though a host serving a
 // `ping` calls none of them. Each is defined here instead, in an object file of the executable
-// (so the link resolves the standard library's calls to these, and with `--as-needed`,
+// (so the link resolves the standard library's calls to these, and with libm linked as needed,
 // scripts/build-release.sh, libm is not a dependency of the executable at all): the first call
 // opens libm with `dlopen`, looks the function up in it and calls it; later calls go straight
 // through the pointer found. Results, errno and the floating-point environment are libm's own.
