@@ -14,6 +14,7 @@ import time
 import pytest
 
 from harness import HostProcess, binary, encode, frame, parse_frames, problems, run_once
+from test_http_backend import mapped_files
 
 # BRIEF §3 says EOF and signals end the host "within one second"; the guard leaves room for a
 # loaded CI machine so that only a real hang fails.
@@ -243,12 +244,6 @@ def test_options_are_accepted_together():
                     "--max-message-bytes", "65536")
     assert done.returncode == 0
     assert parse_frames(done.stdout, "ndjson") == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
-
-
-def mapped_files(pid: int) -> set[str]:
-    """The names of the files process `pid` has mapped (/proc/PID/maps)."""
-    with open(f"/proc/{pid}/maps") as maps:
-        return {line.split()[-1].rsplit("/", 1)[-1] for line in maps if "/" in line}
 
 
 def test_libm_comes_with_the_first_call_of_a_function_of_it_not_at_start_up():
