@@ -180,10 +180,13 @@ let package = Package(
         // with the runtime linked statically, its own reads /proc/self/maps at every start-up
         // (ProcessArguments.c).
         .target(name: "ProcessArguments", path: "Sources/ReferenceApp/ProcessArguments"),
+        // The C math library loaded by the first call of one of its functions, not at every
+        // start-up (LibmOnFirstCall.c).
+        .target(name: "LibmOnFirstCall", path: "Sources/ReferenceApp/LibmOnFirstCall"),
         // The executable: the reference app's kinds served on stdio.
         .executableTarget(
             name: "vmhost",
-            dependencies: ["VMHost", "AppComposition", "ProcessArguments"],
+            dependencies: ["VMHost", "AppComposition", "ProcessArguments", "LibmOnFirstCall"],
             path: "Sources/ReferenceApp/vmhost",
             swiftSettings: settings
         ),
@@ -257,5 +260,7 @@ let package = Package(
             swiftSettings: settings),
         // An app's host in process: the Swift entry (EmbeddedHost).
         .testTarget(name: "EmbeddingTests", dependencies: ["VMHost", "VMHostTesting"], swiftSettings: settings),
+        // The C math functions the vmhost executable defines in place of libm's, against libm's.
+        .testTarget(name: "LibmOnFirstCallTests", dependencies: ["LibmOnFirstCall"], swiftSettings: settings),
     ]
 )

@@ -12,6 +12,8 @@
 # - each function has its own section, and the functions a start-up runs (scripts/startup-order.txt,
 #   made by scripts/startup-order.py) are placed together: the kernel maps every touched page of
 #   code with its neighbours, so the fewer pages a start-up touches, the less memory an idle host holds;
+#   the compiler's private helpers, which have no symbol to name in that list, are placed together
+#   before them (scripts/startup-text.ld);
 # - modules are optimised across module boundaries;
 # - the type metadata of a concrete type is reached through its accessor, not instantiated from
 #   its mangled name (`-disable-concrete-type-metadata-mangled-name-accessors`): a mangled name is
@@ -33,6 +35,11 @@
 #   one shared library fewer for the loader to open, map and relocate, and to search for every
 #   symbol bound after it (24,000 of a start-up's 610,000 instructions, 52 KiB resident). A
 #   pkg-config file of the build's own names the archive's directory (see below);
+# - libm is a dependency only of an executable that still references it (`AS_NEEDED`, see below):
+#   vmhost defines every function of it the standard library calls (its `LibmOnFirstCall` target)
+#   and loads libm at the first call, so a start-up neither maps nor relocates it, nor runs its 21
+#   IFUNC resolvers (0.3–0.4 MiB of its code resident in an idle host); the script fails if vmhost
+#   still depends on libm, naming the functions the target lacks;
 # - (not a flag: the `ProcessArguments` target of the vmhost executable) with the runtime linked
 #   statically, the runtime's initialiser that looked for argv by reading /proc/self/maps with
 #   sscanf (117,000 instructions, a fifth of a start-up's) is left out of the link.
@@ -72,6 +79,7 @@ flags=(-c release --scratch-path "$scratch" --static-swift-stdlib --disable-loca
        -Xswiftc -Xfrontend -Xswiftc -function-sections
        -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
        -Xlinker "--symbol-ordering-file=$PWD/scripts/startup-order.txt" -Xlinker --no-warn-symbol-ordering
+       -Xlinker -T -Xlinker "$PWD/scripts/startup-text.ld"
        -Xlinker --gc-sections -Xlinker --strip-debug -Xlinker --no-export-dynamic)
 # The toolchain's static link line asks for `-lstdc++`, which finds the shared library first. A
 # directory searched before the compiler's own, holding only the archive, makes it find the archive.
@@ -85,6 +93,24 @@ if [ -f "$cxx_archive" ]; then
     flags+=(-Xswiftc -L -Xswiftc "$cxx_dir" -Xswiftc -Xclang-linker -Xswiftc -static-libgcc)
 else
     echo "build-release: libstdc++.a not found (package libstdc++-12-dev); libstdc++ stays shared" >&2
+fi
+# libm is linked as needed only: the vmhost executable defines every function of it that it calls
+# (Sources/ReferenceApp/LibmOnFirstCall) and loads it at the first call, so the loader neither maps
+# nor relocates it at start-up. The toolchain's link line asks for `-lm` before any flag of ours
+# could say `--as-needed`, so a directory searched first holds a `libm.so` of the build's own: a
+# linker script naming the system's libm as needed.
+libm_library=$(clang -print-file-name=libm.so.6 2>/dev/null || true)
+libm_dir=
+if [ -f "$libm_library" ]; then
+    libm_dir=$scratch/libm-as-needed
+    if ! $dry_run; then
+        mkdir -p "$libm_dir"
+        echo "/* scripts/build-release.sh: libm, a dependency only of an executable that calls it */" >"$libm_dir/libm.so"
+        echo "INPUT ( AS_NEEDED ( $libm_library ) )" >>"$libm_dir/libm.so"
+    fi
+    flags+=(-Xswiftc -L -Xswiftc "$libm_dir")
+else
+    echo "build-release: libm.so.6 not found; libm stays a dependency of every executable" >&2
 fi
 # jansson is linked from its archive too. SwiftPM puts the directory of jansson's pkg-config file
 # (the system's, which holds the shared library too) before every other, so the build reads a
@@ -115,18 +141,38 @@ flags_in() {
         in_flags+=("$argument")
     done
 }
+# SwiftPM does not know that the link reads the order file and the linker script: after a change
+# to either alone it would keep the last link. The product is removed then, so it is linked again.
+relink_if_stale() {
+    if ! $dry_run && [ -f "$1" ] && { [ scripts/startup-order.txt -nt "$1" ] || [ scripts/startup-text.ld -nt "$1" ]; }; then
+        rm -f "$1"
+    fi
+}
 paths=()
 for product in "${products[@]}"; do
     if [ "$product" = vmhost-web ] || [ "$product" = web-echo-floor ]; then
         $dry_run || scripts/clean-stale-build.sh "$scratch-web"
         # The WebSocket package (web/) is a root of its own: a build folder of its own.
         flags_in "$scratch-web"
+        relink_if_stale "$scratch-web/release/$product"
         build swift build --package-path web "${in_flags[@]}" --product "$product"
         paths+=("$scratch-web/release/$product")
     else
         flags_in "$scratch"
+        relink_if_stale "$scratch/release/$product"
         build swift build "${in_flags[@]}" --product "$product"
         paths+=("$scratch/release/$product")
+        # vmhost loads libm at its first call of it (Sources/ReferenceApp/LibmOnFirstCall): a libm
+        # function the standard library calls that the target lacks would make libm a dependency
+        # again, mapped at every start-up.
+        if [ "$product" = vmhost ] && ! $dry_run && [ -n "$libm_dir" ] && command -v readelf >/dev/null &&
+            readelf -d "$scratch/release/vmhost" | grep -q 'Shared library: \[libm\.'; then
+            echo "build-release: vmhost depends on libm; of the functions it imports, libm defines these" \
+                "(Sources/ReferenceApp/LibmOnFirstCall must define those of libm):" >&2
+            comm -12 <(readelf -W --dyn-syms "$scratch/release/vmhost" | awk '$7 == "UND" { sub(/@.*/, "", $8); print $8 }' | sort -u) \
+                <(nm -D --defined-only "$libm_library" | awk '{ sub(/@.*/, "", $3); print $3 }' | sort -u) | sed 's/^/  /' >&2
+            exit 1
+        fi
     fi
 done
 printf '%s\n' "${paths[@]}"

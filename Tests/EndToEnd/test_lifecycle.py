@@ -14,6 +14,7 @@ import time
 import pytest
 
 from harness import HostProcess, binary, encode, frame, parse_frames, problems, run_once
+from test_http_backend import mapped_files
 
 # BRIEF §3 says EOF and signals end the host "within one second"; the guard leaves room for a
 # loaded CI machine so that only a real hang fails.
@@ -243,3 +244,21 @@ def test_options_are_accepted_together():
                     "--max-message-bytes", "65536")
     assert done.returncode == 0
     assert parse_frames(done.stdout, "ndjson") == [{"jsonrpc": "2.0", "id": 1, "result": {}}]
+
+
+def test_libm_comes_with_the_first_call_of_a_function_of_it_not_at_start_up():
+    # With the Swift runtime linked in (scripts/build-release.sh), libm is loaded by the first call
+    # of one of its functions (Sources/ReferenceApp/LibmOnFirstCall): a `ping` needs none, a price
+    # of the product list is rounded by libm's `round`. A shared runtime (debug builds) loads libm
+    # itself, at start-up: there is nothing to see then.
+    with HostProcess() as host:
+        assert host.request("ping").result is not None
+        pid = host.process.pid
+        files = mapped_files(pid)
+        if any(name.startswith("libswiftCore") for name in files):
+            pytest.skip("the Swift runtime is a shared library here, and loads libm itself")
+        assert not [name for name in files if name.startswith("libm.so")]
+        host.request("vm.create", {"kind": "ProductList", "id": "pl"})
+        host.request("vm.subscribe", {"vm": "pl"})
+        assert host.request("vm.send", {"vm": "pl", "input": "loadMore"}).result == {}
+        assert [name for name in mapped_files(pid) if name.startswith("libm.so")]
