@@ -362,9 +362,13 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
         return Task(executorPreference: shared.taskExecutor, operation: operation)
     }
 
+    /// Empties the wake-up pipe: one `read` takes every byte written so far unless it fills the
+    /// buffer (a wake-up is one byte, written only to a sleeping loop), so a second one, which
+    /// would find the pipe empty, is made only then.
     private func drainWakePipe() {
         var sink = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        while withUnsafeMutableBytes(of: &sink, { read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
+        let size = MemoryLayout.size(ofValue: sink)
+        while withUnsafeMutableBytes(of: &sink, { read(wakeRead, $0.baseAddress, $0.count) }) == size {}
     }
 
     // MARK: Running

@@ -43,8 +43,8 @@ final class FrameReader<Receiver: AnyObject & Sendable>: ChannelDuplexHandler, R
         /// A resumable session's: counts each message received on the link, and says whether the
         /// link is still the session's (``Resumption/receive(on:deliver:)``).
         let resumption: Resumption?
-        /// Posts the inbox's pump to the host thread.
-        let pump: @Sendable () -> Void
+        /// Runs the inbox's pump: here, when the host thread is idle (true), else posted to it.
+        let pump: @Sendable () -> Bool
         /// Ends the session, refused: what was queued before is answered, then the connection is
         /// closed with the code.
         let refuse: @Sendable (WebSocketErrorCode, String) -> Void
@@ -298,7 +298,15 @@ final class FrameReader<Receiver: AnyObject & Sendable>: ChannelDuplexHandler, R
         } else {
             pump = target.inbox.append(target.id, target.receiver, message)
         }
-        if pump { target.pump() }
+        if pump, target.pump() {
+            // Answered here: the reply waits on this event loop's queue of tasks. The next frame
+            // waits behind it, so that the socket's writability is known when the next reply is
+            // written: a page that stopped reading is then written no more than the socket takes,
+            // and its replies wait in the session's queue, within its bound (SPEC §10), not here.
+            waiting = true
+            goOnLater?()
+            return
+        }
         if let goOnLater, !target.inbox.hasRoom(target.id, orWhenThere: goOnLater) { waiting = true }
     }
 

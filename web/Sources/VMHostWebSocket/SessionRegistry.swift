@@ -113,7 +113,13 @@ final class SessionRegistry: Sendable {
             FrameReader.Target(
                 id: session.id, receiver: session, parsing: session.parsing, inbox: inbox, link: link,
                 resumption: session.resumption,
-                pump: { EventLoop.shared.execute { HostActor.assumeIsolated { table.pump() } } },
+                pump: {
+                    // Run here while the host thread idles: the message is answered without waking
+                    // it, the reply handed to this event loop without waking it either.
+                    if EventLoop.shared.runHereIfIdle({ table.pumpBriefly() }) { return true }
+                    EventLoop.shared.execute { HostActor.assumeIsolated { table.pump() } }
+                    return false
+                },
                 refuse: { code, reason in
                     // What was read before is answered; then the connection closes with `code`.
                     EventLoop.shared.execute {
@@ -279,6 +285,25 @@ final class SessionTable {
         }
         writeListedOutput()
     }
+
+    /// The pump on a connection's event loop, which borrowed the turn of an idle host thread
+    /// (``EventLoop/runHereIfIdle(_:)``): at most ``briefPumpMessages`` messages, in turn as
+    /// ``pump()`` takes them; what is left is the host thread's, posted to it. An event loop never
+    /// serves the other connections' messages for longer than that while its own wait.
+    func pumpBriefly() {
+        var handled = 0
+        while handled < Self.briefPumpMessages, let (session, message, lastListed) = inbox.next() {
+            session.receive(consume message)
+            handled += 1
+            if lastListed { writeListedOutput() }
+        }
+        writeListedOutput()
+        guard handled == Self.briefPumpMessages else { return }
+        EventLoop.shared.execute { HostActor.assumeIsolated { self.pump() } }
+    }
+
+    /// The most messages a borrowed turn handles (``pumpBriefly()``).
+    nonisolated static let briefPumpMessages = 16
 
     /// Goes on with `session`'s batch in a later turn of the host thread: after the messages and
     /// timers due by then, so that one batch never holds the other sessions.

@@ -16,6 +16,8 @@ import Testing
     /// What a reader did besides queueing: pumps posted, refusals, reads made.
     final class Seen: Sendable {
         let pumps = NIOLockedValueBox(0)
+        /// Whether a pump runs here (the host thread idle) or is posted to it.
+        let pumpHere = NIOLockedValueBox(false)
         let refusals = NIOLockedValueBox<[(WebSocketErrorCode, String)]>([])
     }
 
@@ -51,7 +53,7 @@ import Testing
             reader.handle.start(
                 FrameReader.Target(
                     id: 1, receiver: page, parsing: ParsedFrame.Parsing(keptArrayMembers: 1000), inbox: inbox, link: link,
-                    resumption: nil, pump: { seen.pumps.withLockedValue { $0 += 1 } },
+                    resumption: nil, pump: { seen.pumps.withLockedValue { $0 += 1 }; return seen.pumpHere.withLockedValue { $0 } },
                     refuse: { code, reason in seen.refusals.withLockedValue { $0.append((code, reason)) } }))
             channel.embeddedEventLoop.run()
         }
@@ -137,6 +139,21 @@ import Testing
         #expect(fixture.handled() == ["ccc"])
     }
 
+    @Test func aMessageAnsweredOnTheEventLoopMakesTheNextWaitForItsReplyToBeWritten() throws {
+        let fixture = try Fixture()
+        fixture.seen.pumpHere.withLockedValue { $0 = true }
+        fixture.start()
+        let readsBefore = fixture.reads()
+        try fixture.text(Self.request("a"))
+        try fixture.text(Self.request("bb"))
+        // The first was answered here: the second waits for the loop's tasks (the reply's write).
+        #expect(fixture.inbox.waiting(1).messages == 1)
+        #expect(fixture.reads() == readsBefore)
+        fixture.channel.embeddedEventLoop.run()
+        #expect(fixture.inbox.waiting(1).messages == 2)
+        #expect(fixture.handled() == ["a", "bb"])
+    }
+
     @Test(arguments: [
         (WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: [1])), WebSocketErrorCode.unacceptableData),
         (WebSocketFrame(fin: true, rsv1: true, opcode: .text, data: ByteBuffer(string: "{}")), .protocolError),
@@ -208,7 +225,7 @@ import Testing
         reader.start(
             FrameReader.Target(
                 id: 1, receiver: Page(), parsing: ParsedFrame.Parsing(keptArrayMembers: 1000), inbox: inbox,
-                link: SessionLink(channel: channel), resumption: nil, pump: {}, refuse: { _, _ in }))
+                link: SessionLink(channel: channel), resumption: nil, pump: { false }, refuse: { _, _ in }))
         await channel.testingEventLoop.run()
         let large = #"{"jsonrpc":"2.0","id":1,"method":"large","params":[1,2,3]}"#, small = #"{"jsonrpc":"2.0","method":"s"}"#
         try await channel.writeInbound(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: large)))
