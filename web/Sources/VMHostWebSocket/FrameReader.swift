@@ -24,8 +24,8 @@ import NIOWebSocket
 ///
 /// Until its session is open (``Handle/start(_:)``) the reader keeps what it receives and reads
 /// no more. A refusal (a frame or message the protocol refuses) ends the session with its close
-/// code (``Target/refuse``); the frames after it are dropped, all but the page's control frames.
-final class FrameReader<Receiver: AnyObject & Sendable>: ChannelDuplexHandler, RemovableChannelHandler {
+/// code (``FrameReceiver/refuse(_:_:)``); the frames after it are dropped, all but the page's control frames.
+final class FrameReader<Receiver: FrameReceiver>: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
@@ -43,19 +43,18 @@ final class FrameReader<Receiver: AnyObject & Sendable>: ChannelDuplexHandler, R
         /// A resumable session's: counts each message received on the link, and says whether the
         /// link is still the session's (``Resumption/receive(on:deliver:)``).
         let resumption: Resumption?
-        /// Runs the inbox's pump: here, when the host thread is idle (true), else posted to it.
-        let pump: @Sendable () -> Bool
-        /// Ends the session, refused: what was queued before is answered, then the connection is
-        /// closed with the code.
-        let refuse: @Sendable (WebSocketErrorCode, String) -> Void
     }
 
     /// The reader, for the connection's task (any thread).
     struct Handle: Sendable {
         fileprivate let bound: NIOLoopBound<FrameReader>
+
         /// Completed once nothing more will be queued: the input ended (a close, the connection's
         /// end) and every message received before it was queued.
-        let drained: EventLoopFuture<Void>
+        func drained() async {
+            let future = bound.eventLoop.flatSubmit { bound.value.whenDrained() }
+            try? await future.get()
+        }
 
         /// The session is open: what was received is handed to it, and the reader reads on.
         func start(_ target: Target) {
@@ -95,7 +94,8 @@ final class FrameReader<Receiver: AnyObject & Sendable>: ChannelDuplexHandler, R
     /// A frame was passed on since the last read completed.
     private var passedOn = false
     private var context: ChannelHandlerContext?
-    private let done: EventLoopPromise<Void>
+    /// Made when the connection's task asks (``Handle/drained()``), at its end.
+    private var done: EventLoopPromise<Void>?
     private var isDone = false
     /// Lets the reader go on once the inbox has room (from the thread that made it).
     private var goOnLater: (@Sendable () -> Void)?
@@ -103,17 +103,25 @@ final class FrameReader<Receiver: AnyObject & Sendable>: ChannelDuplexHandler, R
     init(eventLoop: any EventLoop, maxMessageBytes: Int) {
         self.eventLoop = eventLoop
         assembly = MessageAssembly(maxBytes: maxMessageBytes)
-        done = eventLoop.makePromise()
     }
 
     deinit {
         // A reader that never read (its upgrade did not complete): nobody waits for it.
-        if !isDone { done.succeed() }
+        if !isDone { done?.succeed() }
     }
 
     /// The reader's handle; on its event loop.
     var handle: Handle {
-        Handle(bound: NIOLoopBound(self, eventLoop: eventLoop), drained: done.futureResult)
+        Handle(bound: NIOLoopBound(self, eventLoop: eventLoop))
+    }
+
+    /// Succeeds once nothing more will be queued (``Handle/drained()``); on the event loop.
+    func whenDrained() -> EventLoopFuture<Void> {
+        if isDone { return eventLoop.makeSucceededVoidFuture() }
+        if let done { return done.futureResult }
+        let promise = eventLoop.makePromise(of: Void.self)
+        done = promise
+        return promise.futureResult
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -256,7 +264,7 @@ final class FrameReader<Receiver: AnyObject & Sendable>: ChannelDuplexHandler, R
 
     private func refuse(_ code: WebSocketErrorCode, _ reason: String) {
         state = .discarding
-        target?.refuse(code, reason)
+        target?.receiver.refuse(code, reason)
     }
 
     private func receive(_ bytes: [UInt8], _ target: Target) {
@@ -298,7 +306,7 @@ final class FrameReader<Receiver: AnyObject & Sendable>: ChannelDuplexHandler, R
         } else {
             pump = target.inbox.append(target.id, target.receiver, message)
         }
-        if pump, target.pump() {
+        if pump, target.receiver.pumpInbox() {
             // Answered here: the reply waits on this event loop's queue of tasks. The next frame
             // waits behind it, so that the socket's writability is known when the next reply is
             // written: a page that stopped reading is then written no more than the socket takes,
@@ -317,14 +325,24 @@ final class FrameReader<Receiver: AnyObject & Sendable>: ChannelDuplexHandler, R
         // as its channel's pipeline).
         target = nil
         goOnLater = nil
-        done.succeed()
+        done?.succeed()
     }
+}
+
+/// What a ``FrameReader`` hands its messages to: a session.
+protocol FrameReceiver: AnyObject, Sendable {
+    /// Runs the inbox's pump (its messages are queued): on the calling thread when the host
+    /// thread is idle (true), else posted to it (false).
+    func pumpInbox() -> Bool
+    /// Ends the session, refused: what was queued before is answered, then the connection is
+    /// closed with `code`.
+    func refuse(_ code: WebSocketErrorCode, _ reason: String)
 }
 
 /// Placed last in the HTTP pipeline of a handshake about to be accepted: once the upgrade is
 /// complete (the WebSocket handlers in place, before any frame is read), puts its
 /// ``FrameReader`` right after the frame decoder and leaves.
-final class FrameReaderInstaller<Receiver: AnyObject & Sendable>: ChannelInboundHandler, RemovableChannelHandler {
+final class FrameReaderInstaller<Receiver: FrameReceiver>: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     let reader: FrameReader<Receiver>
 

@@ -112,23 +112,7 @@ final class SessionRegistry: Sendable {
         reader.start(
             FrameReader.Target(
                 id: session.id, receiver: session, parsing: session.parsing, inbox: inbox, link: link,
-                resumption: session.resumption,
-                pump: {
-                    // Run here while the host thread idles: the message is answered without waking
-                    // it, the reply handed to this event loop without waking it either.
-                    if EventLoop.shared.runHereIfIdle({ table.pumpBriefly() }) { return true }
-                    EventLoop.shared.execute { HostActor.assumeIsolated { table.pump() } }
-                    return false
-                },
-                refuse: { code, reason in
-                    // What was read before is answered; then the connection closes with `code`.
-                    EventLoop.shared.execute {
-                        HostActor.assumeIsolated {
-                            table.pump()
-                            session.end(.inputRefused(reason), code: code)
-                        }
-                    }
-                }))
+                resumption: session.resumption))
         do {
             for try await _ in inbound {}
         } catch {
@@ -137,7 +121,7 @@ final class SessionRegistry: Sendable {
             throw error
         }
         // Every message the page sent before its close (or before the connection dropped) is queued.
-        try? await reader.drained.get()
+        await reader.drained()
         // The page closed: nothing more is written to it. A session that ended closes the
         // connection itself once its output is written: hummingbird closes it once this returns.
         if await Self.onHost({ !session.hasEnded }) {

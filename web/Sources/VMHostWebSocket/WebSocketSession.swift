@@ -35,7 +35,7 @@ import WSCore
 /// or a frame refused: what it read before is answered, its work is cancelled, and a writer
 /// writes everything and closes the connection with a close code (1000, 1001, or the refusal's).
 @HostActor
-final class WebSocketSession: SessionTransport {
+final class WebSocketSession: SessionTransport, FrameReceiver {
     let id: Int
     /// The worker's sessions, this one among them.
     let table: SessionTable
@@ -213,6 +213,28 @@ final class WebSocketSession: SessionTransport {
     private func recordUnwritten() {
         guard let recorder = core.recorder else { return }
         for body in queue.takeAll() { recorder.outgoing(body) }
+    }
+
+    // MARK: FrameReceiver
+
+    /// Runs the worker's pump here while the host thread idles: the message is answered without
+    /// waking it, and its reply handed to the connection's event loop, where this runs, without
+    /// waking that either. Else posted to the host thread.
+    nonisolated func pumpInbox() -> Bool {
+        let table = table
+        if EventLoop.shared.runHereIfIdle({ table.pumpBriefly() }) { return true }
+        EventLoop.shared.execute { HostActor.assumeIsolated { table.pump() } }
+        return false
+    }
+
+    /// What was read before is answered; then the connection closes with `code`.
+    nonisolated func refuse(_ code: WebSocketErrorCode, _ reason: String) {
+        EventLoop.shared.execute {
+            HostActor.assumeIsolated {
+                self.table.pump()
+                self.end(.inputRefused(reason), code: code)
+            }
+        }
     }
 
     // MARK: SessionTransport

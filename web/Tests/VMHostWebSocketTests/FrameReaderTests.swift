@@ -11,14 +11,21 @@ import Testing
 /// is not open or has no room, control frames passed on to hummingbird's reader only after the
 /// messages before them, and frames the protocol refuses ending the session with their close code.
 @Suite struct FrameReaderTests {
-    final class Page: Sendable {}
-
-    /// What a reader did besides queueing: pumps posted, refusals, reads made.
-    final class Seen: Sendable {
+    /// A session, as a reader sees it: the pumps it asked for, its refusals.
+    final class Page: FrameReceiver {
         let pumps = NIOLockedValueBox(0)
         /// Whether a pump runs here (the host thread idle) or is posted to it.
         let pumpHere = NIOLockedValueBox(false)
         let refusals = NIOLockedValueBox<[(WebSocketErrorCode, String)]>([])
+
+        func pumpInbox() -> Bool {
+            pumps.withLockedValue { $0 += 1 }
+            return pumpHere.withLockedValue { $0 }
+        }
+
+        func refuse(_ code: WebSocketErrorCode, _ reason: String) {
+            refusals.withLockedValue { $0.append((code, reason)) }
+        }
     }
 
     /// Counts the reads that reach the socket (placed before the reader, toward the head).
@@ -37,7 +44,7 @@ import Testing
         let reader: FrameReader<Page>
         let inbox: Inbox<Page, ReceivedMessage>
         let page = Page()
-        let seen = Seen()
+        var seen: Page { page }
         let link: SessionLink
 
         init(limits: Inbox<Page, ReceivedMessage>.Limits = .init(), maxMessageBytes: Int = 1024) throws {
@@ -49,12 +56,10 @@ import Testing
         }
 
         func start() {
-            let seen = seen
             reader.handle.start(
                 FrameReader.Target(
                     id: 1, receiver: page, parsing: ParsedFrame.Parsing(keptArrayMembers: 1000), inbox: inbox, link: link,
-                    resumption: nil, pump: { seen.pumps.withLockedValue { $0 += 1 }; return seen.pumpHere.withLockedValue { $0 } },
-                    refuse: { code, reason in seen.refusals.withLockedValue { $0.append((code, reason)) } }))
+                    resumption: nil))
             channel.embeddedEventLoop.run()
         }
 
@@ -121,7 +126,7 @@ import Testing
         #expect(fixture.reads() == readsBefore)
         #expect(try fixture.passedOn() == [])
         let drained = NIOLockedValueBox(false)
-        fixture.reader.handle.drained.whenSuccess { drained.withLockedValue { $0 = true } }
+        fixture.reader.whenDrained().whenSuccess { drained.withLockedValue { $0 = true } }
         #expect(!drained.withLockedValue { $0 })
         // Handling one makes room for one: the third is queued, the control frames still wait.
         let (_, first, _) = try #require(fixture.inbox.next())
@@ -187,7 +192,7 @@ import Testing
         fixture.start()
         try fixture.text(Self.request("a"))
         let drained = NIOLockedValueBox(false)
-        fixture.reader.handle.drained.whenSuccess { drained.withLockedValue { $0 = true } }
+        fixture.reader.whenDrained().whenSuccess { drained.withLockedValue { $0 = true } }
         fixture.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
         #expect(drained.withLockedValue { $0 })
         #expect(fixture.handled() == ["a"])
@@ -225,7 +230,7 @@ import Testing
         reader.start(
             FrameReader.Target(
                 id: 1, receiver: Page(), parsing: ParsedFrame.Parsing(keptArrayMembers: 1000), inbox: inbox,
-                link: SessionLink(channel: channel), resumption: nil, pump: { false }, refuse: { _, _ in }))
+                link: SessionLink(channel: channel), resumption: nil))
         await channel.testingEventLoop.run()
         let large = #"{"jsonrpc":"2.0","id":1,"method":"large","params":[1,2,3]}"#, small = #"{"jsonrpc":"2.0","method":"s"}"#
         try await channel.writeInbound(WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: large)))
