@@ -84,8 +84,11 @@ final class FrameReader<Receiver: FrameReceiver>: ChannelDuplexHandler, Removabl
     /// session keeps none.
     private var held: [WebSocketFrame] = []
     private var heldNext = 0
-    /// Waiting for room in the inbox, or for a large message's parse.
+    /// Waiting for room in the inbox, or for a large message's parse: the next read waits too.
     private var waiting = false
+    /// A message was answered here: the next frame waits for the reply's write (a task of this
+    /// event loop), the next read does not (what it brings is held).
+    private var answering = false
     /// A read the channel asked for while the reader waited: made once it goes on.
     private var readHeld = false
     /// The page's close was received: what follows it is not the page's (RFC 6455 §5.5.1).
@@ -136,7 +139,7 @@ final class FrameReader<Receiver: FrameReceiver>: ChannelDuplexHandler, Removabl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        guard state != .opening, !waiting, !holds else {
+        guard state != .opening, !waiting, !answering, !holds else {
             held.append(frame)
             return
         }
@@ -194,8 +197,9 @@ final class FrameReader<Receiver: FrameReceiver>: ChannelDuplexHandler, Removabl
     /// held back, if any.
     private func goOn() {
         waiting = false
-        while !waiting, let frame = nextHeld() { take(frame) }
-        guard !waiting else { return }
+        answering = false
+        while !waiting, !answering, let frame = nextHeld() { take(frame) }
+        guard !waiting, !answering else { return }
         if passedOn, let context {
             passedOn = false
             context.fireChannelReadComplete()
@@ -311,7 +315,9 @@ final class FrameReader<Receiver: FrameReceiver>: ChannelDuplexHandler, Removabl
             // waits behind it, so that the socket's writability is known when the next reply is
             // written: a page that stopped reading is then written no more than the socket takes,
             // and its replies wait in the session's queue, within its bound (SPEC §10), not here.
-            waiting = true
+            // The next read is made all the same (what it brings is held, and the read after it
+            // waits): the socket stays registered for reading.
+            answering = true
             goOnLater?()
             return
         }
@@ -319,7 +325,7 @@ final class FrameReader<Receiver: FrameReceiver>: ChannelDuplexHandler, Removabl
     }
 
     private func finishIfDrained() {
-        guard !isDone, inputEnded || closeReceived, !holds, !waiting else { return }
+        guard !isDone, inputEnded || closeReceived, !holds, !waiting, !answering else { return }
         isDone = true
         // Nothing more is queued: the session is no longer held here (the reader lives as long
         // as its channel's pipeline).

@@ -151,12 +151,18 @@ import Testing
         let readsBefore = fixture.reads()
         try fixture.text(Self.request("a"))
         try fixture.text(Self.request("bb"))
-        // The first was answered here: the second waits for the loop's tasks (the reply's write).
+        // The first was answered here: the second waits for the loop's tasks (the reply's write),
+        // and so does the read after the one that brought it.
         #expect(fixture.inbox.waiting(1).messages == 1)
         #expect(fixture.reads() == readsBefore)
         fixture.channel.embeddedEventLoop.run()
         #expect(fixture.inbox.waiting(1).messages == 2)
         #expect(fixture.handled() == ["a", "bb"])
+        // With nothing held, a read is made while a reply waits to be written.
+        try fixture.text(Self.request("ccc"))
+        #expect(fixture.reads() == readsBefore + 2)
+        fixture.channel.embeddedEventLoop.run()
+        #expect(fixture.handled() == ["ccc"])
     }
 
     @Test(arguments: [
