@@ -55,20 +55,7 @@ import Testing
         for (name, ours) in Self.roundingDoubles {
             #expect(try Self.differ(ours, from: name), "\(name) is libm's, not the target's")
             let theirs = try Self.libm(name, DoubleFunction.self)
-            for (modeName, mode) in Self.roundingModes {
-                #expect(fesetround(mode) == 0)
-                defer { fesetround(FE_TONEAREST) }
-                for x in Self.doubles {
-                    feclearexcept(Self.allExceptions)
-                    let result = ours(x)
-                    let raised = fetestexcept(FE_INEXACT | FE_INVALID)
-                    feclearexcept(Self.allExceptions)
-                    let expected = theirs(x)
-                    let expectedRaised = fetestexcept(FE_INEXACT | FE_INVALID)
-                    #expect(result.bitPattern == expected.bitPattern, "\(name)(\(x)) rounding \(modeName): \(result), libm \(expected)")
-                    #expect(raised == expectedRaised, "\(name)(\(x)) rounding \(modeName): exceptions \(raised), libm \(expectedRaised)")
-                }
-            }
+            Self.expectSameRounding(name, ours: { ours($0) }, theirs: { theirs($0) }, of: Self.doubles)
         }
     }
 
@@ -76,19 +63,28 @@ import Testing
         for (name, ours) in Self.roundingFloats {
             #expect(try Self.differ(ours, from: name), "\(name) is libm's, not the target's")
             let theirs = try Self.libm(name, FloatFunction.self)
-            for (modeName, mode) in Self.roundingModes {
-                #expect(fesetround(mode) == 0)
-                defer { fesetround(FE_TONEAREST) }
-                for x in Self.floats {
-                    feclearexcept(Self.allExceptions)
-                    let result = ours(x)
-                    let raised = fetestexcept(FE_INEXACT | FE_INVALID)
-                    feclearexcept(Self.allExceptions)
-                    let expected = theirs(x)
-                    let expectedRaised = fetestexcept(FE_INEXACT | FE_INVALID)
-                    #expect(result.bitPattern == expected.bitPattern, "\(name)(\(x)) rounding \(modeName): \(result), libm \(expected)")
-                    #expect(raised == expectedRaised, "\(name)(\(x)) rounding \(modeName): exceptions \(raised), libm \(expectedRaised)")
-                }
+            Self.expectSameRounding(name, ours: { ours($0) }, theirs: { theirs($0) }, of: Self.floats)
+        }
+    }
+
+    /// `ours` gives libm's `theirs` bit for bit for each of `values` in every rounding mode, and
+    /// raises the same exceptions.
+    static func expectSameRounding<T: BinaryFloatingPoint>(
+        _ name: String, ours: (T) -> T, theirs: (T) -> T, of values: [T]
+    ) {
+        func bits(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+        for (modeName, mode) in roundingModes {
+            #expect(fesetround(mode) == 0)
+            defer { fesetround(FE_TONEAREST) }
+            for x in values {
+                feclearexcept(allExceptions)
+                let result = ours(x)
+                let raised = fetestexcept(FE_INEXACT | FE_INVALID)
+                feclearexcept(allExceptions)
+                let expected = theirs(x)
+                let expectedRaised = fetestexcept(FE_INEXACT | FE_INVALID)
+                #expect(bits(result) == bits(expected), "\(name)(\(x)) rounding \(modeName): \(result), libm \(expected)")
+                #expect(raised == expectedRaised, "\(name)(\(x)) rounding \(modeName): exceptions \(raised), libm \(expectedRaised)")
             }
         }
     }
