@@ -6,7 +6,10 @@ import NIOWebSocket
 
 /// Reads a session's messages where its connection's frames are decoded, on the connection's
 /// event loop, and hands each to the worker's ``Inbox``: a message goes event loop → host thread
-/// → event loop, with no task of the cooperative pool on its way.
+/// → event loop, with no task of the cooperative pool on its way; while the host thread idles,
+/// the event loop takes its turn and answers the message itself (``FrameReceiver/pumpInbox()``),
+/// and the next frame waits until the reply is written (a task queued behind it on this event
+/// loop), so that the socket's writability is known when the next reply is written.
 ///
 /// Placed in the pipeline right after the WebSocket frame decoder, before hummingbird's reader,
 /// from the first frame on (``FrameReaderInstaller``). Text, continuation and binary frames are
@@ -100,7 +103,8 @@ final class FrameReader<Receiver: FrameReceiver>: ChannelDuplexHandler, Removabl
     /// Made when the connection's task asks (``Handle/drained()``), at its end.
     private var done: EventLoopPromise<Void>?
     private var isDone = false
-    /// Lets the reader go on once the inbox has room (from the thread that made it).
+    /// Lets the reader go on, on its event loop: once the inbox has room (from the thread that
+    /// made it), or once a reply written here was written.
     private var goOnLater: (@Sendable () -> Void)?
 
     init(eventLoop: any EventLoop, maxMessageBytes: Int) {
@@ -109,7 +113,7 @@ final class FrameReader<Receiver: FrameReceiver>: ChannelDuplexHandler, Removabl
     }
 
     deinit {
-        // A reader that never read (its upgrade did not complete): nobody waits for it.
+        // Whoever still waits is not left waiting.
         if !isDone { done?.succeed() }
     }
 
