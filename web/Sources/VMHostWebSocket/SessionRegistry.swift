@@ -263,11 +263,20 @@ final class SessionTable {
     /// empty; writes the output of the sessions after each turn of those with input, so that a steady
     /// stream of input does not hold the output back.
     func pump() {
-        while let (session, message, lastListed) = inbox.next() {
+        _ = pump(atMost: .max)
+    }
+
+    /// ``pump()`` for at most `limit` messages; true when it stopped at the limit (messages may
+    /// be left).
+    private func pump(atMost limit: Int) -> Bool {
+        var handled = 0
+        while handled < limit, let (session, message, lastListed) = inbox.next() {
             session.receive(consume message)
+            handled += 1
             if lastListed { writeListedOutput() }
         }
         writeListedOutput()
+        return handled == limit
     }
 
     /// The pump on a connection's event loop, which borrowed the turn of an idle host thread
@@ -275,14 +284,7 @@ final class SessionTable {
     /// ``pump()`` takes them; what is left is the host thread's, posted to it. An event loop never
     /// serves the other connections' messages for longer than that while its own wait.
     func pumpBriefly() {
-        var handled = 0
-        while handled < Self.briefPumpMessages, let (session, message, lastListed) = inbox.next() {
-            session.receive(consume message)
-            handled += 1
-            if lastListed { writeListedOutput() }
-        }
-        writeListedOutput()
-        guard handled == Self.briefPumpMessages else { return }
+        guard pump(atMost: Self.briefPumpMessages) else { return }
         EventLoop.shared.execute { HostActor.assumeIsolated { self.pump() } }
     }
 
